@@ -1,0 +1,95 @@
+package counter
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+func ts(s int64) pcommon.Timestamp { return pcommon.Timestamp(s * 1e9) }
+
+func TestMonotonicReset(t *testing.T) {
+	tr := NewTracker[string]()
+	spec := Spec{Kind: Monotonic}
+
+	p := tr.Observe("a", 100, spec, ts(10))
+	assert.Equal(t, Point{Value: 100, Start: ts(10), Status: First}, p)
+
+	p = tr.Observe("a", 250, spec, ts(20))
+	assert.Equal(t, Point{Value: 250, Start: ts(10), Status: OK}, p)
+
+	// perfquery -R or a driver reload: the counter goes back to a small value. The series must
+	// restart (new start timestamp) instead of reporting -240.
+	p = tr.Observe("a", 10, spec, ts(30))
+	assert.Equal(t, Point{Value: 10, Start: ts(20), Status: Reset}, p)
+
+	p = tr.Observe("a", 15, spec, ts(40))
+	assert.Equal(t, Point{Value: 15, Start: ts(20), Status: OK}, p)
+	assert.True(t, p.Report())
+}
+
+func TestSaturatingNarrowCounter(t *testing.T) {
+	tr := NewTracker[string]()
+	// port_xmit_wait is 32 bits wide and saturates (node_exporter's mlx4_0 fixture holds 4294967295).
+	spec := Spec{Kind: Saturating, Width: 32}
+
+	p := tr.Observe("w", 4294967295, spec, ts(1))
+	assert.Equal(t, Saturated, p.Status)
+	assert.False(t, p.Report())
+
+	tr2 := NewTracker[string]()
+	assert.Equal(t, First, tr2.Observe("w", 4294967000, spec, ts(1)).Status)
+	p = tr2.Observe("w", 4294967295, spec, ts(2))
+	assert.Equal(t, Saturated, p.Status, "reaching all ones is saturation, not 295 ticks of traffic")
+	assert.Equal(t, Saturated, tr2.Observe("w", 4294967295, spec, ts(3)).Status)
+
+	// Cleared by an operator: a new series.
+	p = tr2.Observe("w", 7, spec, ts(4))
+	assert.Equal(t, Point{Value: 7, Start: ts(3), Status: Reset}, p)
+
+	// A 4-bit error counter saturates at 15.
+	assert.Equal(t, Saturated, tr2.Observe("e", 15, Spec{Kind: Saturating, Width: 4}, ts(1)).Status)
+	assert.Equal(t, First, tr2.Observe("f", 14, Spec{Kind: Saturating, Width: 4}, ts(1)).Status)
+}
+
+func TestWrappingCounter(t *testing.T) {
+	tr := NewTracker[int]()
+	// A 36-bit free-running counter (SKX IIO bandwidth) that wraps between two readings.
+	spec := Spec{Kind: Wrapping, Width: 36}
+	const max36 = 1<<36 - 1
+
+	p := tr.Observe(1, max36-99, spec, ts(1))
+	assert.Equal(t, Point{Value: max36 - 99, Start: ts(1), Status: First}, p)
+
+	p = tr.Observe(1, 50, spec, ts(2)) // wrapped: 100 to reach zero, then 50
+	assert.Equal(t, Point{Value: max36 - 99 + 150, Start: ts(1), Status: OK}, p)
+
+	p = tr.Observe(1, 60, spec, ts(3))
+	assert.Equal(t, uint64(max36-99+160), p.Value)
+	assert.Equal(t, ts(1), p.Start, "a wrap is not a reset")
+
+	// 64-bit wrapping counters work too: max+5 wraps to 4 in 64-bit arithmetic.
+	tr.Observe(2, ^uint64(0), Spec{Kind: Wrapping, Width: 64}, ts(1))
+	assert.Equal(t, uint64(4), tr.Observe(2, 4, Spec{Kind: Wrapping, Width: 64}, ts(2)).Value)
+}
+
+func TestSweepForgetsVanishedSeries(t *testing.T) {
+	tr := NewTracker[string]()
+	spec := Spec{Kind: Monotonic}
+	tr.Observe("a", 1, spec, ts(1))
+	tr.Observe("b", 1, spec, ts(1))
+	tr.Sweep()
+	tr.Observe("a", 2, spec, ts(2))
+	tr.Sweep()
+	assert.Equal(t, 1, tr.Len())
+
+	// "b" comes back: it is a new series with its own start.
+	p := tr.Observe("b", 5, spec, ts(3))
+	assert.Equal(t, Point{Value: 5, Start: ts(3), Status: First}, p)
+}
+
+func TestStatusString(t *testing.T) {
+	assert.Equal(t, "saturated", Saturated.String())
+	assert.Equal(t, "reset", Reset.String())
+}

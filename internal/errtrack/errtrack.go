@@ -1,0 +1,47 @@
+// Package errtrack keeps a receiver from repeating the same error every scrape. A counter that
+// cannot be read (a driver answering EINVAL, a file the collector may not open) usually fails the
+// same way on every scrape; the operator needs to hear about it once, and again when it changes or
+// recovers, not every ten seconds forever.
+package errtrack // import "github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
+
+// Tracker remembers which keys (usually file paths or series names) are failing and with what.
+// It is not safe for concurrent use.
+type Tracker struct {
+	failing map[string]string
+}
+
+// New returns an empty tracker.
+func New() *Tracker { return &Tracker{failing: map[string]string{}} }
+
+// Fail records that key failed with err and reports whether this is news: the key was not failing
+// before, or failed with another message.
+func (t *Tracker) Fail(key string, err error) bool {
+	msg := err.Error()
+	if prev, ok := t.failing[key]; ok && prev == msg {
+		return false
+	}
+	t.failing[key] = msg
+	return true
+}
+
+// Recover records that key works and reports whether it was failing until now.
+func (t *Tracker) Recover(key string) bool {
+	if _, ok := t.failing[key]; !ok {
+		return false
+	}
+	delete(t.failing, key)
+	return true
+}
+
+// Failing returns the number of keys currently failing.
+func (t *Tracker) Failing() int { return len(t.failing) }
+
+// Forget drops every key for which keep returns false (for example the files of a device that is
+// gone), so that the tracker does not grow without bound.
+func (t *Tracker) Forget(keep func(key string) bool) {
+	for k := range t.failing {
+		if !keep(k) {
+			delete(t.failing, k)
+		}
+	}
+}

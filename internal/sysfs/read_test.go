@@ -1,0 +1,126 @@
+package sysfs
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func TestReadUint(t *testing.T) {
+	dir := t.TempDir()
+	var r Reader
+
+	v, err := r.ReadUint(write(t, dir, "dec", "2880761508848\n"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2880761508848), v)
+
+	v, err = r.ReadUint(write(t, dir, "hex", "0x1f\n"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(31), v)
+
+	v, err = r.ReadUint(write(t, dir, "max", "18446744073709551615\n"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1<<64-1), v)
+
+	// Old kernels print this when the PMA query fails (node_exporter fixture i40iw0).
+	na := write(t, dir, "na", "N/A (no PMA)\n")
+	_, err = r.ReadUint(na)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrNotAvailable)
+	assert.Contains(t, err.Error(), na)
+
+	garbage := write(t, dir, "garbage", "12abc\n")
+	_, err = r.ReadUint(garbage)
+	var ve *ValueError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, garbage, ve.Path)
+	assert.NotErrorIs(t, err, ErrNotAvailable)
+
+	_, err = r.ReadUint(write(t, dir, "empty", ""))
+	require.ErrorAs(t, err, &ve)
+
+	_, err = r.ReadUint(write(t, dir, "overflow", "18446744073709551616"))
+	require.ErrorAs(t, err, &ve)
+	assert.ErrorIs(t, err, strconv.ErrRange)
+
+	missing := filepath.Join(dir, "missing")
+	_, err = r.ReadUint(missing)
+	var pe *PathError
+	require.ErrorAs(t, err, &pe)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.Contains(t, err.Error(), missing)
+
+	assert.Equal(t, int64(8), r.Opened())
+}
+
+func TestReadInt(t *testing.T) {
+	dir := t.TempDir()
+	var r Reader
+	v, err := r.ReadInt(write(t, dir, "numa_node", "-1\n"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), v)
+	_, err = r.ReadInt(write(t, dir, "bad", "one\n"))
+	var ve *ValueError
+	require.ErrorAs(t, err, &ve)
+}
+
+// The kernel fails a PMA counter read with EINVAL on modern kernels (show_pma_counter returns the
+// error of get_perf_mad) and some drivers answer EOPNOTSUPP: both mean "not available".
+func TestPathErrorNotAvailable(t *testing.T) {
+	for _, errno := range []error{unix.EINVAL, unix.EOPNOTSUPP} {
+		err := error(&PathError{Op: "read", Path: "/sys/x", Err: errno})
+		assert.ErrorIs(t, err, ErrNotAvailable)
+	}
+	err := error(&PathError{Op: "open", Path: "/sys/x", Err: unix.EACCES})
+	assert.NotErrorIs(t, err, ErrNotAvailable)
+	assert.True(t, errors.Is(err, os.ErrPermission))
+}
+
+func TestOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "v", "1")
+	var seen []string
+	r := Reader{OnOpen: func(path string) { seen = append(seen, path) }}
+	_, _ = r.ReadString(p)
+	assert.Equal(t, []string{p}, seen)
+}
+
+func FuzzParseUint(f *testing.F) {
+	for _, s := range []string{"0", "42\n", "4294967295", "18446744073709551615", "N/A (no PMA)", "0x10", "-1", " 7 ", "", "1e3"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := ParseUint("fuzz", b)
+		if err != nil {
+			var ve *ValueError
+			if !errors.As(err, &ve) || ve.Path != "fuzz" {
+				t.Fatalf("error %v does not name the file", err)
+			}
+			return
+		}
+		// Whatever parses must agree with strconv on the trimmed text.
+		s := string(bytes.TrimSpace(b))
+		base := 10
+		if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+			s, base = s[2:], 16
+		}
+		want, serr := strconv.ParseUint(s, base, 64)
+		if serr != nil || want != v {
+			t.Fatalf("ParseUint(%q) = %d, strconv says %d, %v", b, v, want, serr)
+		}
+	})
+}
