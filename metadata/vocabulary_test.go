@@ -43,15 +43,41 @@ func TestCheckFindsDifferences(t *testing.T) {
 	assert.Empty(t, Check(vocab, good))
 
 	cases := map[string]func(v *Vocabulary){
-		"unit":          func(v *Vocabulary) { m := v.Metrics["interconnect.io"]; m.Unit = "KiBy"; v.Metrics["interconnect.io"] = m },
-		"gauge":         func(v *Vocabulary) { m := v.Metrics["interconnect.io"]; m.Sum = nil; v.Metrics["interconnect.io"] = m },
-		"monotonic":     func(v *Vocabulary) { m := v.Metrics["interconnect.io"]; s := *m.Sum; s.Monotonic = false; m.Sum = &s; v.Metrics["interconnect.io"] = m },
-		"attribute set": func(v *Vocabulary) { m := v.Metrics["interconnect.io"]; m.Attributes = []string{"component", "direction"}; v.Metrics["interconnect.io"] = m },
-		"enum value":    func(v *Vocabulary) { a := v.Attributes["component"]; a.Enum = []string{"rnic", "nic"}; v.Attributes["component"] = a },
-		"type":          func(v *Vocabulary) { a := v.Attributes["numa.node"]; a.Type = "string"; v.Attributes["numa.node"] = a },
-		"description":   func(v *Vocabulary) { a := v.Attributes["device"]; a.Description = "something"; v.Attributes["device"] = a },
-		"renamed":       func(v *Vocabulary) { a := v.Attributes["direction"]; a.NameOverride = "network.io.direction"; v.Attributes["direction"] = a },
-		"missing attr":  func(v *Vocabulary) { delete(v.Attributes, "pci.bus_id") },
+		"unit": func(v *Vocabulary) {
+			m := v.Metrics["interconnect.io"]
+			m.Unit = "KiBy"
+			v.Metrics["interconnect.io"] = m
+		},
+		"gauge": func(v *Vocabulary) { m := v.Metrics["interconnect.io"]; m.Sum = nil; v.Metrics["interconnect.io"] = m },
+		"monotonic": func(v *Vocabulary) {
+			m := v.Metrics["interconnect.io"]
+			s := *m.Sum
+			s.Monotonic = false
+			m.Sum = &s
+			v.Metrics["interconnect.io"] = m
+		},
+		"attribute set": func(v *Vocabulary) {
+			m := v.Metrics["interconnect.io"]
+			m.Attributes = []string{"component", "direction"}
+			v.Metrics["interconnect.io"] = m
+		},
+		"enum value": func(v *Vocabulary) {
+			a := v.Attributes["component"]
+			a.Enum = []string{"rnic", "nic"}
+			v.Attributes["component"] = a
+		},
+		"type": func(v *Vocabulary) { a := v.Attributes["numa.node"]; a.Type = "string"; v.Attributes["numa.node"] = a },
+		"description": func(v *Vocabulary) {
+			a := v.Attributes["device"]
+			a.Description = "something"
+			v.Attributes["device"] = a
+		},
+		"renamed": func(v *Vocabulary) {
+			a := v.Attributes["direction"]
+			a.NameOverride = "network.io.direction"
+			v.Attributes["direction"] = a
+		},
+		"missing attr": func(v *Vocabulary) { delete(v.Attributes, "pci.bus_id") },
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -109,7 +109,7 @@ func (t *Tracker[K]) Observe(key K, raw uint64, spec Spec, now pcommon.Timestamp
 	if !ok {
 		s = &series{start: now, last: raw, prev: now, total: raw, gen: t.gen}
 		t.series[key] = s
-		if spec.Kind == Saturating && raw >= spec.max() {
+		if spec.Kind == Saturating && raw == spec.max() {
 			return Point{Value: raw, Start: now, Status: Saturated}
 		}
 		return Point{Value: raw, Start: now, Status: First}
@@ -125,7 +125,10 @@ func (t *Tracker[K]) Observe(key K, raw uint64, spec Spec, now pcommon.Timestamp
 		return Point{Value: s.total, Start: s.start, Status: OK}
 
 	case Saturating:
-		if raw >= spec.max() {
+		// Exactly all ones. A larger value proves the counter wider than its Spec said (the
+		// InfiniBand PMA table without unicast counters exists in a 32-bit and a 64-bit flavour),
+		// so it is taken as an ordinary reading.
+		if raw == spec.max() {
 			s.last = raw
 			return Point{Value: raw, Start: s.start, Status: Saturated}
 		}

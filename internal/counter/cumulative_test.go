@@ -51,6 +51,9 @@ func TestSaturatingNarrowCounter(t *testing.T) {
 	// A 4-bit error counter saturates at 15.
 	assert.Equal(t, Saturated, tr2.Observe("e", 15, Spec{Kind: Saturating, Width: 4}, ts(1)).Status)
 	assert.Equal(t, First, tr2.Observe("f", 14, Spec{Kind: Saturating, Width: 4}, ts(1)).Status)
+
+	// A value above 2^Width-1 proves the counter wider than assumed: it is data, not saturation.
+	assert.Equal(t, Point{Value: 1 << 40, Start: ts(1), Status: First}, tr2.Observe("g", 1<<40, spec, ts(1)))
 }
 
 func TestWrappingCounter(t *testing.T) {

@@ -61,9 +61,10 @@ const maxValueLen = 256
 type Reader struct {
 	buf    [maxValueLen]byte
 	opened atomic.Int64
-	// OnOpen, when set, is called with every path opened (tests use it to check what a scrape
-	// touches).
-	OnOpen func(path string)
+	// OnOpen, when set, is called with every path before it is opened. Tests use it to check what
+	// a scrape touches and to make a read fail the way the kernel fails it (EINVAL, EACCES, ...):
+	// a non-nil error is returned as the read's error.
+	OnOpen func(path string) error
 }
 
 // Opened returns the number of files opened so far.
@@ -74,7 +75,9 @@ func (r *Reader) Opened() int64 { return r.opened.Load() }
 func (r *Reader) ReadBytes(path string) ([]byte, error) {
 	r.opened.Add(1)
 	if r.OnOpen != nil {
-		r.OnOpen(path)
+		if err := r.OnOpen(path); err != nil {
+			return nil, &PathError{Op: "read", Path: path, Err: err}
+		}
 	}
 	fd, err := openRetry(path)
 	if err != nil {

@@ -94,9 +94,18 @@ func TestOnOpen(t *testing.T) {
 	dir := t.TempDir()
 	p := write(t, dir, "v", "1")
 	var seen []string
-	r := Reader{OnOpen: func(path string) { seen = append(seen, path) }}
-	_, _ = r.ReadString(p)
+	r := Reader{OnOpen: func(path string) error {
+		seen = append(seen, path)
+		if len(seen) > 1 {
+			return unix.EINVAL
+		}
+		return nil
+	}}
+	_, err := r.ReadString(p)
+	require.NoError(t, err)
 	assert.Equal(t, []string{p}, seen)
+	_, err = r.ReadUint(p)
+	assert.ErrorIs(t, err, ErrNotAvailable, "an injected EINVAL reads as the kernel's EINVAL")
 }
 
 func FuzzParseUint(f *testing.F) {

@@ -1,0 +1,93 @@
+package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
+)
+
+// Config is the rnic receiver's configuration.
+type Config struct {
+	scraperhelper.ControllerConfig `mapstructure:",squash"`
+	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
+
+	// RootPath is the host's filesystem root; sysfs is read under RootPath/sys. Set it to where the
+	// host's root is mounted when the collector runs in a container (as hostmetrics' root_path).
+	RootPath string `mapstructure:"root_path"`
+
+	// IncludeDevices, when not empty, keeps only the RDMA devices whose name matches one of these
+	// shell patterns (mlx5_*, rocep*s0f*). A port can be named as device/port (mlx5_0/1).
+	IncludeDevices []string `mapstructure:"include_devices"`
+	// ExcludeDevices drops the RDMA devices (or device/port) matching one of these shell patterns.
+	// Exclusion wins over inclusion. Excluded devices are never read.
+	ExcludeDevices []string `mapstructure:"exclude_devices"`
+
+	// Ethtool controls the PFC / pause / physical-port counters read through the ethtool ioctl
+	// from each port's network device.
+	Ethtool EthtoolConfig `mapstructure:"ethtool"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// EthtoolConfig controls the ethtool statistics.
+type EthtoolConfig struct {
+	// Enabled turns the ethtool reads on. They need the host's network namespace (the netdev must
+	// be visible to the collector) and no privilege; on mlx5 each read is a firmware query.
+	Enabled bool `mapstructure:"enabled"`
+}
+
+// Validate checks the configuration.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.RootPath != "" && !filepath.IsAbs(cfg.RootPath) {
+		errs = append(errs, fmt.Errorf("root_path must be an absolute path, got %q", cfg.RootPath))
+	}
+	for _, p := range cfg.IncludeDevices {
+		if _, err := path.Match(p, ""); err != nil {
+			errs = append(errs, fmt.Errorf("include_devices: bad pattern %q: %w", p, err))
+		}
+	}
+	for _, p := range cfg.ExcludeDevices {
+		if _, err := path.Match(p, ""); err != nil {
+			errs = append(errs, fmt.Errorf("exclude_devices: bad pattern %q: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sysRoot returns where sysfs is, given root_path.
+func (cfg *Config) sysRoot() string {
+	root := cfg.RootPath
+	if root == "" {
+		root = "/"
+	}
+	return filepath.Join(root, "sys")
+}
+
+// selects reports whether the device (and, when port is not empty, the port) is to be read.
+func (cfg *Config) selects(device, port string) bool {
+	names := []string{device}
+	if port != "" {
+		names = append(names, device+"/"+port)
+	}
+	matchAny := func(patterns []string) bool {
+		for _, p := range patterns {
+			for _, n := range names {
+				if ok, _ := path.Match(p, n); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if matchAny(cfg.ExcludeDevices) {
+		return false
+	}
+	return len(cfg.IncludeDevices) == 0 || matchAny(cfg.IncludeDevices)
+}

@@ -1,0 +1,59 @@
+package rnicreceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
+)
+
+func loadConfig(t *testing.T, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	cfg := createDefaultConfig()
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg.(*Config), confmap.Validate(cfg)
+}
+
+func TestLoadConfig(t *testing.T) {
+	cfg, err := loadConfig(t, "")
+	require.NoError(t, err)
+	assert.Equal(t, createDefaultConfig(), cfg)
+	assert.Equal(t, 10*time.Second, cfg.CollectionInterval)
+	assert.True(t, cfg.Ethtool.Enabled)
+	assert.Equal(t, "/sys", cfg.sysRoot())
+
+	cfg, err = loadConfig(t, "custom")
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, cfg.CollectionInterval)
+	assert.Equal(t, "/hostfs/sys", cfg.sysRoot())
+	assert.Equal(t, []string{"mlx5_*", "rocep*"}, cfg.IncludeDevices)
+	assert.False(t, cfg.Ethtool.Enabled)
+	assert.True(t, cfg.Metrics.RnicDriverCounter.Enabled)
+	assert.False(t, cfg.Metrics.RnicPortInfo.Enabled)
+	assert.True(t, cfg.Metrics.InterconnectIo.Enabled)
+
+	_, err = loadConfig(t, "bad_root")
+	assert.ErrorContains(t, err, `root_path must be an absolute path, got "hostfs"`)
+	_, err = loadConfig(t, "bad_pattern")
+	assert.ErrorContains(t, err, `include_devices: bad pattern "mlx5_["`)
+}
+
+func TestSelects(t *testing.T) {
+	cfg := &Config{IncludeDevices: []string{"mlx5_*"}, ExcludeDevices: []string{"mlx5_bond_0/2", "mlx5_9"}}
+	assert.True(t, cfg.selects("mlx5_bond_0", "1"))
+	assert.False(t, cfg.selects("mlx5_bond_0", "2"), "a port can be excluded by device/port")
+	assert.False(t, cfg.selects("mlx5_9", "1"), "exclusion wins")
+	assert.False(t, cfg.selects("irdma0", "1"), "not included")
+	assert.True(t, (&Config{}).selects("rxe0", "1"), "everything by default")
+}

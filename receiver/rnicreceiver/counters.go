@@ -1,0 +1,157 @@
+package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
+
+import (
+	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
+)
+
+// What the kernel exposes per RDMA port, and which metric each file feeds.
+//
+// Sources:
+//   - counters/: the IBA PortCounters / PortCountersExtended attributes created by
+//     drivers/infiniband/core/sysfs.c (PORT_PMA_ATTR(name, counter, width, offset); widths below are
+//     the `width` argument). The extended table (pma_group_ext) is used when the port's ClassPortInfo
+//     has IB_PMA_CLASS_CAP_EXT_WIDTH; it alone has unicast_/multicast_ packet counters, and in it the
+//     data and packet counters are 64 bits wide. In the basic table they are 32 bits wide.
+//   - counters_ext/: the older 64-bit layout (port_xmit_data_64, ...), mlx4.
+//   - hw_counters/: driver counters (rdma_hw_stats). mlx5 names from drivers/infiniband/hw/mlx5/counters.c,
+//     rxe names from drivers/infiniband/sw/rxe/rxe_hw_counters.c, bnxt_re / efa byte counters as in
+//     prometheus/procfs PR #675 and DataDog's infiniband check.
+//
+// InfiniBand PortCounters saturate ("instead of overflowing, they shall stop at all ones",
+// IBA 1.8 §16.1.3.5). Driver hw_counters are printed as u64; mlx5 Q counters are 32-bit firmware
+// counters whose behaviour at 2^32 is not documented, so they are treated as monotonic: a decrease
+// starts a new series instead of producing a negative or wrapped delta.
+
+// metricKind names the metric a counter file feeds.
+type metricKind uint8
+
+const (
+	kindNone metricKind = iota // read only for rnic.driver.counter
+	kindBytes
+	kindPackets
+	kindPortError
+	kindXmitWait
+	kindCNP
+	kindECN
+	kindTransportEvent
+	kindTransportError
+)
+
+// octetsPerDataUnit is the unit of port_xmit_data / port_rcv_data: "octets, divided by 4"
+// (Documentation/ABI/stable/sysfs-class-infiniband; mlx5 mad.c shifts the vport octets right by 2).
+// It is fixed by the IBA spec, not a lane count.
+const octetsPerDataUnit = 4
+
+type counterDef struct {
+	kind      metricKind
+	direction metadata.AttributeDirection
+	width     uint8 // 0: depends on the counter table (data and packet counters)
+}
+
+var pmaCounters = map[string]counterDef{
+	"port_xmit_data":                  {kind: kindBytes, direction: metadata.AttributeDirectionTransmit},
+	"port_rcv_data":                   {kind: kindBytes, direction: metadata.AttributeDirectionReceive},
+	"port_xmit_packets":               {kind: kindPackets, direction: metadata.AttributeDirectionTransmit},
+	"port_rcv_packets":                {kind: kindPackets, direction: metadata.AttributeDirectionReceive},
+	"port_xmit_wait":                  {kind: kindXmitWait, width: 32},
+	"symbol_error":                    {kind: kindPortError, width: 16},
+	"link_error_recovery":             {kind: kindPortError, width: 8},
+	"link_downed":                     {kind: kindPortError, width: 8},
+	"port_rcv_errors":                 {kind: kindPortError, width: 16},
+	"port_rcv_remote_physical_errors": {kind: kindPortError, width: 16},
+	"port_rcv_switch_relay_errors":    {kind: kindPortError, width: 16},
+	"port_xmit_discards":              {kind: kindPortError, width: 16},
+	"port_xmit_constraint_errors":     {kind: kindPortError, width: 8},
+	"port_rcv_constraint_errors":      {kind: kindPortError, width: 8},
+	"local_link_integrity_errors":     {kind: kindPortError, width: 4},
+	"excessive_buffer_overrun_errors": {kind: kindPortError, width: 4},
+	"VL15_dropped":                    {kind: kindPortError, width: 16},
+}
+
+// legacyExtCounters are the counters_ext/ files (64-bit, never saturating in practice).
+var legacyExtCounters = map[string]counterDef{
+	"port_xmit_data_64":    {kind: kindBytes, direction: metadata.AttributeDirectionTransmit},
+	"port_rcv_data_64":     {kind: kindBytes, direction: metadata.AttributeDirectionReceive},
+	"port_xmit_packets_64": {kind: kindPackets, direction: metadata.AttributeDirectionTransmit},
+	"port_rcv_packets_64":  {kind: kindPackets, direction: metadata.AttributeDirectionReceive},
+}
+
+var hwCounters = map[string]counterDef{
+	// RoCE congestion control (mlx5 cong counters, 64-bit).
+	"np_cnp_sent":                {kind: kindCNP},
+	"rp_cnp_handled":             {kind: kindCNP},
+	"rp_cnp_ignored":             {kind: kindCNP},
+	"np_ecn_marked_roce_packets": {kind: kindECN},
+
+	// Loss and retransmission (mlx5 retransmission / roce_accl Q counters).
+	"out_of_sequence":                {kind: kindTransportEvent},
+	"packet_seq_err":                 {kind: kindTransportEvent},
+	"local_ack_timeout_err":          {kind: kindTransportEvent},
+	"rnr_nak_retry_err":              {kind: kindTransportEvent},
+	"implied_nak_seq_err":            {kind: kindTransportEvent},
+	"duplicate_request":              {kind: kindTransportEvent},
+	"roce_adp_retrans":               {kind: kindTransportEvent},
+	"roce_adp_retrans_to":            {kind: kindTransportEvent},
+	"roce_slow_restart":              {kind: kindTransportEvent},
+	"roce_slow_restart_cnps":         {kind: kindTransportEvent},
+	"roce_slow_restart_trans":        {kind: kindTransportEvent},
+	"req_transport_retries_exceeded": {kind: kindTransportEvent},
+	"req_rnr_retries_exceeded":       {kind: kindTransportEvent},
+	// rxe (Soft-RoCE) equivalents.
+	"out_of_seq_request":     {kind: kindTransportEvent},
+	"rcvd_seq_err":           {kind: kindTransportEvent},
+	"rcvd_rnr_err":           {kind: kindTransportEvent},
+	"send_rnr_err":           {kind: kindTransportEvent},
+	"retry_exceeded_err":     {kind: kindTransportEvent},
+	"retry_rnr_exceeded_err": {kind: kindTransportEvent},
+	"completer_retry_err":    {kind: kindTransportEvent},
+
+	// Errors and drops.
+	"out_of_buffer":              {kind: kindTransportError},
+	"rx_icrc_encapsulated":       {kind: kindTransportError},
+	"req_cqe_error":              {kind: kindTransportError},
+	"resp_cqe_error":             {kind: kindTransportError},
+	"req_cqe_flush_error":        {kind: kindTransportError},
+	"resp_cqe_flush_error":       {kind: kindTransportError},
+	"req_remote_access_errors":   {kind: kindTransportError},
+	"resp_remote_access_errors":  {kind: kindTransportError},
+	"req_remote_invalid_request": {kind: kindTransportError},
+	"resp_local_length_error":    {kind: kindTransportError},
+	"send_err":                   {kind: kindTransportError},
+}
+
+// hwTrafficCounters are driver byte and packet counters in hw_counters/, used only for ports that
+// have no PMA data counters (bnxt_re and efa have no counters/ directory; rxe has packets, and bytes
+// only with the perf-mgmt patches). They count plain bytes: no 4-octet unit.
+var hwTrafficCounters = map[string]counterDef{
+	"tx_bytes":   {kind: kindBytes, direction: metadata.AttributeDirectionTransmit},
+	"rx_bytes":   {kind: kindBytes, direction: metadata.AttributeDirectionReceive},
+	"sent_bytes": {kind: kindBytes, direction: metadata.AttributeDirectionTransmit},
+	"rcvd_bytes": {kind: kindBytes, direction: metadata.AttributeDirectionReceive},
+	"tx_pkts":    {kind: kindPackets, direction: metadata.AttributeDirectionTransmit},
+	"rx_pkts":    {kind: kindPackets, direction: metadata.AttributeDirectionReceive},
+	"sent_pkts":  {kind: kindPackets, direction: metadata.AttributeDirectionTransmit},
+	"rcvd_pkts":  {kind: kindPackets, direction: metadata.AttributeDirectionReceive},
+}
+
+// counterFile is one file read on every scrape, with what to do with its value.
+type counterFile struct {
+	path      string // absolute; also the key of its series
+	name      string // the kernel's counter name
+	kind      metricKind
+	direction metadata.AttributeDirection
+	spec      counter.Spec
+	// scale converts the counter's unit into the metric's (4 for PMA data counters).
+	scale uint64
+	// source is set when the file also feeds rnic.driver.counter.
+	source metadata.AttributeCounterSource
+	driver bool
+}
+
+func specFor(width uint8) counter.Spec {
+	if width == 0 || width >= 64 {
+		return counter.Spec{Kind: counter.Monotonic}
+	}
+	return counter.Spec{Kind: counter.Saturating, Width: width}
+}

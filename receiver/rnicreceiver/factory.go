@@ -1,0 +1,56 @@
+package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
+)
+
+// defaultCollectionInterval keeps the cost on the NIC low: every counters/ read is a firmware
+// command on mlx5 (research/rnic.md §1.4).
+const defaultCollectionInterval = 10 * time.Second
+
+// NewFactory creates a factory for the rnic receiver.
+func NewFactory() receiver.Factory {
+	return receiver.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	cfg := scraperhelper.NewDefaultControllerConfig()
+	cfg.CollectionInterval = defaultCollectionInterval
+	return &Config{
+		ControllerConfig:     cfg,
+		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		RootPath:             "/",
+		Ethtool:              EthtoolConfig{Enabled: true},
+	}
+}
+
+func createMetricsReceiver(
+	_ context.Context,
+	set receiver.Settings,
+	baseCfg component.Config,
+	next consumer.Metrics,
+) (receiver.Metrics, error) {
+	cfg := baseCfg.(*Config)
+	s := newScraper(cfg, set)
+	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
+	if err != nil {
+		return nil, err
+	}
+	return scraperhelper.NewMetricsController(
+		&cfg.ControllerConfig, set, next,
+		scraperhelper.AddMetricsScraper(metadata.Type, sc),
+	)
+}

@@ -1,0 +1,370 @@
+package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
+)
+
+type rnicScraper struct {
+	cfg      *Config
+	logger   *zap.Logger
+	mb       *metadata.MetricsBuilder
+	reader   sysfs.Reader
+	disc     discovery
+	series   *counter.Tracker[string]
+	failures *errtrack.Tracker
+
+	// The device set the current plan was built from; the plan is rebuilt when it changes or when a
+	// read says a device went away.
+	devices    []string
+	ports      []*port
+	netdevs    []*netdev
+	ethKeys    map[string][]string // netdev -> series key per ethtoolWanted entry
+	rediscover bool
+
+	newEthtool func() (ethtoolStats, error)
+	ethtool    ethtoolStats
+
+	// hardwareLogged is set once the absence (or presence) of devices was logged, so that a node
+	// without RDMA hardware says so once and then stays quiet.
+	hardwareLogged bool
+	hadDevices     bool
+
+	// builderStart is the builder's current start timestamp (see setStart).
+	builderStart pcommon.Timestamp
+}
+
+func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
+	s := &rnicScraper{
+		cfg:        cfg,
+		logger:     set.Logger,
+		mb:         metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		series:     counter.NewTracker[string](),
+		failures:   errtrack.New(),
+		newEthtool: newIoctlEthtool,
+		rediscover: true,
+	}
+	s.disc = discovery{sys: cfg.sysRoot(), cfg: cfg, metrics: cfg.Metrics, reader: &s.reader}
+	return s
+}
+
+func (s *rnicScraper) start(context.Context, component.Host) error {
+	if s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
+		e, err := s.newEthtool()
+		if err != nil {
+			// Not fatal: the sysfs metrics do not need it.
+			s.logger.Warn("ethtool statistics unavailable; PFC and pause metrics will be missing", zap.Error(err))
+		} else {
+			s.ethtool = e
+		}
+	}
+	return nil
+}
+
+func (s *rnicScraper) shutdown(context.Context) error {
+	if s.ethtool != nil {
+		s.ethtool.Close()
+		s.ethtool = nil
+	}
+	return nil
+}
+
+func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
+	now := pcommon.NewTimestampFromTime(time.Now())
+	var errs scrapererror.ScrapeErrors
+
+	s.refresh(&errs)
+	for _, p := range s.ports {
+		s.scrapePort(p, now, &errs)
+	}
+	for _, nd := range s.netdevs {
+		s.scrapeNetdev(nd, now, &errs)
+	}
+	s.series.Sweep()
+	return s.mb.Emit(), errs.Combine()
+}
+
+// refresh lists the RDMA devices (one directory read, no firmware access) and rebuilds the plan
+// when the set changed. Static facts are resolved only then.
+func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
+	devices, err := s.disc.listDevices()
+	if err != nil {
+		s.report(errs, s.disc.classDir(), fmt.Errorf("listing RDMA devices: %w", err))
+		return
+	}
+	if !s.rediscover && slices.Equal(devices, s.devices) {
+		return
+	}
+	s.rediscover = false
+	s.devices = devices
+	ports, netdevs, derrs := s.disc.discover(devices)
+	for _, err := range derrs {
+		s.report(errs, "discovery:"+err.Error(), err)
+	}
+	s.ports, s.netdevs = ports, netdevs
+	s.ethKeys = make(map[string][]string, len(netdevs))
+	for _, nd := range netdevs {
+		keys := make([]string, len(ethtoolWanted))
+		for i, st := range ethtoolWanted {
+			keys[i] = "ethtool:" + nd.name + ":" + st.name
+		}
+		s.ethKeys[nd.name] = keys
+	}
+	// Failures are reported again against the new plan, once.
+	s.failures = errtrack.New()
+	s.logHardware()
+}
+
+func (s *rnicScraper) logHardware() {
+	switch {
+	case len(s.ports) == 0 && !s.hardwareLogged:
+		s.logger.Info("No RDMA ports found; the receiver stays idle and picks devices up when they appear.",
+			zap.String("path", s.disc.classDir()))
+		s.hardwareLogged, s.hadDevices = true, false
+	case len(s.ports) > 0:
+		names := make([]string, len(s.ports))
+		for i, p := range s.ports {
+			names[i] = p.name
+		}
+		s.logger.Info("RDMA ports found", zap.Strings("ports", names), zap.Int("netdevs", len(s.netdevs)))
+		s.hardwareLogged, s.hadDevices = true, true
+	case s.hadDevices:
+		s.logger.Info("All RDMA ports are gone; the receiver stays idle until devices appear.")
+		s.hadDevices = false
+	}
+}
+
+// report adds err to the scrape's errors the first time key fails this way; repeats of the same
+// failure are logged at debug level only, so a counter that always fails does not flood the log.
+func (s *rnicScraper) report(errs *scrapererror.ScrapeErrors, key string, err error) {
+	if errors.Is(err, os.ErrNotExist) {
+		// A file that was there at discovery is gone: the device went away or was renamed.
+		s.rediscover = true
+	}
+	if s.failures.Fail(key, err) {
+		errs.AddPartial(1, err)
+		return
+	}
+	s.logger.Debug("still failing", zap.Error(err))
+}
+
+func (s *rnicScraper) ok(key string) {
+	if s.failures.Recover(key) {
+		s.logger.Info("counter readable again", zap.String("path", key))
+	}
+}
+
+// setStart points the builder at the start timestamp of the next point. The generated builder has
+// one start time for every point; Reset only sets it, so calling it per series start is cheap.
+func (s *rnicScraper) setStart(start pcommon.Timestamp) {
+	if start != s.builderStart {
+		s.mb.Reset(metadata.WithStartTime(start))
+		s.builderStart = start
+	}
+}
+
+func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+	if p.statePath != "" {
+		if id, err := s.readStateID(p.statePath); err != nil {
+			s.report(errs, p.statePath, err)
+		} else {
+			s.ok(p.statePath)
+			s.mb.RecordRnicPortStateDataPoint(now, id, p.name)
+		}
+	}
+	if p.physStatePath != "" {
+		if id, err := s.readStateID(p.physStatePath); err != nil {
+			s.report(errs, p.physStatePath, err)
+		} else {
+			s.ok(p.physStatePath)
+			s.mb.RecordRnicPortPhysicalStateDataPoint(now, id, p.name)
+		}
+	}
+	if p.ratePath != "" {
+		if rate, lanes, err := s.readRate(p.ratePath); err != nil {
+			s.report(errs, p.ratePath, err)
+		} else {
+			s.ok(p.ratePath)
+			s.mb.RecordRnicPortRateDataPoint(now, rate, p.name)
+			if lanes > 0 {
+				s.mb.RecordRnicPortWidthDataPoint(now, lanes, p.name)
+			}
+		}
+	}
+	s.mb.RecordRnicPortInfoDataPoint(now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
+		p.hcaType, p.fwVersion, p.nodeGUID, p.boardID)
+
+	for i := range p.counters {
+		cf := &p.counters[i]
+		raw, err := s.reader.ReadUint(cf.path)
+		if err != nil {
+			s.report(errs, cf.path, err)
+			continue
+		}
+		s.ok(cf.path)
+		pt := s.series.Observe(cf.path, raw, cf.spec, now)
+		if !pt.Report() {
+			// Stuck at all ones: the rate it would imply is not traffic. Say so instead.
+			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, p.name, cf.name)
+			continue
+		}
+		s.setStart(pt.Start)
+		s.recordCounter(p, cf, pt.Value, now)
+	}
+}
+
+func (s *rnicScraper) recordCounter(p *port, cf *counterFile, v uint64, now pcommon.Timestamp) {
+	if cf.driver {
+		s.mb.RecordRnicDriverCounterDataPoint(now, int64(v), p.name, cf.name, cf.source)
+	}
+	switch cf.kind {
+	case kindBytes:
+		s.mb.RecordInterconnectIoDataPoint(now, int64(v*cf.scale), metadata.AttributeComponentRnic, cf.direction,
+			p.name, p.pciBusID, p.numaNode)
+	case kindPackets:
+		s.mb.RecordRnicPacketsDataPoint(now, int64(v), p.name, cf.direction)
+	case kindPortError:
+		s.mb.RecordRnicPortErrorsDataPoint(now, int64(v), p.name, cf.name)
+	case kindXmitWait:
+		s.mb.RecordRnicPortXmitWaitDataPoint(now, int64(v), p.name)
+	case kindCNP:
+		s.mb.RecordRnicRoceCnpDataPoint(now, int64(v), p.name, cf.name)
+	case kindECN:
+		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, int64(v), p.name)
+	case kindTransportEvent:
+		s.mb.RecordRnicTransportEventsDataPoint(now, int64(v), p.name, cf.name)
+	case kindTransportError:
+		s.mb.RecordRnicTransportErrorsDataPoint(now, int64(v), p.name, cf.name)
+	}
+}
+
+func (s *rnicScraper) scrapeNetdev(nd *netdev, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+	if s.cfg.Metrics.InterconnectIo.Enabled {
+		s.netdevBytes(nd, nd.txBytes, metadata.AttributeDirectionTransmit, now, errs)
+		s.netdevBytes(nd, nd.rxBytes, metadata.AttributeDirectionReceive, now, errs)
+	}
+	if s.ethtool != nil {
+		s.scrapeEthtool(nd, now, errs)
+	}
+}
+
+func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.AttributeDirection, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+	raw, err := s.reader.ReadUint(path)
+	if err != nil {
+		s.report(errs, path, err)
+		return
+	}
+	s.ok(path)
+	pt := s.series.Observe(path, raw, counter.Spec{Kind: counter.Monotonic}, now)
+	s.setStart(pt.Start)
+	s.mb.RecordInterconnectIoDataPoint(now, int64(pt.Value), metadata.AttributeComponentNetdev, dir,
+		nd.name, nd.pciBusID, nd.numaNode)
+}
+
+func (s *rnicScraper) scrapeEthtool(nd *netdev, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+	key := "ethtool:" + nd.name
+	stats, err := s.ethtool.Stats(nd.name)
+	if err != nil {
+		s.report(errs, key, fmt.Errorf("ethtool statistics of %s: %w", nd.name, err))
+		return
+	}
+	s.ok(key)
+	keys := s.ethKeys[nd.name]
+	for i := range ethtoolWanted {
+		st := &ethtoolWanted[i]
+		raw, ok := stats[st.name]
+		if !ok {
+			continue
+		}
+		pt := s.series.Observe(keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
+		s.setStart(pt.Start)
+		v := int64(pt.Value)
+		switch st.metric {
+		case ethPFCPause:
+			s.mb.RecordRnicPfcPauseFramesDataPoint(now, v, nd.name, st.direction, st.priority)
+		case ethPFCPauseDuration:
+			s.mb.RecordRnicPfcPauseDurationDataPoint(now, v, nd.name, st.direction, st.priority)
+		case ethPause:
+			s.mb.RecordRnicPauseFramesDataPoint(now, v, nd.name, st.direction)
+		case ethPauseStorm:
+			s.mb.RecordRnicPauseStormEventsDataPoint(now, v, nd.name, st.severity)
+		case ethPhyBytes:
+			s.mb.RecordRnicPhyIoDataPoint(now, v, nd.name, st.direction)
+		case ethPhyDiscards:
+			s.mb.RecordRnicPhyDiscardsDataPoint(now, v, nd.name, st.direction)
+		}
+	}
+}
+
+// readStateID parses a state or phys_state file: "4: ACTIVE", "5: LinkUp" (core sysfs.c state_show
+// and phys_state_show print "%d: %s").
+func (s *rnicScraper) readStateID(path string) (int64, error) {
+	b, err := s.reader.ReadBytes(path)
+	if err != nil {
+		return 0, err
+	}
+	return parseStateID(path, b)
+}
+
+func parseStateID(path string, b []byte) (int64, error) {
+	id, _, ok := bytes.Cut(b, []byte(":"))
+	if !ok {
+		return 0, &sysfs.ValueError{Path: path, Value: string(b), Err: errors.New(`want "<id>: <name>"`)}
+	}
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(id)), 10, 64)
+	if err != nil {
+		return 0, &sysfs.ValueError{Path: path, Value: string(b), Err: err}
+	}
+	return v, nil
+}
+
+func (s *rnicScraper) readRate(path string) (int64, int64, error) {
+	b, err := s.reader.ReadBytes(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseRate(path, b)
+}
+
+// parseRate parses the rate file: "<Gb/s> Gb/sec (<lanes>X <speed>)", e.g. "100 Gb/sec (4X EDR)",
+// "2.5 Gb/sec (1X SDR)", "25 Gb/sec (1X EDR)" (core sysfs.c rate_show). Gb is 10^9 bits. An
+// unpopulated port may print "0 GB/sec" or omit the lane part; both parse, with lanes 0.
+func parseRate(path string, b []byte) (bytesPerSecond, lanes int64, err error) {
+	fields := bytes.Fields(b)
+	if len(fields) < 2 {
+		return 0, 0, &sysfs.ValueError{Path: path, Value: string(b), Err: errors.New(`want "<n> Gb/sec (<lanes>X <speed>)"`)}
+	}
+	gbps, perr := strconv.ParseFloat(string(fields[0]), 64)
+	// The fastest link there is runs at 1.6 Tb/s; anything not in [0, 1e5] Gb/s (NaN included) is garbage.
+	if perr != nil || !(gbps >= 0 && gbps <= 1e5) {
+		return 0, 0, &sysfs.ValueError{Path: path, Value: string(b), Err: errors.New("bad rate")}
+	}
+	bytesPerSecond = int64(gbps * 1e9 / 8)
+	if len(fields) >= 3 {
+		l := bytes.TrimPrefix(fields[2], []byte("("))
+		if x := bytes.IndexByte(l, 'X'); x > 0 {
+			if n, err := strconv.ParseInt(string(l[:x]), 10, 64); err == nil && n > 0 {
+				lanes = n
+			}
+		}
+	}
+	return bytesPerSecond, lanes, nil
+}

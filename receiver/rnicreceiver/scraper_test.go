@@ -1,0 +1,479 @@
+package rnicreceiver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"golang.org/x/sys/unix"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
+)
+
+// newTestScraper builds a scraper over root (a directory holding sys/) with the given config
+// tweaks, a fake ethtool, and an observed logger.
+func newTestScraper(t testing.TB, root string, tweak func(*Config)) (*rnicScraper, *observer.ObservedLogs) {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath = root
+	cfg.Ethtool.Enabled = false
+	if tweak != nil {
+		tweak(cfg)
+	}
+	core, logs := observer.New(zapcore.DebugLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	s := newScraper(cfg, set)
+	require.NoError(t, s.start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	return s, logs
+}
+
+// point finds the data point of metric name whose attributes include want.
+func point(md pmetric.Metrics, name string, want map[string]any) (pmetric.NumberDataPoint, bool) {
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				if m.Name() != name {
+					continue
+				}
+				var dps pmetric.NumberDataPointSlice
+				switch m.Type() {
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				}
+			next:
+				for d := 0; d < dps.Len(); d++ {
+					dp := dps.At(d)
+					for key, v := range want {
+						got, ok := dp.Attributes().Get(key)
+						if !ok || got.AsRaw() != v {
+							continue next
+						}
+					}
+					return dp, true
+				}
+			}
+		}
+	}
+	return pmetric.NewNumberDataPoint(), false
+}
+
+func value(t *testing.T, md pmetric.Metrics, name string, want map[string]any) int64 {
+	t.Helper()
+	dp, ok := point(md, name, want)
+	require.True(t, ok, "no %s point with %v", name, want)
+	return dp.IntValue()
+}
+
+func absent(t *testing.T, md pmetric.Metrics, name string, want map[string]any) {
+	t.Helper()
+	_, ok := point(md, name, want)
+	assert.False(t, ok, "unexpected %s point with %v", name, want)
+}
+
+func rnicIO(device, direction string) map[string]any {
+	return map[string]any{"component": "rnic", "device": device, "direction": direction}
+}
+
+// injectFaults makes the reads of mlx5_bad fail the way kernels fail them.
+func injectFaults(s *rnicScraper) {
+	s.reader.OnOpen = func(p string) error {
+		switch {
+		case strings.HasSuffix(p, "mlx5_bad/ports/1/counters/port_rcv_data"):
+			return unix.EIO
+		case strings.HasSuffix(p, "mlx5_bad/ports/1/counters/port_xmit_packets"):
+			return unix.EACCES
+		case strings.HasSuffix(p, "mlx5_bad/ports/1/rate"):
+			return unix.EINVAL
+		}
+		return nil
+	}
+}
+
+// TestScrapeSyntheticNode scrapes the synthetic node (see fixture_test.go) and checks the values
+// against the fixture's inputs, then against the golden file (which shows every point).
+func TestScrapeSyntheticNode(t *testing.T) {
+	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
+		cfg.Metrics.RnicDriverCounter.Enabled = true
+	})
+	injectFaults(s)
+	md, err := s.scrape(context.Background())
+
+	// mlx5_bad's three injected faults and its garbage symbol_error, each naming its file; the
+	// rest of the node is scraped.
+	require.Error(t, err)
+	require.True(t, scrapererror.IsPartialScrapeError(err))
+	for _, f := range []string{"mlx5_bad/ports/1/counters/port_rcv_data", "mlx5_bad/ports/1/counters/port_xmit_packets", "mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/symbol_error"} {
+		assert.Contains(t, err.Error(), f)
+	}
+
+	// RoCE LAG port, telegraf's values: port_xmit_data counts 4-octet words.
+	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
+	assert.Equal(t, int64(34600185253*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive")))
+	dp, _ := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	assert.Equal(t, "0000:3b:00.0", dp.Attributes().AsRaw()["pci.bus_id"])
+	assert.Equal(t, int64(0), dp.Attributes().AsRaw()["numa.node"])
+	// The bond carries the port's IP traffic (gid_attrs/ndevs/0 = bond0), not the function's netdev.
+	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}))
+	absent(t, md, "interconnect.io", map[string]any{"device": "ens1f0np0"})
+	assert.Equal(t, int64(19000), value(t, md, "rnic.driver.counter", map[string]any{"device": "mlx5_bond_0/1", "counter": "rx_write_requests", "counter.source": "hw_counters"}))
+	assert.Equal(t, int64(0), value(t, md, "rnic.roce.cnp", map[string]any{"device": "mlx5_bond_0/1", "counter": "rp_cnp_ignored"}))
+	assert.Equal(t, int64(82002535), value(t, md, "rnic.packets", map[string]any{"device": "mlx5_bond_0/1", "direction": "transmit"}))
+	assert.Equal(t, int64(100e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "mlx5_bond_0/1"}))
+	assert.Equal(t, int64(4), value(t, md, "rnic.port.width", map[string]any{"device": "mlx5_bond_0/1"}))
+	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_bond_0/1"}))
+	info, _ := point(md, "rnic.port.info", map[string]any{"device": "mlx5_bond_0/1"})
+	assert.Equal(t, map[string]any{
+		"device": "mlx5_bond_0/1", "link_layer": "Ethernet", "netdev": "bond0", "pci.bus_id": "0000:3b:00.0",
+		"numa.node": int64(0), "hca_type": "MT4125", "fw_version": "22.39.1002", "node_guid": "b83f:d203:00a1:b2c4",
+		"board_id": "MT_0000000359",
+	}, info.Attributes().AsRaw())
+
+	// Two ports of one function, netdevs told apart by dev_port; 32-bit basic table.
+	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit")))
+	assert.Equal(t, "eth5", mustAttr(t, md, "rnic.port.info", "mlx4_1/2", "netdev"))
+	assert.Equal(t, int64(300), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "eth5", "direction": "transmit"}))
+	// Port 2's port_xmit_data is stuck at 2^32-1: flagged, not reported as 17 GB of traffic.
+	absent(t, md, "interconnect.io", rnicIO("mlx4_1/2", "transmit"))
+	assert.Equal(t, int64(1), value(t, md, "rnic.counter.saturated", map[string]any{"device": "mlx4_1/2", "counter": "port_xmit_data"}))
+	assert.Equal(t, int64(12000), value(t, md, "interconnect.io", rnicIO("mlx4_1/2", "receive")))
+
+	// Twelve ports, all found; multi-plane state per port; IPoIB netdev; behind a PCIe switch.
+	for _, n := range []string{"1", "2", "3", "6", "9", "12"} {
+		_, ok := point(md, "rnic.port.state", map[string]any{"device": "mlx5_4/" + n})
+		assert.True(t, ok, "port %s", n)
+	}
+	assert.Equal(t, int64(1), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_4/1"}))
+	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_4/12"}))
+	assert.Equal(t, int64(12000*4), value(t, md, "interconnect.io", rnicIO("mlx5_4/12", "transmit")))
+	assert.Equal(t, "0000:83:00.0", mustAttr(t, md, "rnic.port.info", "mlx5_4/12", "pci.bus_id"))
+
+	// Soft-RoCE: no counters/, no PCI parent; packets and transport events from hw_counters.
+	assert.Equal(t, int64(1200), value(t, md, "rnic.packets", map[string]any{"device": "rxe0/1", "direction": "transmit"}))
+	assert.Equal(t, int64(1), value(t, md, "rnic.transport.events", map[string]any{"device": "rxe0/1", "counter": "rcvd_seq_err"}))
+	absent(t, md, "interconnect.io", map[string]any{"component": "rnic", "device": "rxe0/1"})
+	assert.Equal(t, "", mustAttr(t, md, "rnic.port.info", "rxe0/1", "pci.bus_id"))
+	assert.Equal(t, int64(-1), mustAttr(t, md, "rnic.port.info", "rxe0/1", "numa.node"))
+	assert.Equal(t, int64(9000), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "eth0", "direction": "transmit"}))
+
+	// Broadcom: plain byte counters in hw_counters, no 4-octet unit.
+	assert.Equal(t, int64(7000), value(t, md, "interconnect.io", rnicIO("bnxt_re0/1", "transmit")))
+	assert.Equal(t, int64(50), value(t, md, "rnic.packets", map[string]any{"device": "bnxt_re0/1", "direction": "receive"}))
+
+	// The failing device keeps its healthy series.
+	assert.Equal(t, int64(1600), value(t, md, "interconnect.io", rnicIO("mlx5_bad/1", "transmit")))
+	absent(t, md, "interconnect.io", rnicIO("mlx5_bad/1", "receive"))
+	absent(t, md, "rnic.port.rate", map[string]any{"device": "mlx5_bad/1"})
+	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_bad/1"}))
+
+	expected := filepath.Join("testdata", "expected", "synthetic.yaml")
+	if *update {
+		require.NoError(t, golden.WriteMetrics(t, expected, md))
+	}
+	want, err := golden.ReadMetrics(expected)
+	require.NoError(t, err)
+	require.NoError(t, pmetrictest.CompareMetrics(want, md,
+		pmetrictest.IgnoreStartTimestamp(), pmetrictest.IgnoreTimestamp(),
+		pmetrictest.IgnoreMetricsOrder(), pmetrictest.IgnoreMetricDataPointsOrder()))
+}
+
+func mustAttr(t *testing.T, md pmetric.Metrics, metric, device, attr string) any {
+	t.Helper()
+	dp, ok := point(md, metric, map[string]any{"device": device})
+	require.True(t, ok, "no %s for %s", metric, device)
+	return dp.Attributes().AsRaw()[attr]
+}
+
+// TestCountersAcrossScrapes: growth, a reset (new start timestamp, no negative delta), saturation
+// and its end, and a counter that fails the same way twice being reported once.
+func TestCountersAcrossScrapes(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+	s, logs := newTestScraper(t, root, nil)
+	injectFaults(s)
+	bond := "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_bond_0/ports/1/counters/"
+	mlx4 := "sys/devices/pci0000:00/0000:00:03.0/0000:05:00.0/infiniband/mlx4_1/ports/"
+
+	md1, err1 := s.scrape(context.Background())
+	require.Error(t, err1)
+
+	testfs.SetUint(t, root, bond+"port_xmit_data", 85378896588+1000) // +4000 bytes
+	testfs.SetUint(t, root, mlx4+"1/counters/port_xmit_wait", 4294967295)
+	testfs.SetUint(t, root, mlx4+"2/counters/port_xmit_data", 100) // cleared after saturating
+	md2, err2 := s.scrape(context.Background())
+
+	// The same faults again: nothing new to report.
+	assert.NoError(t, err2)
+	assert.Positive(t, logs.FilterMessage("still failing").Len(), "repeats are logged at debug level")
+
+	assert.Equal(t, int64((85378896588+1000)*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
+	tx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	tx2, _ := point(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	assert.Equal(t, tx1.StartTimestamp(), tx2.StartTimestamp(), "growth keeps the series")
+
+	testfs.SetUint(t, root, bond+"port_rcv_data", 5) // cleared (perfquery -R)
+	md3, err3 := s.scrape(context.Background())
+	require.NoError(t, err3)
+	rx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	rx2, _ := point(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	rx3, _ := point(md3, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	assert.Equal(t, int64(20), rx3.IntValue(), "after a reset the counter restarts: 5 words = 20 bytes, no negative delta")
+	assert.Equal(t, rx2.Timestamp(), rx3.StartTimestamp(), "a reset starts a new series after the last good reading")
+	assert.Greater(t, rx3.StartTimestamp(), rx1.StartTimestamp())
+
+	absent(t, md2, "rnic.port.xmit_wait", map[string]any{"device": "mlx4_1/1"})
+	assert.Equal(t, int64(1), value(t, md2, "rnic.counter.saturated", map[string]any{"device": "mlx4_1/1", "counter": "port_xmit_wait"}))
+	assert.Equal(t, int64(400), value(t, md2, "interconnect.io", rnicIO("mlx4_1/2", "transmit")), "cleared counter reported again")
+	absent(t, md2, "rnic.counter.saturated", map[string]any{"device": "mlx4_1/2", "counter": "port_xmit_data"})
+}
+
+// TestRealFixtures scrapes the real sysfs dumps from ../shared/data/sysfs-infiniband: the
+// InfiniBand section of prometheus/procfs testdata/fixtures.ttar (mlx5_0, mlx4_0, hfi1_0) and of
+// node_exporter collector/fixtures/sys.ttar (i40iw0 with every counter "N/A (no PMA)", mlx4_0 with
+// counters_ext and a saturated port_xmit_wait).
+func TestRealFixtures(t *testing.T) {
+	t.Run("procfs", func(t *testing.T) {
+		s, _ := newTestScraper(t, filepath.Join("testdata", "procfs"), nil)
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		// mlx5_0 has the extended table (unicast_xmit_packets), so port_xmit_data is 64-bit.
+		assert.Equal(t, int64(2880761508848*4), value(t, md, "interconnect.io", rnicIO("mlx5_0/1", "transmit")))
+		assert.Equal(t, int64(25e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "mlx5_0/1"}))
+		assert.Equal(t, int64(1), value(t, md, "rnic.port.width", map[string]any{"device": "mlx5_0/1"}))
+		_, ok := point(md, "rnic.port.state", map[string]any{"device": "mlx4_0/2"})
+		assert.True(t, ok, "both mlx4_0 ports")
+		// OmniPath: no hca_type, a 17-file table whose data counter is above 2^32: 64-bit, not saturated.
+		assert.Equal(t, int64(345091702026*4), value(t, md, "interconnect.io", rnicIO("hfi1_0/1", "receive")))
+		// No device link in this dump: no PCI address, NUMA unknown.
+		assert.Equal(t, "", mustAttr(t, md, "rnic.port.info", "mlx5_0/1", "pci.bus_id"))
+	})
+	t.Run("node_exporter", func(t *testing.T) {
+		s, logs := newTestScraper(t, filepath.Join("testdata", "node_exporter"), nil)
+		md, err := s.scrape(context.Background())
+		// i40iw0: every counter is "N/A (no PMA)": each is an error naming its file, once.
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "i40iw0/ports/1/counters/port_xmit_data")
+		assert.Contains(t, err.Error(), "N/A (no PMA)")
+		_, err = s.scrape(context.Background())
+		assert.NoError(t, err, "the same N/A counters are not reported again")
+		assert.Positive(t, logs.FilterMessage("still failing").Len())
+		// i40iw0 still has its port state and rate.
+		assert.Equal(t, int64(10e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "i40iw0/1"}))
+
+		// mlx4_0: the counters_ext 64-bit copy is used for bytes, and port_xmit_wait is saturated.
+		raw, rerr := os.ReadFile(filepath.Join("testdata", "node_exporter", "sys/class/infiniband/mlx4_0/ports/1/counters_ext/port_xmit_data_64"))
+		require.NoError(t, rerr)
+		var words int64
+		for _, c := range strings.TrimSpace(string(raw)) {
+			words = words*10 + int64(c-'0')
+		}
+		assert.Equal(t, words*4, value(t, md, "interconnect.io", rnicIO("mlx4_0/1", "transmit")))
+		assert.Equal(t, int64(1), value(t, md, "rnic.counter.saturated", map[string]any{"device": "mlx4_0/1", "counter": "port_xmit_wait"}))
+		absent(t, md, "rnic.port.xmit_wait", map[string]any{"device": "mlx4_0/1"})
+	})
+}
+
+// TestNoHardware: no /sys/class/infiniband at all. One info log, no error, no metrics, and a
+// device that appears later is picked up.
+func TestNoHardware(t *testing.T) {
+	root := t.TempDir()
+	s, logs := newTestScraper(t, root, nil)
+	for range 3 {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, 0, md.DataPointCount())
+	}
+	assert.Equal(t, 1, logs.FilterMessage("No RDMA ports found; the receiver stays idle and picks devices up when they appear.").Len())
+	assert.Equal(t, 1, logs.Len(), "a node without RDMA hardware stays quiet")
+
+	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+	md, _ := s.scrape(context.Background())
+	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
+}
+
+// TestDeviceVanishes: a device removed between discovery and a scrape costs only its own series;
+// the next scrape rediscovers.
+func TestDeviceVanishes(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"} })
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "sys/devices/pci0000:00/0000:00:03.0/0000:05:00.0/infiniband/mlx4_1")))
+	md, err := s.scrape(context.Background())
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no such file"))
+	_, ok := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	assert.True(t, ok, "the other device is still scraped")
+
+	require.NoError(t, os.Remove(filepath.Join(root, "sys/class/infiniband/mlx4_1")))
+	md, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	absent(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/1"})
+	assert.Len(t, s.ports, 1)
+}
+
+// TestOnlyEnabledFilesRead checks what a scrape opens: with only interconnect.io enabled, the
+// two data counters of each port and the netdev byte counters, nothing else.
+func TestOnlyEnabledFilesRead(t *testing.T) {
+	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
+		cfg.IncludeDevices = []string{"mlx5_bond_0"}
+		onlyMetrics(cfg, "InterconnectIo")
+	})
+	_, err := s.scrape(context.Background()) // discovery
+	require.NoError(t, err)
+	var opened []string
+	s.reader.OnOpen = func(p string) error {
+		rel, _ := filepath.Rel(filepath.Join("testdata", "synthetic", "sys"), p)
+		opened = append(opened, rel)
+		return nil
+	}
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{
+		"class/infiniband/mlx5_bond_0/ports/1/counters/port_rcv_data",
+		"class/infiniband/mlx5_bond_0/ports/1/counters/port_xmit_data",
+		"class/net/bond0/statistics/tx_bytes",
+		"class/net/bond0/statistics/rx_bytes",
+	}, opened)
+}
+
+// TestDefaultScrapeFiles counts the files a default scrape opens per port, the number the
+// benchmark reports: state, phys_state, rate, 17 counters (unicast/multicast feed no metric),
+// the 25 of telegraf's 28 hw_counters that feed a metric, and 2 netdev files per netdev.
+func TestDefaultScrapeFiles(t *testing.T) {
+	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	before := s.reader.Opened()
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(3+17+25+2), s.reader.Opened()-before)
+}
+
+// onlyMetrics disables every metric but the named fields of metadata.MetricsConfig.
+func onlyMetrics(cfg *Config, fields ...string) {
+	v := reflect.ValueOf(&cfg.Metrics).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		v.Field(i).FieldByName("Enabled").SetBool(slices.Contains(fields, v.Type().Field(i).Name))
+	}
+}
+
+type fakeEthtool struct {
+	stats map[string]map[string]uint64
+	err   error
+	calls int
+}
+
+func (f *fakeEthtool) Stats(netdev string) (map[string]uint64, error) {
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.stats[netdev], nil
+}
+
+func (f *fakeEthtool) Close() {}
+
+// TestEthtoolPFC uses mlx5 ethtool -S names (mlx5/counters.rst): per-priority pause, durations,
+// the pause-storm watchdog and the physical port totals.
+func TestEthtoolPFC(t *testing.T) {
+	fake := &fakeEthtool{stats: map[string]map[string]uint64{"bond0": {
+		"rx_prio3_pause": 120, "tx_prio3_pause": 7, "rx_prio3_pause_duration": 4500, "rx_prio3_pause_transition": 60,
+		"rx_pause_ctrl_phy": 0, "tx_pause_storm_warning_events": 2, "tx_pause_storm_error_events": 1,
+		"rx_bytes_phy": 1 << 40, "tx_bytes_phy": 1 << 41, "rx_discards_phy": 3, "rx_vport_unicast_bytes": 99,
+	}}}
+	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
+		cfg.IncludeDevices = []string{"mlx5_bond_0"}
+		cfg.Ethtool.Enabled = true
+	})
+	s.ethtool = fake
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, fake.calls, "one ethtool read per netdev")
+	assert.Equal(t, int64(120), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(7), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0", "direction": "transmit", "priority": int64(3)}))
+	assert.Equal(t, int64(4500), value(t, md, "rnic.pfc.pause_duration", map[string]any{"device": "bond0", "direction": "receive", "priority": int64(3)}))
+	absent(t, md, "rnic.pfc.pause_frames", map[string]any{"priority": int64(0)})
+	assert.Equal(t, int64(1), value(t, md, "rnic.pause.storm_events", map[string]any{"device": "bond0", "severity": "error"}))
+	assert.Equal(t, int64(1<<41), value(t, md, "rnic.phy.io", map[string]any{"device": "bond0", "direction": "transmit"}))
+	assert.Equal(t, int64(3), value(t, md, "rnic.phy.discards", map[string]any{"device": "bond0", "direction": "receive"}))
+
+	// A netdev outside the collector's network namespace: one error, then quiet.
+	fake.err = unix.ENODEV
+	_, err = s.scrape(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bond0")
+	_, err = s.scrape(context.Background())
+	assert.NoError(t, err)
+}
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		bps   int64
+		lanes int64
+	}{
+		{"100 Gb/sec (4X EDR)", 12_500_000_000, 4},
+		{"2.5 Gb/sec (1X SDR)", 312_500_000, 1},
+		{"400 Gb/sec (4X NDR)", 50_000_000_000, 4},
+		{"10 Gb/sec (4X)", 1_250_000_000, 4},
+		{"0 GB/sec", 0, 0},
+	} {
+		bps, lanes, err := parseRate("rate", []byte(tc.in))
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.bps, bps, tc.in)
+		assert.Equal(t, tc.lanes, lanes, tc.in)
+	}
+	_, _, err := parseRate("/sys/x/rate", []byte("fast"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/sys/x/rate")
+}
+
+func TestParseStateID(t *testing.T) {
+	v, err := parseStateID("state", []byte("4: ACTIVE"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), v)
+	v, err = parseStateID("phys_state", []byte("5: LinkUp"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), v)
+	_, err = parseStateID("/sys/x/state", []byte("ACTIVE"))
+	assert.ErrorContains(t, err, "/sys/x/state")
+}
+
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)", "0 GB/sec", "", "x Gb/sec", "-1 Gb/sec (4X)"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		bps, lanes, err := parseRate("rate", b)
+		if err == nil && (bps < 0 || lanes < 0) {
+			t.Fatalf("parseRate(%q) = %d, %d", b, bps, lanes)
+		}
+	})
+}
