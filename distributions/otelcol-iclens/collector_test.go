@@ -228,3 +228,21 @@ service:
 	assert.NotContains(t, out, "\terror\t")
 	assert.NotContains(t, out, "\twarn\t")
 }
+
+// TestShippedConfigsValidate runs the collector's own `validate` command on the default config and
+// every example, so that a renamed component or a bad key in a shipped file fails here.
+func TestShippedConfigsValidate(t *testing.T) {
+	bin := collectorBinary(t)
+	configs, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "config.yaml"))
+	require.NoError(t, err)
+	configs = append(configs, "config.yaml")
+	for _, cfg := range configs {
+		t.Run(cfg, func(t *testing.T) {
+			cmd := exec.Command(bin, "validate", "--config", cfg)
+			cmd.Env = append(os.Environ(), "PROM_RW_URL=http://127.0.0.1:9/api/v1/write",
+				"OTLP_ENDPOINT=http://127.0.0.1:9", "OTLP_TOKEN=test", "HOSTNAME=node1")
+			out, err := cmd.CombinedOutput()
+			assert.NoError(t, err, "%s", out)
+		})
+	}
+}
