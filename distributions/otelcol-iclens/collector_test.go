@@ -246,3 +246,35 @@ func TestShippedConfigsValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectorServesTopology: the built collector on a fixture node where nvidia-peermem is not
+// loaded and one pair's switch ports redirect peer traffic (receiver/rnicreceiver/testdata/topology/nopeermem).
+func TestCollectorServesTopology(t *testing.T) {
+	bin := collectorBinary(t)
+	addr := freeAddr(t)
+	root, err := filepath.Abs(filepath.Join("..", "..", "receiver", "rnicreceiver", "testdata", "topology", "nopeermem"))
+	require.NoError(t, err)
+	startCollector(t, bin, fmt.Sprintf(`
+receivers:
+  rnic:
+    collection_interval: 500ms
+    root_path: %s
+    ethtool: {enabled: false}
+exporters:
+  prometheus:
+    endpoint: %s
+service:
+  pipelines:
+    metrics: {receivers: [rnic], exporters: [prometheus]}
+  telemetry: {metrics: {level: none}}
+`, root, addr))
+	scrapeUntil(t, addr, []string{
+		`rnic_topology_gpu_distance{gpu="gpu0",device="mlx5_0",pcie_path="PIX",gpu_pci_bus_id="0000:13:00.0",pci_bus_id="0000:14:00.0"} 1`,
+		`rnic_topology_gpu_distance{gpu="gpu0",device="mlx5_1",pcie_path="NODE"} 4`,
+		`rnic_topology_peer_memory{mechanism="nvidia_peermem"} 0`,
+		`rnic_topology_acs_redirect{gpu="gpu1",device="mlx5_1"} 1`,
+		`rnic_topology_gpudirect_ready{gpu="gpu0",device="mlx5_0"} 0`,
+		`rnic_topology_iommu{device="mlx5_1",iommu_mode="translated"} 1`,
+		`rnic_topology_link_width{device="gpu0",pcie_link_bound="current"} 16`,
+	})
+}

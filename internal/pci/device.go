@@ -37,6 +37,10 @@ type Device struct {
 	Chain []string
 	// NUMANode is the kernel's numa_node for the function, -1 where unknown.
 	NUMANode int64
+	// Vendor and Class are the function's vendor ID and 24-bit class code (base, sub, prog-if),
+	// filled by Scan.
+	Vendor uint64
+	Class  uint64
 }
 
 // RootPort returns the address of the root port the device hangs off (the device itself for an

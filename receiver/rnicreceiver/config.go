@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
@@ -31,6 +32,9 @@ type Config struct {
 	// from each port's network device.
 	Ethtool EthtoolConfig `mapstructure:"ethtool"`
 
+	// Topology controls the PCIe topology and GPUDirect RDMA readiness metrics (rnic.topology.*).
+	Topology TopologyConfig `mapstructure:"topology"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -42,11 +46,24 @@ type EthtoolConfig struct {
 	Enabled bool `mapstructure:"enabled"`
 }
 
+// TopologyConfig controls the topology part of the receiver.
+type TopologyConfig struct {
+	// Enabled turns the PCI tree scan on. It reads sysfs only, when devices are discovered and
+	// every RefreshInterval.
+	Enabled bool `mapstructure:"enabled"`
+	// RefreshInterval re-resolves the topology (links retrain, modules load); 0 resolves it only
+	// when the RDMA device set changes.
+	RefreshInterval time.Duration `mapstructure:"refresh_interval"`
+}
+
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
 	var errs []error
 	if cfg.RootPath != "" && !filepath.IsAbs(cfg.RootPath) {
 		errs = append(errs, fmt.Errorf("root_path must be an absolute path, got %q", cfg.RootPath))
+	}
+	if cfg.Topology.RefreshInterval < 0 {
+		errs = append(errs, fmt.Errorf("topology.refresh_interval must not be negative, got %s", cfg.Topology.RefreshInterval))
 	}
 	for _, p := range cfg.IncludeDevices {
 		if _, err := path.Match(p, ""); err != nil {
@@ -61,14 +78,16 @@ func (cfg *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// sysRoot returns where sysfs is, given root_path.
-func (cfg *Config) sysRoot() string {
-	root := cfg.RootPath
-	if root == "" {
-		root = "/"
+// rootPath returns the host's root, "/" by default.
+func (cfg *Config) rootPath() string {
+	if cfg.RootPath == "" {
+		return "/"
 	}
-	return filepath.Join(root, "sys")
+	return cfg.RootPath
 }
+
+// sysRoot returns where sysfs is, given root_path.
+func (cfg *Config) sysRoot() string { return filepath.Join(cfg.rootPath(), "sys") }
 
 // selects reports whether the device (and, when port is not empty, the port) is to be read.
 func (cfg *Config) selects(device, port string) bool {

@@ -17,6 +17,9 @@ import (
 // command on mlx5 (research/rnic.md §1.4).
 const defaultCollectionInterval = 10 * time.Second
 
+// defaultTopologyRefresh re-reads the PCI tree now and then: a link can retrain and modules load.
+const defaultTopologyRefresh = 5 * time.Minute
+
 // NewFactory creates a factory for the rnic receiver.
 func NewFactory() receiver.Factory {
 	return receiver.NewFactory(
@@ -34,6 +37,7 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 		RootPath:             "/",
 		Ethtool:              EthtoolConfig{Enabled: true},
+		Topology:             TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
 	}
 }
 

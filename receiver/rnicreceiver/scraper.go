@@ -40,6 +40,9 @@ type rnicScraper struct {
 	ethKeys    map[string][]string // netdev -> series key per ethtoolWanted entry
 	rediscover bool
 
+	topo   *topology
+	topoAt time.Time
+
 	newEthtool func() (ethtoolStats, error)
 	ethtool    ethtoolStats
 
@@ -92,6 +95,9 @@ func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	var errs scrapererror.ScrapeErrors
 
 	s.refresh(&errs)
+	if s.topo != nil {
+		s.topo.record(s.mb, now)
+	}
 	for _, p := range s.ports {
 		s.scrapePort(p, now, &errs)
 	}
@@ -111,6 +117,7 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 		return
 	}
 	if !s.rediscover && slices.Equal(devices, s.devices) {
+		s.refreshTopology(errs, false)
 		return
 	}
 	s.rediscover = false
@@ -131,6 +138,24 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 	// Failures are reported again against the new plan, once.
 	s.failures = errtrack.New()
 	s.logHardware()
+	s.refreshTopology(errs, true)
+}
+
+// refreshTopology resolves the PCIe topology after a discovery (force) or when the refresh
+// interval has passed.
+func (s *rnicScraper) refreshTopology(errs *scrapererror.ScrapeErrors, force bool) {
+	tc := s.cfg.Topology
+	if !tc.Enabled || !topologyEnabled(s.cfg.Metrics) {
+		return
+	}
+	if !force && (tc.RefreshInterval == 0 || time.Since(s.topoAt) < tc.RefreshInterval) {
+		return
+	}
+	topo, err := resolveTopology(&s.reader, s.cfg.rootPath(), s.disc.sys, s.ports)
+	if err != nil {
+		s.report(errs, "topology", fmt.Errorf("PCI topology: %w", err))
+	}
+	s.topo, s.topoAt = topo, time.Now()
 }
 
 func (s *rnicScraper) logHardware() {

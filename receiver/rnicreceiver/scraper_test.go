@@ -99,7 +99,8 @@ func rnicIO(device, direction string) map[string]any {
 	return map[string]any{"component": "rnic", "device": device, "direction": direction}
 }
 
-// injectFaults makes the reads of mlx5_bad fail the way kernels fail them.
+// injectFaults makes the reads of mlx5_bad fail the way kernels fail them: EIO, EACCES (an LSM or
+// a container's mount), EINVAL (a PMA query that failed on a modern kernel), EOPNOTSUPP.
 func injectFaults(s *rnicScraper) {
 	s.reader.OnOpen = func(p string) error {
 		switch {
@@ -109,6 +110,8 @@ func injectFaults(s *rnicScraper) {
 			return unix.EACCES
 		case strings.HasSuffix(p, "mlx5_bad/ports/1/rate"):
 			return unix.EINVAL
+		case strings.HasSuffix(p, "mlx5_bad/ports/1/counters/port_xmit_wait"):
+			return unix.EOPNOTSUPP
 		}
 		return nil
 	}
@@ -127,9 +130,11 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	// rest of the node is scraped.
 	require.Error(t, err)
 	require.True(t, scrapererror.IsPartialScrapeError(err))
-	for _, f := range []string{"mlx5_bad/ports/1/counters/port_rcv_data", "mlx5_bad/ports/1/counters/port_xmit_packets", "mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/symbol_error"} {
+	for _, f := range []string{"mlx5_bad/ports/1/counters/port_rcv_data", "mlx5_bad/ports/1/counters/port_xmit_packets", "mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/symbol_error", "mlx5_bad/ports/1/counters/port_xmit_wait"} {
 		assert.Contains(t, err.Error(), f)
 	}
+	assert.Contains(t, err.Error(), "permission denied")
+	assert.Contains(t, err.Error(), "operation not supported")
 
 	// RoCE LAG port, telegraf's values: port_xmit_data counts 4-octet words.
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
@@ -188,6 +193,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	assert.Equal(t, int64(1600), value(t, md, "interconnect.io", rnicIO("mlx5_bad/1", "transmit")))
 	absent(t, md, "interconnect.io", rnicIO("mlx5_bad/1", "receive"))
 	absent(t, md, "rnic.port.rate", map[string]any{"device": "mlx5_bad/1"})
+	absent(t, md, "rnic.port.xmit_wait", map[string]any{"device": "mlx5_bad/1"})
 	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_bad/1"}))
 
 	expected := filepath.Join("testdata", "expected", "synthetic.yaml")

@@ -946,6 +946,455 @@ func (ms *RnicRoceEcnMarkedMetricConfig) Validate() error {
 	return nil
 }
 
+// RnicTopologyAcsRedirectMetricAttributeKey specifies the key of an attribute for the rnic.topology.acs_redirect metric.
+type RnicTopologyAcsRedirectMetricAttributeKey string
+
+const (
+	RnicTopologyAcsRedirectMetricAttributeKeyGpu    RnicTopologyAcsRedirectMetricAttributeKey = "gpu"
+	RnicTopologyAcsRedirectMetricAttributeKeyDevice RnicTopologyAcsRedirectMetricAttributeKey = "device"
+)
+
+// RnicTopologyAcsRedirectMetricConfig provides config for the rnic.topology.acs_redirect metric.
+type RnicTopologyAcsRedirectMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyAcsRedirectMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyAcsRedirectMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyAcsRedirectMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyAcsRedirectMetricAttributeKeyGpu, RnicTopologyAcsRedirectMetricAttributeKeyDevice:
+		default:
+			return fmt.Errorf("metric rnic.topology.acs_redirect doesn't have an attribute %v, valid attributes: [gpu, device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// RnicTopologyGpuDistanceMetricAttributeKey specifies the key of an attribute for the rnic.topology.gpu_distance metric.
+type RnicTopologyGpuDistanceMetricAttributeKey string
+
+const (
+	RnicTopologyGpuDistanceMetricAttributeKeyGpu         RnicTopologyGpuDistanceMetricAttributeKey = "gpu"
+	RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID RnicTopologyGpuDistanceMetricAttributeKey = "gpu.pci.bus_id"
+	RnicTopologyGpuDistanceMetricAttributeKeyDevice      RnicTopologyGpuDistanceMetricAttributeKey = "device"
+	RnicTopologyGpuDistanceMetricAttributeKeyPciBusID    RnicTopologyGpuDistanceMetricAttributeKey = "pci.bus_id"
+	RnicTopologyGpuDistanceMetricAttributeKeyPciePath    RnicTopologyGpuDistanceMetricAttributeKey = "pcie.path"
+)
+
+// RnicTopologyGpuDistanceMetricConfig provides config for the rnic.topology.gpu_distance metric.
+type RnicTopologyGpuDistanceMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyGpuDistanceMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyGpuDistanceMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyGpuDistanceMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyGpuDistanceMetricAttributeKeyGpu, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyDevice, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyPciePath:
+		default:
+			return fmt.Errorf("metric rnic.topology.gpu_distance doesn't have an attribute %v, valid attributes: [gpu, gpu.pci.bus_id, device, pci.bus_id, pcie.path]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// RnicTopologyGpudirectReadyMetricAttributeKey specifies the key of an attribute for the rnic.topology.gpudirect_ready metric.
+type RnicTopologyGpudirectReadyMetricAttributeKey string
+
+const (
+	RnicTopologyGpudirectReadyMetricAttributeKeyGpu    RnicTopologyGpudirectReadyMetricAttributeKey = "gpu"
+	RnicTopologyGpudirectReadyMetricAttributeKeyDevice RnicTopologyGpudirectReadyMetricAttributeKey = "device"
+)
+
+// RnicTopologyGpudirectReadyMetricConfig provides config for the rnic.topology.gpudirect_ready metric.
+type RnicTopologyGpudirectReadyMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyGpudirectReadyMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyGpudirectReadyMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyGpudirectReadyMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice:
+		default:
+			return fmt.Errorf("metric rnic.topology.gpudirect_ready doesn't have an attribute %v, valid attributes: [gpu, device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// RnicTopologyIommuMetricAttributeKey specifies the key of an attribute for the rnic.topology.iommu metric.
+type RnicTopologyIommuMetricAttributeKey string
+
+const (
+	RnicTopologyIommuMetricAttributeKeyDevice    RnicTopologyIommuMetricAttributeKey = "device"
+	RnicTopologyIommuMetricAttributeKeyPciBusID  RnicTopologyIommuMetricAttributeKey = "pci.bus_id"
+	RnicTopologyIommuMetricAttributeKeyIommuMode RnicTopologyIommuMetricAttributeKey = "iommu.mode"
+)
+
+// RnicTopologyIommuMetricConfig provides config for the rnic.topology.iommu metric.
+type RnicTopologyIommuMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyIommuMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyIommuMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyIommuMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyIommuMetricAttributeKeyDevice, RnicTopologyIommuMetricAttributeKeyPciBusID, RnicTopologyIommuMetricAttributeKeyIommuMode:
+		default:
+			return fmt.Errorf("metric rnic.topology.iommu doesn't have an attribute %v, valid attributes: [device, pci.bus_id, iommu.mode]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// RnicTopologyLinkDegradedMetricAttributeKey specifies the key of an attribute for the rnic.topology.link.degraded metric.
+type RnicTopologyLinkDegradedMetricAttributeKey string
+
+const (
+	RnicTopologyLinkDegradedMetricAttributeKeyDevice   RnicTopologyLinkDegradedMetricAttributeKey = "device"
+	RnicTopologyLinkDegradedMetricAttributeKeyPciBusID RnicTopologyLinkDegradedMetricAttributeKey = "pci.bus_id"
+)
+
+// RnicTopologyLinkDegradedMetricConfig provides config for the rnic.topology.link.degraded metric.
+type RnicTopologyLinkDegradedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyLinkDegradedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyLinkDegradedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyLinkDegradedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyLinkDegradedMetricAttributeKeyDevice, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID:
+		default:
+			return fmt.Errorf("metric rnic.topology.link.degraded doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// RnicTopologyLinkSpeedMetricAttributeKey specifies the key of an attribute for the rnic.topology.link.speed metric.
+type RnicTopologyLinkSpeedMetricAttributeKey string
+
+const (
+	RnicTopologyLinkSpeedMetricAttributeKeyDevice        RnicTopologyLinkSpeedMetricAttributeKey = "device"
+	RnicTopologyLinkSpeedMetricAttributeKeyPciBusID      RnicTopologyLinkSpeedMetricAttributeKey = "pci.bus_id"
+	RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound RnicTopologyLinkSpeedMetricAttributeKey = "pcie.link.bound"
+)
+
+// RnicTopologyLinkSpeedMetricConfig provides config for the rnic.topology.link.speed metric.
+type RnicTopologyLinkSpeedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyLinkSpeedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyLinkSpeedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyLinkSpeedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyLinkSpeedMetricAttributeKeyDevice, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound:
+		default:
+			return fmt.Errorf("metric rnic.topology.link.speed doesn't have an attribute %v, valid attributes: [device, pci.bus_id, pcie.link.bound]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// RnicTopologyLinkWidthMetricAttributeKey specifies the key of an attribute for the rnic.topology.link.width metric.
+type RnicTopologyLinkWidthMetricAttributeKey string
+
+const (
+	RnicTopologyLinkWidthMetricAttributeKeyDevice        RnicTopologyLinkWidthMetricAttributeKey = "device"
+	RnicTopologyLinkWidthMetricAttributeKeyPciBusID      RnicTopologyLinkWidthMetricAttributeKey = "pci.bus_id"
+	RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound RnicTopologyLinkWidthMetricAttributeKey = "pcie.link.bound"
+)
+
+// RnicTopologyLinkWidthMetricConfig provides config for the rnic.topology.link.width metric.
+type RnicTopologyLinkWidthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyLinkWidthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyLinkWidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyLinkWidthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyLinkWidthMetricAttributeKeyDevice, RnicTopologyLinkWidthMetricAttributeKeyPciBusID, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound:
+		default:
+			return fmt.Errorf("metric rnic.topology.link.width doesn't have an attribute %v, valid attributes: [device, pci.bus_id, pcie.link.bound]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// RnicTopologyNearestRnicMetricAttributeKey specifies the key of an attribute for the rnic.topology.nearest_rnic metric.
+type RnicTopologyNearestRnicMetricAttributeKey string
+
+const (
+	RnicTopologyNearestRnicMetricAttributeKeyGpu         RnicTopologyNearestRnicMetricAttributeKey = "gpu"
+	RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID RnicTopologyNearestRnicMetricAttributeKey = "gpu.pci.bus_id"
+	RnicTopologyNearestRnicMetricAttributeKeyDevice      RnicTopologyNearestRnicMetricAttributeKey = "device"
+	RnicTopologyNearestRnicMetricAttributeKeyPciBusID    RnicTopologyNearestRnicMetricAttributeKey = "pci.bus_id"
+	RnicTopologyNearestRnicMetricAttributeKeyPciePath    RnicTopologyNearestRnicMetricAttributeKey = "pcie.path"
+)
+
+// RnicTopologyNearestRnicMetricConfig provides config for the rnic.topology.nearest_rnic metric.
+type RnicTopologyNearestRnicMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyNearestRnicMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyNearestRnicMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyNearestRnicMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyNearestRnicMetricAttributeKeyGpu, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID, RnicTopologyNearestRnicMetricAttributeKeyDevice, RnicTopologyNearestRnicMetricAttributeKeyPciBusID, RnicTopologyNearestRnicMetricAttributeKeyPciePath:
+		default:
+			return fmt.Errorf("metric rnic.topology.nearest_rnic doesn't have an attribute %v, valid attributes: [gpu, gpu.pci.bus_id, device, pci.bus_id, pcie.path]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// RnicTopologyPeerMemoryMetricAttributeKey specifies the key of an attribute for the rnic.topology.peer_memory metric.
+type RnicTopologyPeerMemoryMetricAttributeKey string
+
+const (
+	RnicTopologyPeerMemoryMetricAttributeKeyMechanism RnicTopologyPeerMemoryMetricAttributeKey = "mechanism"
+)
+
+// RnicTopologyPeerMemoryMetricConfig provides config for the rnic.topology.peer_memory metric.
+type RnicTopologyPeerMemoryMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicTopologyPeerMemoryMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicTopologyPeerMemoryMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicTopologyPeerMemoryMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicTopologyPeerMemoryMetricAttributeKeyMechanism:
+		default:
+			return fmt.Errorf("metric rnic.topology.peer_memory doesn't have an attribute %v, valid attributes: [mechanism]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // RnicTransportErrorsMetricAttributeKey specifies the key of an attribute for the rnic.transport.errors metric.
 type RnicTransportErrorsMetricAttributeKey string
 
@@ -1046,27 +1495,36 @@ func (ms *RnicTransportEventsMetricConfig) Validate() error {
 
 // MetricsConfig provides config for rnic metrics.
 type MetricsConfig struct {
-	InterconnectIo        InterconnectIoMetricConfig        `mapstructure:"interconnect.io"`
-	RnicCounterSaturated  RnicCounterSaturatedMetricConfig  `mapstructure:"rnic.counter.saturated"`
-	RnicDriverCounter     RnicDriverCounterMetricConfig     `mapstructure:"rnic.driver.counter"`
-	RnicPackets           RnicPacketsMetricConfig           `mapstructure:"rnic.packets"`
-	RnicPauseFrames       RnicPauseFramesMetricConfig       `mapstructure:"rnic.pause.frames"`
-	RnicPauseStormEvents  RnicPauseStormEventsMetricConfig  `mapstructure:"rnic.pause.storm_events"`
-	RnicPfcPauseDuration  RnicPfcPauseDurationMetricConfig  `mapstructure:"rnic.pfc.pause_duration"`
-	RnicPfcPauseFrames    RnicPfcPauseFramesMetricConfig    `mapstructure:"rnic.pfc.pause_frames"`
-	RnicPhyDiscards       RnicPhyDiscardsMetricConfig       `mapstructure:"rnic.phy.discards"`
-	RnicPhyIo             RnicPhyIoMetricConfig             `mapstructure:"rnic.phy.io"`
-	RnicPortErrors        RnicPortErrorsMetricConfig        `mapstructure:"rnic.port.errors"`
-	RnicPortInfo          RnicPortInfoMetricConfig          `mapstructure:"rnic.port.info"`
-	RnicPortPhysicalState RnicPortPhysicalStateMetricConfig `mapstructure:"rnic.port.physical_state"`
-	RnicPortRate          RnicPortRateMetricConfig          `mapstructure:"rnic.port.rate"`
-	RnicPortState         RnicPortStateMetricConfig         `mapstructure:"rnic.port.state"`
-	RnicPortWidth         RnicPortWidthMetricConfig         `mapstructure:"rnic.port.width"`
-	RnicPortXmitWait      RnicPortXmitWaitMetricConfig      `mapstructure:"rnic.port.xmit_wait"`
-	RnicRoceCnp           RnicRoceCnpMetricConfig           `mapstructure:"rnic.roce.cnp"`
-	RnicRoceEcnMarked     RnicRoceEcnMarkedMetricConfig     `mapstructure:"rnic.roce.ecn_marked"`
-	RnicTransportErrors   RnicTransportErrorsMetricConfig   `mapstructure:"rnic.transport.errors"`
-	RnicTransportEvents   RnicTransportEventsMetricConfig   `mapstructure:"rnic.transport.events"`
+	InterconnectIo             InterconnectIoMetricConfig             `mapstructure:"interconnect.io"`
+	RnicCounterSaturated       RnicCounterSaturatedMetricConfig       `mapstructure:"rnic.counter.saturated"`
+	RnicDriverCounter          RnicDriverCounterMetricConfig          `mapstructure:"rnic.driver.counter"`
+	RnicPackets                RnicPacketsMetricConfig                `mapstructure:"rnic.packets"`
+	RnicPauseFrames            RnicPauseFramesMetricConfig            `mapstructure:"rnic.pause.frames"`
+	RnicPauseStormEvents       RnicPauseStormEventsMetricConfig       `mapstructure:"rnic.pause.storm_events"`
+	RnicPfcPauseDuration       RnicPfcPauseDurationMetricConfig       `mapstructure:"rnic.pfc.pause_duration"`
+	RnicPfcPauseFrames         RnicPfcPauseFramesMetricConfig         `mapstructure:"rnic.pfc.pause_frames"`
+	RnicPhyDiscards            RnicPhyDiscardsMetricConfig            `mapstructure:"rnic.phy.discards"`
+	RnicPhyIo                  RnicPhyIoMetricConfig                  `mapstructure:"rnic.phy.io"`
+	RnicPortErrors             RnicPortErrorsMetricConfig             `mapstructure:"rnic.port.errors"`
+	RnicPortInfo               RnicPortInfoMetricConfig               `mapstructure:"rnic.port.info"`
+	RnicPortPhysicalState      RnicPortPhysicalStateMetricConfig      `mapstructure:"rnic.port.physical_state"`
+	RnicPortRate               RnicPortRateMetricConfig               `mapstructure:"rnic.port.rate"`
+	RnicPortState              RnicPortStateMetricConfig              `mapstructure:"rnic.port.state"`
+	RnicPortWidth              RnicPortWidthMetricConfig              `mapstructure:"rnic.port.width"`
+	RnicPortXmitWait           RnicPortXmitWaitMetricConfig           `mapstructure:"rnic.port.xmit_wait"`
+	RnicRoceCnp                RnicRoceCnpMetricConfig                `mapstructure:"rnic.roce.cnp"`
+	RnicRoceEcnMarked          RnicRoceEcnMarkedMetricConfig          `mapstructure:"rnic.roce.ecn_marked"`
+	RnicTopologyAcsRedirect    RnicTopologyAcsRedirectMetricConfig    `mapstructure:"rnic.topology.acs_redirect"`
+	RnicTopologyGpuDistance    RnicTopologyGpuDistanceMetricConfig    `mapstructure:"rnic.topology.gpu_distance"`
+	RnicTopologyGpudirectReady RnicTopologyGpudirectReadyMetricConfig `mapstructure:"rnic.topology.gpudirect_ready"`
+	RnicTopologyIommu          RnicTopologyIommuMetricConfig          `mapstructure:"rnic.topology.iommu"`
+	RnicTopologyLinkDegraded   RnicTopologyLinkDegradedMetricConfig   `mapstructure:"rnic.topology.link.degraded"`
+	RnicTopologyLinkSpeed      RnicTopologyLinkSpeedMetricConfig      `mapstructure:"rnic.topology.link.speed"`
+	RnicTopologyLinkWidth      RnicTopologyLinkWidthMetricConfig      `mapstructure:"rnic.topology.link.width"`
+	RnicTopologyNearestRnic    RnicTopologyNearestRnicMetricConfig    `mapstructure:"rnic.topology.nearest_rnic"`
+	RnicTopologyPeerMemory     RnicTopologyPeerMemoryMetricConfig     `mapstructure:"rnic.topology.peer_memory"`
+	RnicTransportErrors        RnicTransportErrorsMetricConfig        `mapstructure:"rnic.transport.errors"`
+	RnicTransportEvents        RnicTransportEventsMetricConfig        `mapstructure:"rnic.transport.events"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -1165,6 +1623,51 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []RnicRoceEcnMarkedMetricAttributeKey{RnicRoceEcnMarkedMetricAttributeKeyDevice},
+		},
+		RnicTopologyAcsRedirect: RnicTopologyAcsRedirectMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyAcsRedirectMetricAttributeKey{RnicTopologyAcsRedirectMetricAttributeKeyGpu, RnicTopologyAcsRedirectMetricAttributeKeyDevice},
+		},
+		RnicTopologyGpuDistance: RnicTopologyGpuDistanceMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyGpuDistanceMetricAttributeKey{RnicTopologyGpuDistanceMetricAttributeKeyGpu, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyDevice, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyPciePath},
+		},
+		RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+		},
+		RnicTopologyIommu: RnicTopologyIommuMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyIommuMetricAttributeKey{RnicTopologyIommuMetricAttributeKeyDevice, RnicTopologyIommuMetricAttributeKeyPciBusID, RnicTopologyIommuMetricAttributeKeyIommuMode},
+		},
+		RnicTopologyLinkDegraded: RnicTopologyLinkDegradedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyLinkDegradedMetricAttributeKey{RnicTopologyLinkDegradedMetricAttributeKeyDevice, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID},
+		},
+		RnicTopologyLinkSpeed: RnicTopologyLinkSpeedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyLinkSpeedMetricAttributeKey{RnicTopologyLinkSpeedMetricAttributeKeyDevice, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound},
+		},
+		RnicTopologyLinkWidth: RnicTopologyLinkWidthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyLinkWidthMetricAttributeKey{RnicTopologyLinkWidthMetricAttributeKeyDevice, RnicTopologyLinkWidthMetricAttributeKeyPciBusID, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound},
+		},
+		RnicTopologyNearestRnic: RnicTopologyNearestRnicMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyNearestRnicMetricAttributeKey{RnicTopologyNearestRnicMetricAttributeKeyGpu, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID, RnicTopologyNearestRnicMetricAttributeKeyDevice, RnicTopologyNearestRnicMetricAttributeKeyPciBusID, RnicTopologyNearestRnicMetricAttributeKeyPciePath},
+		},
+		RnicTopologyPeerMemory: RnicTopologyPeerMemoryMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []RnicTopologyPeerMemoryMetricAttributeKey{RnicTopologyPeerMemoryMetricAttributeKeyMechanism},
 		},
 		RnicTransportErrors: RnicTransportErrorsMetricConfig{
 			Enabled:             true,

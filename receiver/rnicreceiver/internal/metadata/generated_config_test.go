@@ -121,6 +121,51 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []RnicRoceEcnMarkedMetricAttributeKey{RnicRoceEcnMarkedMetricAttributeKeyDevice},
 					},
+					RnicTopologyAcsRedirect: RnicTopologyAcsRedirectMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyAcsRedirectMetricAttributeKey{RnicTopologyAcsRedirectMetricAttributeKeyGpu, RnicTopologyAcsRedirectMetricAttributeKeyDevice},
+					},
+					RnicTopologyGpuDistance: RnicTopologyGpuDistanceMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyGpuDistanceMetricAttributeKey{RnicTopologyGpuDistanceMetricAttributeKeyGpu, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyDevice, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyPciePath},
+					},
+					RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+					},
+					RnicTopologyIommu: RnicTopologyIommuMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyIommuMetricAttributeKey{RnicTopologyIommuMetricAttributeKeyDevice, RnicTopologyIommuMetricAttributeKeyPciBusID, RnicTopologyIommuMetricAttributeKeyIommuMode},
+					},
+					RnicTopologyLinkDegraded: RnicTopologyLinkDegradedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyLinkDegradedMetricAttributeKey{RnicTopologyLinkDegradedMetricAttributeKeyDevice, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID},
+					},
+					RnicTopologyLinkSpeed: RnicTopologyLinkSpeedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyLinkSpeedMetricAttributeKey{RnicTopologyLinkSpeedMetricAttributeKeyDevice, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound},
+					},
+					RnicTopologyLinkWidth: RnicTopologyLinkWidthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyLinkWidthMetricAttributeKey{RnicTopologyLinkWidthMetricAttributeKeyDevice, RnicTopologyLinkWidthMetricAttributeKeyPciBusID, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound},
+					},
+					RnicTopologyNearestRnic: RnicTopologyNearestRnicMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyNearestRnicMetricAttributeKey{RnicTopologyNearestRnicMetricAttributeKeyGpu, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID, RnicTopologyNearestRnicMetricAttributeKeyDevice, RnicTopologyNearestRnicMetricAttributeKeyPciBusID, RnicTopologyNearestRnicMetricAttributeKeyPciePath},
+					},
+					RnicTopologyPeerMemory: RnicTopologyPeerMemoryMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyPeerMemoryMetricAttributeKey{RnicTopologyPeerMemoryMetricAttributeKeyMechanism},
+					},
 					RnicTransportErrors: RnicTransportErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -233,6 +278,51 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []RnicRoceEcnMarkedMetricAttributeKey{RnicRoceEcnMarkedMetricAttributeKeyDevice},
 					},
+					RnicTopologyAcsRedirect: RnicTopologyAcsRedirectMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyAcsRedirectMetricAttributeKey{RnicTopologyAcsRedirectMetricAttributeKeyGpu, RnicTopologyAcsRedirectMetricAttributeKeyDevice},
+					},
+					RnicTopologyGpuDistance: RnicTopologyGpuDistanceMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyGpuDistanceMetricAttributeKey{RnicTopologyGpuDistanceMetricAttributeKeyGpu, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyDevice, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyPciePath},
+					},
+					RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+					},
+					RnicTopologyIommu: RnicTopologyIommuMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyIommuMetricAttributeKey{RnicTopologyIommuMetricAttributeKeyDevice, RnicTopologyIommuMetricAttributeKeyPciBusID, RnicTopologyIommuMetricAttributeKeyIommuMode},
+					},
+					RnicTopologyLinkDegraded: RnicTopologyLinkDegradedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyLinkDegradedMetricAttributeKey{RnicTopologyLinkDegradedMetricAttributeKeyDevice, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID},
+					},
+					RnicTopologyLinkSpeed: RnicTopologyLinkSpeedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyLinkSpeedMetricAttributeKey{RnicTopologyLinkSpeedMetricAttributeKeyDevice, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound},
+					},
+					RnicTopologyLinkWidth: RnicTopologyLinkWidthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyLinkWidthMetricAttributeKey{RnicTopologyLinkWidthMetricAttributeKeyDevice, RnicTopologyLinkWidthMetricAttributeKeyPciBusID, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound},
+					},
+					RnicTopologyNearestRnic: RnicTopologyNearestRnicMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyNearestRnicMetricAttributeKey{RnicTopologyNearestRnicMetricAttributeKeyGpu, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID, RnicTopologyNearestRnicMetricAttributeKeyDevice, RnicTopologyNearestRnicMetricAttributeKeyPciBusID, RnicTopologyNearestRnicMetricAttributeKeyPciePath},
+					},
+					RnicTopologyPeerMemory: RnicTopologyPeerMemoryMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []RnicTopologyPeerMemoryMetricAttributeKey{RnicTopologyPeerMemoryMetricAttributeKeyMechanism},
+					},
 					RnicTransportErrors: RnicTransportErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -250,7 +340,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(InterconnectIoMetricConfig{}, RnicCounterSaturatedMetricConfig{}, RnicDriverCounterMetricConfig{}, RnicPacketsMetricConfig{}, RnicPauseFramesMetricConfig{}, RnicPauseStormEventsMetricConfig{}, RnicPfcPauseDurationMetricConfig{}, RnicPfcPauseFramesMetricConfig{}, RnicPhyDiscardsMetricConfig{}, RnicPhyIoMetricConfig{}, RnicPortErrorsMetricConfig{}, RnicPortInfoMetricConfig{}, RnicPortPhysicalStateMetricConfig{}, RnicPortRateMetricConfig{}, RnicPortStateMetricConfig{}, RnicPortWidthMetricConfig{}, RnicPortXmitWaitMetricConfig{}, RnicRoceCnpMetricConfig{}, RnicRoceEcnMarkedMetricConfig{}, RnicTransportErrorsMetricConfig{}, RnicTransportEventsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(InterconnectIoMetricConfig{}, RnicCounterSaturatedMetricConfig{}, RnicDriverCounterMetricConfig{}, RnicPacketsMetricConfig{}, RnicPauseFramesMetricConfig{}, RnicPauseStormEventsMetricConfig{}, RnicPfcPauseDurationMetricConfig{}, RnicPfcPauseFramesMetricConfig{}, RnicPhyDiscardsMetricConfig{}, RnicPhyIoMetricConfig{}, RnicPortErrorsMetricConfig{}, RnicPortInfoMetricConfig{}, RnicPortPhysicalStateMetricConfig{}, RnicPortRateMetricConfig{}, RnicPortStateMetricConfig{}, RnicPortWidthMetricConfig{}, RnicPortXmitWaitMetricConfig{}, RnicRoceCnpMetricConfig{}, RnicRoceEcnMarkedMetricConfig{}, RnicTopologyAcsRedirectMetricConfig{}, RnicTopologyGpuDistanceMetricConfig{}, RnicTopologyGpudirectReadyMetricConfig{}, RnicTopologyIommuMetricConfig{}, RnicTopologyLinkDegradedMetricConfig{}, RnicTopologyLinkSpeedMetricConfig{}, RnicTopologyLinkWidthMetricConfig{}, RnicTopologyNearestRnicMetricConfig{}, RnicTopologyPeerMemoryMetricConfig{}, RnicTransportErrorsMetricConfig{}, RnicTransportEventsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -479,6 +569,114 @@ func TestRnicRoceEcnMarkedMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric rnic.roce.ecn_marked doesn't have an attribute invalid, valid attributes: [device]")
 
 	cfg = DefaultMetricsConfig().RnicRoceEcnMarked
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyAcsRedirectMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyAcsRedirect
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyAcsRedirectMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.acs_redirect doesn't have an attribute invalid, valid attributes: [gpu, device]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyAcsRedirect
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyGpuDistanceMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyGpuDistance
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyGpuDistanceMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.gpu_distance doesn't have an attribute invalid, valid attributes: [gpu, gpu.pci.bus_id, device, pci.bus_id, pcie.path]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyGpuDistance
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyGpudirectReadyMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyGpudirectReady
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyGpudirectReadyMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.gpudirect_ready doesn't have an attribute invalid, valid attributes: [gpu, device]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyGpudirectReady
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyIommuMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyIommu
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyIommuMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.iommu doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, iommu.mode]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyIommu
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyLinkDegradedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyLinkDegraded
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyLinkDegradedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.link.degraded doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyLinkDegraded
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyLinkSpeedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyLinkSpeed
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyLinkSpeedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.link.speed doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, pcie.link.bound]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyLinkSpeed
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyLinkWidthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyLinkWidth
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyLinkWidthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.link.width doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, pcie.link.bound]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyLinkWidth
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyNearestRnicMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyNearestRnic
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyNearestRnicMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.nearest_rnic doesn't have an attribute invalid, valid attributes: [gpu, gpu.pci.bus_id, device, pci.bus_id, pcie.path]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyNearestRnic
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicTopologyPeerMemoryMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicTopologyPeerMemory
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicTopologyPeerMemoryMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.peer_memory doesn't have an attribute invalid, valid attributes: [mechanism]")
+
+	cfg = DefaultMetricsConfig().RnicTopologyPeerMemory
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -101,6 +101,126 @@ var MapAttributeDirection = map[string]AttributeDirection{
 	"receive":  AttributeDirectionReceive,
 }
 
+// AttributeIommuMode specifies the value iommu.mode attribute.
+type AttributeIommuMode int
+
+const (
+	_ AttributeIommuMode = iota
+	AttributeIommuModeOff
+	AttributeIommuModePassthrough
+	AttributeIommuModeTranslated
+)
+
+// String returns the string representation of the AttributeIommuMode.
+func (av AttributeIommuMode) String() string {
+	switch av {
+	case AttributeIommuModeOff:
+		return "off"
+	case AttributeIommuModePassthrough:
+		return "passthrough"
+	case AttributeIommuModeTranslated:
+		return "translated"
+	}
+	return ""
+}
+
+// MapAttributeIommuMode is a helper map of string to AttributeIommuMode attribute value.
+var MapAttributeIommuMode = map[string]AttributeIommuMode{
+	"off":         AttributeIommuModeOff,
+	"passthrough": AttributeIommuModePassthrough,
+	"translated":  AttributeIommuModeTranslated,
+}
+
+// AttributeMechanism specifies the value mechanism attribute.
+type AttributeMechanism int
+
+const (
+	_ AttributeMechanism = iota
+	AttributeMechanismNvidiaPeermem
+	AttributeMechanismDmaBuf
+)
+
+// String returns the string representation of the AttributeMechanism.
+func (av AttributeMechanism) String() string {
+	switch av {
+	case AttributeMechanismNvidiaPeermem:
+		return "nvidia_peermem"
+	case AttributeMechanismDmaBuf:
+		return "dma_buf"
+	}
+	return ""
+}
+
+// MapAttributeMechanism is a helper map of string to AttributeMechanism attribute value.
+var MapAttributeMechanism = map[string]AttributeMechanism{
+	"nvidia_peermem": AttributeMechanismNvidiaPeermem,
+	"dma_buf":        AttributeMechanismDmaBuf,
+}
+
+// AttributePcieLinkBound specifies the value pcie.link.bound attribute.
+type AttributePcieLinkBound int
+
+const (
+	_ AttributePcieLinkBound = iota
+	AttributePcieLinkBoundCurrent
+	AttributePcieLinkBoundMax
+)
+
+// String returns the string representation of the AttributePcieLinkBound.
+func (av AttributePcieLinkBound) String() string {
+	switch av {
+	case AttributePcieLinkBoundCurrent:
+		return "current"
+	case AttributePcieLinkBoundMax:
+		return "max"
+	}
+	return ""
+}
+
+// MapAttributePcieLinkBound is a helper map of string to AttributePcieLinkBound attribute value.
+var MapAttributePcieLinkBound = map[string]AttributePcieLinkBound{
+	"current": AttributePcieLinkBoundCurrent,
+	"max":     AttributePcieLinkBoundMax,
+}
+
+// AttributePciePath specifies the value pcie.path attribute.
+type AttributePciePath int
+
+const (
+	_ AttributePciePath = iota
+	AttributePciePathPIX
+	AttributePciePathPXB
+	AttributePciePathPHB
+	AttributePciePathNODE
+	AttributePciePathSYS
+)
+
+// String returns the string representation of the AttributePciePath.
+func (av AttributePciePath) String() string {
+	switch av {
+	case AttributePciePathPIX:
+		return "PIX"
+	case AttributePciePathPXB:
+		return "PXB"
+	case AttributePciePathPHB:
+		return "PHB"
+	case AttributePciePathNODE:
+		return "NODE"
+	case AttributePciePathSYS:
+		return "SYS"
+	}
+	return ""
+}
+
+// MapAttributePciePath is a helper map of string to AttributePciePath attribute value.
+var MapAttributePciePath = map[string]AttributePciePath{
+	"PIX":  AttributePciePathPIX,
+	"PXB":  AttributePciePathPXB,
+	"PHB":  AttributePciePathPHB,
+	"NODE": AttributePciePathNODE,
+	"SYS":  AttributePciePathSYS,
+}
+
 // AttributeSeverity specifies the value severity attribute.
 type AttributeSeverity int
 
@@ -204,6 +324,42 @@ var MetricsInfo = metricsInfo{
 		Name:       "rnic.roce.ecn_marked",
 		Attributes: []string{"device"},
 	},
+	RnicTopologyAcsRedirect: metricInfo{
+		Name:       "rnic.topology.acs_redirect",
+		Attributes: []string{"gpu", "device"},
+	},
+	RnicTopologyGpuDistance: metricInfo{
+		Name:       "rnic.topology.gpu_distance",
+		Attributes: []string{"gpu", "gpu.pci.bus_id", "device", "pci.bus_id", "pcie.path"},
+	},
+	RnicTopologyGpudirectReady: metricInfo{
+		Name:       "rnic.topology.gpudirect_ready",
+		Attributes: []string{"gpu", "device"},
+	},
+	RnicTopologyIommu: metricInfo{
+		Name:       "rnic.topology.iommu",
+		Attributes: []string{"device", "pci.bus_id", "iommu.mode"},
+	},
+	RnicTopologyLinkDegraded: metricInfo{
+		Name:       "rnic.topology.link.degraded",
+		Attributes: []string{"device", "pci.bus_id"},
+	},
+	RnicTopologyLinkSpeed: metricInfo{
+		Name:       "rnic.topology.link.speed",
+		Attributes: []string{"device", "pci.bus_id", "pcie.link.bound"},
+	},
+	RnicTopologyLinkWidth: metricInfo{
+		Name:       "rnic.topology.link.width",
+		Attributes: []string{"device", "pci.bus_id", "pcie.link.bound"},
+	},
+	RnicTopologyNearestRnic: metricInfo{
+		Name:       "rnic.topology.nearest_rnic",
+		Attributes: []string{"gpu", "gpu.pci.bus_id", "device", "pci.bus_id", "pcie.path"},
+	},
+	RnicTopologyPeerMemory: metricInfo{
+		Name:       "rnic.topology.peer_memory",
+		Attributes: []string{"mechanism"},
+	},
 	RnicTransportErrors: metricInfo{
 		Name:       "rnic.transport.errors",
 		Attributes: []string{"device", "counter"},
@@ -215,27 +371,36 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	InterconnectIo        metricInfo
-	RnicCounterSaturated  metricInfo
-	RnicDriverCounter     metricInfo
-	RnicPackets           metricInfo
-	RnicPauseFrames       metricInfo
-	RnicPauseStormEvents  metricInfo
-	RnicPfcPauseDuration  metricInfo
-	RnicPfcPauseFrames    metricInfo
-	RnicPhyDiscards       metricInfo
-	RnicPhyIo             metricInfo
-	RnicPortErrors        metricInfo
-	RnicPortInfo          metricInfo
-	RnicPortPhysicalState metricInfo
-	RnicPortRate          metricInfo
-	RnicPortState         metricInfo
-	RnicPortWidth         metricInfo
-	RnicPortXmitWait      metricInfo
-	RnicRoceCnp           metricInfo
-	RnicRoceEcnMarked     metricInfo
-	RnicTransportErrors   metricInfo
-	RnicTransportEvents   metricInfo
+	InterconnectIo             metricInfo
+	RnicCounterSaturated       metricInfo
+	RnicDriverCounter          metricInfo
+	RnicPackets                metricInfo
+	RnicPauseFrames            metricInfo
+	RnicPauseStormEvents       metricInfo
+	RnicPfcPauseDuration       metricInfo
+	RnicPfcPauseFrames         metricInfo
+	RnicPhyDiscards            metricInfo
+	RnicPhyIo                  metricInfo
+	RnicPortErrors             metricInfo
+	RnicPortInfo               metricInfo
+	RnicPortPhysicalState      metricInfo
+	RnicPortRate               metricInfo
+	RnicPortState              metricInfo
+	RnicPortWidth              metricInfo
+	RnicPortXmitWait           metricInfo
+	RnicRoceCnp                metricInfo
+	RnicRoceEcnMarked          metricInfo
+	RnicTopologyAcsRedirect    metricInfo
+	RnicTopologyGpuDistance    metricInfo
+	RnicTopologyGpudirectReady metricInfo
+	RnicTopologyIommu          metricInfo
+	RnicTopologyLinkDegraded   metricInfo
+	RnicTopologyLinkSpeed      metricInfo
+	RnicTopologyLinkWidth      metricInfo
+	RnicTopologyNearestRnic    metricInfo
+	RnicTopologyPeerMemory     metricInfo
+	RnicTransportErrors        metricInfo
+	RnicTransportEvents        metricInfo
 }
 
 type metricInfo struct {
@@ -2038,6 +2203,858 @@ func newMetricRnicRoceEcnMarked(cfg RnicRoceEcnMarkedMetricConfig) metricRnicRoc
 	return m
 }
 
+type metricRnicTopologyAcsRedirect struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        RnicTopologyAcsRedirectMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.acs_redirect metric with initial data.
+func (m *metricRnicTopologyAcsRedirect) init() {
+	m.data.SetName("rnic.topology.acs_redirect")
+	m.data.SetDescription("1 if a PCIe switch port between the GPU and the NIC has ACS P2P request or completion redirect enabled (peer traffic is sent up to the root complex), 0 if none, -1 unknown (extended config space not readable without CAP_SYS_ADMIN).")
+	m.data.SetUnit("{state}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyAcsRedirect) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyAcsRedirectMetricAttributeKeyGpu) {
+		dp.Attributes().PutStr("gpu", gpuAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyAcsRedirectMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyAcsRedirect) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyAcsRedirect) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyAcsRedirect(cfg RnicTopologyAcsRedirectMetricConfig) metricRnicTopologyAcsRedirect {
+	m := metricRnicTopologyAcsRedirect{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicTopologyGpuDistance struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        RnicTopologyGpuDistanceMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.gpu_distance metric with initial data.
+func (m *metricRnicTopologyGpuDistance) init() {
+	m.data.SetName("rnic.topology.gpu_distance")
+	m.data.SetDescription("PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.")
+	m.data.SetUnit("{level}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyGpuDistance) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpuDistanceMetricAttributeKeyGpu) {
+		dp.Attributes().PutStr("gpu", gpuAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID) {
+		dp.Attributes().PutStr("gpu.pci.bus_id", gpuPciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpuDistanceMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpuDistanceMetricAttributeKeyPciePath) {
+		dp.Attributes().PutStr("pcie.path", pciePathAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyGpuDistance) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyGpuDistance) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyGpuDistance(cfg RnicTopologyGpuDistanceMetricConfig) metricRnicTopologyGpuDistance {
+	m := metricRnicTopologyGpuDistance{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicTopologyGpudirectReady struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        RnicTopologyGpudirectReadyMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.gpudirect_ready metric with initial data.
+func (m *metricRnicTopologyGpudirectReady) init() {
+	m.data.SetName("rnic.topology.gpudirect_ready")
+	m.data.SetDescription("1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.")
+	m.data.SetUnit("{state}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpudirectReadyMetricAttributeKeyGpu) {
+		dp.Attributes().PutStr("gpu", gpuAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpudirectReadyMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyGpudirectReady) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyGpudirectReady) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyGpudirectReady(cfg RnicTopologyGpudirectReadyMetricConfig) metricRnicTopologyGpudirectReady {
+	m := metricRnicTopologyGpudirectReady{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicTopologyIommu struct {
+	data          pmetric.Metric                // data buffer for generated metric.
+	config        RnicTopologyIommuMetricConfig // metric config provided by user.
+	capacity      int                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.iommu metric with initial data.
+func (m *metricRnicTopologyIommu) init() {
+	m.data.SetName("rnic.topology.iommu")
+	m.data.SetDescription("IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU.")
+	m.data.SetUnit("{mode}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyIommu) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, iommuModeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyIommuMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyIommuMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyIommuMetricAttributeKeyIommuMode) {
+		dp.Attributes().PutStr("iommu.mode", iommuModeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyIommu) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyIommu) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyIommu(cfg RnicTopologyIommuMetricConfig) metricRnicTopologyIommu {
+	m := metricRnicTopologyIommu{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicTopologyLinkDegraded struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        RnicTopologyLinkDegradedMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.link.degraded metric with initial data.
+func (m *metricRnicTopologyLinkDegraded) init() {
+	m.data.SetName("rnic.topology.link.degraded")
+	m.data.SetDescription("1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.")
+	m.data.SetUnit("{state}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyLinkDegraded) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyLinkDegradedMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyLinkDegraded) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyLinkDegraded) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyLinkDegraded(cfg RnicTopologyLinkDegradedMetricConfig) metricRnicTopologyLinkDegraded {
+	m := metricRnicTopologyLinkDegraded{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicTopologyLinkSpeed struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        RnicTopologyLinkSpeedMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []float64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.link.speed metric with initial data.
+func (m *metricRnicTopologyLinkSpeed) init() {
+	m.data.SetName("rnic.topology.link.speed")
+	m.data.SetDescription("PCIe link speed per lane of each GPU and RDMA NIC, trained and maximum, in GT/s. GPUs lower it when idle.")
+	m.data.SetUnit("{GT}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyLinkSpeed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string, pcieLinkBoundAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyLinkSpeedMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound) {
+		dp.Attributes().PutStr("pcie.link.bound", pcieLinkBoundAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyLinkSpeed) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyLinkSpeed) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyLinkSpeed(cfg RnicTopologyLinkSpeedMetricConfig) metricRnicTopologyLinkSpeed {
+	m := metricRnicTopologyLinkSpeed{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicTopologyLinkWidth struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        RnicTopologyLinkWidthMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.link.width metric with initial data.
+func (m *metricRnicTopologyLinkWidth) init() {
+	m.data.SetName("rnic.topology.link.width")
+	m.data.SetDescription("PCIe link width of each GPU and RDMA NIC, trained and maximum.")
+	m.data.SetUnit("{lane}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyLinkWidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, pcieLinkBoundAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyLinkWidthMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyLinkWidthMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound) {
+		dp.Attributes().PutStr("pcie.link.bound", pcieLinkBoundAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyLinkWidth) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyLinkWidth) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyLinkWidth(cfg RnicTopologyLinkWidthMetricConfig) metricRnicTopologyLinkWidth {
+	m := metricRnicTopologyLinkWidth{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicTopologyNearestRnic struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        RnicTopologyNearestRnicMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.nearest_rnic metric with initial data.
+func (m *metricRnicTopologyNearestRnic) init() {
+	m.data.SetName("rnic.topology.nearest_rnic")
+	m.data.SetDescription("For each GPU, its nearest RDMA NIC and the PCIe distance to it (1 PIX ... 5 SYS). A GPU whose nearest NIC is PHB or farther cannot use GPUDirect RDMA at NCCL's default level.")
+	m.data.SetUnit("{level}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyNearestRnic) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyNearestRnicMetricAttributeKeyGpu) {
+		dp.Attributes().PutStr("gpu", gpuAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID) {
+		dp.Attributes().PutStr("gpu.pci.bus_id", gpuPciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyNearestRnicMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyNearestRnicMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyNearestRnicMetricAttributeKeyPciePath) {
+		dp.Attributes().PutStr("pcie.path", pciePathAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyNearestRnic) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyNearestRnic) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyNearestRnic(cfg RnicTopologyNearestRnicMetricConfig) metricRnicTopologyNearestRnic {
+	m := metricRnicTopologyNearestRnic{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicTopologyPeerMemory struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        RnicTopologyPeerMemoryMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.topology.peer_memory metric with initial data.
+func (m *metricRnicTopologyPeerMemory) init() {
+	m.data.SetName("rnic.topology.peer_memory")
+	m.data.SetDescription("Whether the kernel offers a path for the RDMA NIC to GPU memory, per mechanism; 1 yes, 0 no, -1 unknown. nvidia_peermem is the nvidia-peermem (or legacy nv_peer_mem) module being loaded; dma_buf needs kernel 5.12 or later and the NVIDIA open kernel module.")
+	m.data.SetUnit("{state}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicTopologyPeerMemory) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, mechanismAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyPeerMemoryMetricAttributeKeyMechanism) {
+		dp.Attributes().PutStr("mechanism", mechanismAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicTopologyPeerMemory) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicTopologyPeerMemory) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicTopologyPeerMemory(cfg RnicTopologyPeerMemoryMetricConfig) metricRnicTopologyPeerMemory {
+	m := metricRnicTopologyPeerMemory{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricRnicTransportErrors struct {
 	data          pmetric.Metric                  // data buffer for generated metric.
 	config        RnicTransportErrorsMetricConfig // metric config provided by user.
@@ -2229,32 +3246,41 @@ func newMetricRnicTransportEvents(cfg RnicTransportEventsMetricConfig) metricRni
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                      MetricsBuilderConfig // config of the metrics builder.
-	startTime                   pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity             int                  // maximum observed number of metrics per resource.
-	metricsBuffer               pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                   component.BuildInfo  // contains version information.
-	metricInterconnectIo        metricInterconnectIo
-	metricRnicCounterSaturated  metricRnicCounterSaturated
-	metricRnicDriverCounter     metricRnicDriverCounter
-	metricRnicPackets           metricRnicPackets
-	metricRnicPauseFrames       metricRnicPauseFrames
-	metricRnicPauseStormEvents  metricRnicPauseStormEvents
-	metricRnicPfcPauseDuration  metricRnicPfcPauseDuration
-	metricRnicPfcPauseFrames    metricRnicPfcPauseFrames
-	metricRnicPhyDiscards       metricRnicPhyDiscards
-	metricRnicPhyIo             metricRnicPhyIo
-	metricRnicPortErrors        metricRnicPortErrors
-	metricRnicPortInfo          metricRnicPortInfo
-	metricRnicPortPhysicalState metricRnicPortPhysicalState
-	metricRnicPortRate          metricRnicPortRate
-	metricRnicPortState         metricRnicPortState
-	metricRnicPortWidth         metricRnicPortWidth
-	metricRnicPortXmitWait      metricRnicPortXmitWait
-	metricRnicRoceCnp           metricRnicRoceCnp
-	metricRnicRoceEcnMarked     metricRnicRoceEcnMarked
-	metricRnicTransportErrors   metricRnicTransportErrors
-	metricRnicTransportEvents   metricRnicTransportEvents
+	config                           MetricsBuilderConfig // config of the metrics builder.
+	startTime                        pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                  int                  // maximum observed number of metrics per resource.
+	metricsBuffer                    pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                        component.BuildInfo  // contains version information.
+	metricInterconnectIo             metricInterconnectIo
+	metricRnicCounterSaturated       metricRnicCounterSaturated
+	metricRnicDriverCounter          metricRnicDriverCounter
+	metricRnicPackets                metricRnicPackets
+	metricRnicPauseFrames            metricRnicPauseFrames
+	metricRnicPauseStormEvents       metricRnicPauseStormEvents
+	metricRnicPfcPauseDuration       metricRnicPfcPauseDuration
+	metricRnicPfcPauseFrames         metricRnicPfcPauseFrames
+	metricRnicPhyDiscards            metricRnicPhyDiscards
+	metricRnicPhyIo                  metricRnicPhyIo
+	metricRnicPortErrors             metricRnicPortErrors
+	metricRnicPortInfo               metricRnicPortInfo
+	metricRnicPortPhysicalState      metricRnicPortPhysicalState
+	metricRnicPortRate               metricRnicPortRate
+	metricRnicPortState              metricRnicPortState
+	metricRnicPortWidth              metricRnicPortWidth
+	metricRnicPortXmitWait           metricRnicPortXmitWait
+	metricRnicRoceCnp                metricRnicRoceCnp
+	metricRnicRoceEcnMarked          metricRnicRoceEcnMarked
+	metricRnicTopologyAcsRedirect    metricRnicTopologyAcsRedirect
+	metricRnicTopologyGpuDistance    metricRnicTopologyGpuDistance
+	metricRnicTopologyGpudirectReady metricRnicTopologyGpudirectReady
+	metricRnicTopologyIommu          metricRnicTopologyIommu
+	metricRnicTopologyLinkDegraded   metricRnicTopologyLinkDegraded
+	metricRnicTopologyLinkSpeed      metricRnicTopologyLinkSpeed
+	metricRnicTopologyLinkWidth      metricRnicTopologyLinkWidth
+	metricRnicTopologyNearestRnic    metricRnicTopologyNearestRnic
+	metricRnicTopologyPeerMemory     metricRnicTopologyPeerMemory
+	metricRnicTransportErrors        metricRnicTransportErrors
+	metricRnicTransportEvents        metricRnicTransportEvents
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2276,31 +3302,40 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                      mbc,
-		startTime:                   pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:               pmetric.NewMetrics(),
-		buildInfo:                   settings.BuildInfo,
-		metricInterconnectIo:        newMetricInterconnectIo(mbc.Metrics.InterconnectIo),
-		metricRnicCounterSaturated:  newMetricRnicCounterSaturated(mbc.Metrics.RnicCounterSaturated),
-		metricRnicDriverCounter:     newMetricRnicDriverCounter(mbc.Metrics.RnicDriverCounter),
-		metricRnicPackets:           newMetricRnicPackets(mbc.Metrics.RnicPackets),
-		metricRnicPauseFrames:       newMetricRnicPauseFrames(mbc.Metrics.RnicPauseFrames),
-		metricRnicPauseStormEvents:  newMetricRnicPauseStormEvents(mbc.Metrics.RnicPauseStormEvents),
-		metricRnicPfcPauseDuration:  newMetricRnicPfcPauseDuration(mbc.Metrics.RnicPfcPauseDuration),
-		metricRnicPfcPauseFrames:    newMetricRnicPfcPauseFrames(mbc.Metrics.RnicPfcPauseFrames),
-		metricRnicPhyDiscards:       newMetricRnicPhyDiscards(mbc.Metrics.RnicPhyDiscards),
-		metricRnicPhyIo:             newMetricRnicPhyIo(mbc.Metrics.RnicPhyIo),
-		metricRnicPortErrors:        newMetricRnicPortErrors(mbc.Metrics.RnicPortErrors),
-		metricRnicPortInfo:          newMetricRnicPortInfo(mbc.Metrics.RnicPortInfo),
-		metricRnicPortPhysicalState: newMetricRnicPortPhysicalState(mbc.Metrics.RnicPortPhysicalState),
-		metricRnicPortRate:          newMetricRnicPortRate(mbc.Metrics.RnicPortRate),
-		metricRnicPortState:         newMetricRnicPortState(mbc.Metrics.RnicPortState),
-		metricRnicPortWidth:         newMetricRnicPortWidth(mbc.Metrics.RnicPortWidth),
-		metricRnicPortXmitWait:      newMetricRnicPortXmitWait(mbc.Metrics.RnicPortXmitWait),
-		metricRnicRoceCnp:           newMetricRnicRoceCnp(mbc.Metrics.RnicRoceCnp),
-		metricRnicRoceEcnMarked:     newMetricRnicRoceEcnMarked(mbc.Metrics.RnicRoceEcnMarked),
-		metricRnicTransportErrors:   newMetricRnicTransportErrors(mbc.Metrics.RnicTransportErrors),
-		metricRnicTransportEvents:   newMetricRnicTransportEvents(mbc.Metrics.RnicTransportEvents),
+		config:                           mbc,
+		startTime:                        pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                    pmetric.NewMetrics(),
+		buildInfo:                        settings.BuildInfo,
+		metricInterconnectIo:             newMetricInterconnectIo(mbc.Metrics.InterconnectIo),
+		metricRnicCounterSaturated:       newMetricRnicCounterSaturated(mbc.Metrics.RnicCounterSaturated),
+		metricRnicDriverCounter:          newMetricRnicDriverCounter(mbc.Metrics.RnicDriverCounter),
+		metricRnicPackets:                newMetricRnicPackets(mbc.Metrics.RnicPackets),
+		metricRnicPauseFrames:            newMetricRnicPauseFrames(mbc.Metrics.RnicPauseFrames),
+		metricRnicPauseStormEvents:       newMetricRnicPauseStormEvents(mbc.Metrics.RnicPauseStormEvents),
+		metricRnicPfcPauseDuration:       newMetricRnicPfcPauseDuration(mbc.Metrics.RnicPfcPauseDuration),
+		metricRnicPfcPauseFrames:         newMetricRnicPfcPauseFrames(mbc.Metrics.RnicPfcPauseFrames),
+		metricRnicPhyDiscards:            newMetricRnicPhyDiscards(mbc.Metrics.RnicPhyDiscards),
+		metricRnicPhyIo:                  newMetricRnicPhyIo(mbc.Metrics.RnicPhyIo),
+		metricRnicPortErrors:             newMetricRnicPortErrors(mbc.Metrics.RnicPortErrors),
+		metricRnicPortInfo:               newMetricRnicPortInfo(mbc.Metrics.RnicPortInfo),
+		metricRnicPortPhysicalState:      newMetricRnicPortPhysicalState(mbc.Metrics.RnicPortPhysicalState),
+		metricRnicPortRate:               newMetricRnicPortRate(mbc.Metrics.RnicPortRate),
+		metricRnicPortState:              newMetricRnicPortState(mbc.Metrics.RnicPortState),
+		metricRnicPortWidth:              newMetricRnicPortWidth(mbc.Metrics.RnicPortWidth),
+		metricRnicPortXmitWait:           newMetricRnicPortXmitWait(mbc.Metrics.RnicPortXmitWait),
+		metricRnicRoceCnp:                newMetricRnicRoceCnp(mbc.Metrics.RnicRoceCnp),
+		metricRnicRoceEcnMarked:          newMetricRnicRoceEcnMarked(mbc.Metrics.RnicRoceEcnMarked),
+		metricRnicTopologyAcsRedirect:    newMetricRnicTopologyAcsRedirect(mbc.Metrics.RnicTopologyAcsRedirect),
+		metricRnicTopologyGpuDistance:    newMetricRnicTopologyGpuDistance(mbc.Metrics.RnicTopologyGpuDistance),
+		metricRnicTopologyGpudirectReady: newMetricRnicTopologyGpudirectReady(mbc.Metrics.RnicTopologyGpudirectReady),
+		metricRnicTopologyIommu:          newMetricRnicTopologyIommu(mbc.Metrics.RnicTopologyIommu),
+		metricRnicTopologyLinkDegraded:   newMetricRnicTopologyLinkDegraded(mbc.Metrics.RnicTopologyLinkDegraded),
+		metricRnicTopologyLinkSpeed:      newMetricRnicTopologyLinkSpeed(mbc.Metrics.RnicTopologyLinkSpeed),
+		metricRnicTopologyLinkWidth:      newMetricRnicTopologyLinkWidth(mbc.Metrics.RnicTopologyLinkWidth),
+		metricRnicTopologyNearestRnic:    newMetricRnicTopologyNearestRnic(mbc.Metrics.RnicTopologyNearestRnic),
+		metricRnicTopologyPeerMemory:     newMetricRnicTopologyPeerMemory(mbc.Metrics.RnicTopologyPeerMemory),
+		metricRnicTransportErrors:        newMetricRnicTransportErrors(mbc.Metrics.RnicTransportErrors),
+		metricRnicTransportEvents:        newMetricRnicTransportEvents(mbc.Metrics.RnicTransportEvents),
 	}
 
 	for _, op := range options {
@@ -2386,6 +3421,15 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricRnicPortXmitWait.emit(ils.Metrics())
 	mb.metricRnicRoceCnp.emit(ils.Metrics())
 	mb.metricRnicRoceEcnMarked.emit(ils.Metrics())
+	mb.metricRnicTopologyAcsRedirect.emit(ils.Metrics())
+	mb.metricRnicTopologyGpuDistance.emit(ils.Metrics())
+	mb.metricRnicTopologyGpudirectReady.emit(ils.Metrics())
+	mb.metricRnicTopologyIommu.emit(ils.Metrics())
+	mb.metricRnicTopologyLinkDegraded.emit(ils.Metrics())
+	mb.metricRnicTopologyLinkSpeed.emit(ils.Metrics())
+	mb.metricRnicTopologyLinkWidth.emit(ils.Metrics())
+	mb.metricRnicTopologyNearestRnic.emit(ils.Metrics())
+	mb.metricRnicTopologyPeerMemory.emit(ils.Metrics())
 	mb.metricRnicTransportErrors.emit(ils.Metrics())
 	mb.metricRnicTransportEvents.emit(ils.Metrics())
 
@@ -2502,6 +3546,51 @@ func (mb *MetricsBuilder) RecordRnicRoceCnpDataPoint(ts pcommon.Timestamp, val i
 // RecordRnicRoceEcnMarkedDataPoint adds a data point to rnic.roce.ecn_marked metric.
 func (mb *MetricsBuilder) RecordRnicRoceEcnMarkedDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
 	mb.metricRnicRoceEcnMarked.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+}
+
+// RecordRnicTopologyAcsRedirectDataPoint adds a data point to rnic.topology.acs_redirect metric.
+func (mb *MetricsBuilder) RecordRnicTopologyAcsRedirectDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
+	mb.metricRnicTopologyAcsRedirect.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, deviceAttributeValue)
+}
+
+// RecordRnicTopologyGpuDistanceDataPoint adds a data point to rnic.topology.gpu_distance metric.
+func (mb *MetricsBuilder) RecordRnicTopologyGpuDistanceDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue AttributePciePath) {
+	mb.metricRnicTopologyGpuDistance.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, gpuPciBusIDAttributeValue, deviceAttributeValue, pciBusIDAttributeValue, pciePathAttributeValue.String())
+}
+
+// RecordRnicTopologyGpudirectReadyDataPoint adds a data point to rnic.topology.gpudirect_ready metric.
+func (mb *MetricsBuilder) RecordRnicTopologyGpudirectReadyDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
+	mb.metricRnicTopologyGpudirectReady.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, deviceAttributeValue)
+}
+
+// RecordRnicTopologyIommuDataPoint adds a data point to rnic.topology.iommu metric.
+func (mb *MetricsBuilder) RecordRnicTopologyIommuDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, iommuModeAttributeValue AttributeIommuMode) {
+	mb.metricRnicTopologyIommu.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, iommuModeAttributeValue.String())
+}
+
+// RecordRnicTopologyLinkDegradedDataPoint adds a data point to rnic.topology.link.degraded metric.
+func (mb *MetricsBuilder) RecordRnicTopologyLinkDegradedDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricRnicTopologyLinkDegraded.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
+}
+
+// RecordRnicTopologyLinkSpeedDataPoint adds a data point to rnic.topology.link.speed metric.
+func (mb *MetricsBuilder) RecordRnicTopologyLinkSpeedDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string, pcieLinkBoundAttributeValue AttributePcieLinkBound) {
+	mb.metricRnicTopologyLinkSpeed.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, pcieLinkBoundAttributeValue.String())
+}
+
+// RecordRnicTopologyLinkWidthDataPoint adds a data point to rnic.topology.link.width metric.
+func (mb *MetricsBuilder) RecordRnicTopologyLinkWidthDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, pcieLinkBoundAttributeValue AttributePcieLinkBound) {
+	mb.metricRnicTopologyLinkWidth.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, pcieLinkBoundAttributeValue.String())
+}
+
+// RecordRnicTopologyNearestRnicDataPoint adds a data point to rnic.topology.nearest_rnic metric.
+func (mb *MetricsBuilder) RecordRnicTopologyNearestRnicDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue AttributePciePath) {
+	mb.metricRnicTopologyNearestRnic.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, gpuPciBusIDAttributeValue, deviceAttributeValue, pciBusIDAttributeValue, pciePathAttributeValue.String())
+}
+
+// RecordRnicTopologyPeerMemoryDataPoint adds a data point to rnic.topology.peer_memory metric.
+func (mb *MetricsBuilder) RecordRnicTopologyPeerMemoryDataPoint(ts pcommon.Timestamp, val int64, mechanismAttributeValue AttributeMechanism) {
+	mb.metricRnicTopologyPeerMemory.recordDataPoint(mb.startTime, ts, val, mechanismAttributeValue.String())
 }
 
 // RecordRnicTransportErrorsDataPoint adds a data point to rnic.transport.errors metric.

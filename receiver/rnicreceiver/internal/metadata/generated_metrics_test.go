@@ -77,6 +77,15 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["rnic.port.xmit_wait"] = mb.metricRnicPortXmitWait.config.AggregationStrategy
 			aggMap["rnic.roce.cnp"] = mb.metricRnicRoceCnp.config.AggregationStrategy
 			aggMap["rnic.roce.ecn_marked"] = mb.metricRnicRoceEcnMarked.config.AggregationStrategy
+			aggMap["rnic.topology.acs_redirect"] = mb.metricRnicTopologyAcsRedirect.config.AggregationStrategy
+			aggMap["rnic.topology.gpu_distance"] = mb.metricRnicTopologyGpuDistance.config.AggregationStrategy
+			aggMap["rnic.topology.gpudirect_ready"] = mb.metricRnicTopologyGpudirectReady.config.AggregationStrategy
+			aggMap["rnic.topology.iommu"] = mb.metricRnicTopologyIommu.config.AggregationStrategy
+			aggMap["rnic.topology.link.degraded"] = mb.metricRnicTopologyLinkDegraded.config.AggregationStrategy
+			aggMap["rnic.topology.link.speed"] = mb.metricRnicTopologyLinkSpeed.config.AggregationStrategy
+			aggMap["rnic.topology.link.width"] = mb.metricRnicTopologyLinkWidth.config.AggregationStrategy
+			aggMap["rnic.topology.nearest_rnic"] = mb.metricRnicTopologyNearestRnic.config.AggregationStrategy
+			aggMap["rnic.topology.peer_memory"] = mb.metricRnicTopologyPeerMemory.config.AggregationStrategy
 			aggMap["rnic.transport.errors"] = mb.metricRnicTransportErrors.config.AggregationStrategy
 			aggMap["rnic.transport.events"] = mb.metricRnicTransportEvents.config.AggregationStrategy
 
@@ -203,6 +212,60 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordRnicTopologyAcsRedirectDataPoint(ts, 1, "gpu-val", "device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyAcsRedirectDataPoint(ts, 3, "gpu-val-2", "device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicTopologyGpuDistanceDataPoint(ts, 1, "gpu-val", "gpu.pci.bus_id-val", "device-val", "pci.bus_id-val", AttributePciePathPIX)
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyGpuDistanceDataPoint(ts, 3, "gpu-val-2", "gpu.pci.bus_id-val-2", "device-val-2", "pci.bus_id-val-2", AttributePciePathPXB)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 1, "gpu-val", "device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 3, "gpu-val-2", "device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicTopologyIommuDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributeIommuModeOff)
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyIommuDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributeIommuModePassthrough)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicTopologyLinkDegradedDataPoint(ts, 1, "device-val", "pci.bus_id-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyLinkDegradedDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicTopologyLinkSpeedDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributePcieLinkBoundCurrent)
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyLinkSpeedDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributePcieLinkBoundMax)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicTopologyLinkWidthDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributePcieLinkBoundCurrent)
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyLinkWidthDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributePcieLinkBoundMax)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicTopologyNearestRnicDataPoint(ts, 1, "gpu-val", "gpu.pci.bus_id-val", "device-val", "pci.bus_id-val", AttributePciePathPIX)
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyNearestRnicDataPoint(ts, 3, "gpu-val-2", "gpu.pci.bus_id-val-2", "device-val-2", "pci.bus_id-val-2", AttributePciePathPXB)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicTopologyPeerMemoryDataPoint(ts, 1, AttributeMechanismNvidiaPeermem)
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicTopologyPeerMemoryDataPoint(ts, 3, AttributeMechanismDmaBuf)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordRnicTransportErrorsDataPoint(ts, 1, "device-val", "counter-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordRnicTransportErrorsDataPoint(ts, 3, "device-val-2", "counter-val-2")
@@ -236,6 +299,15 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricRnicPortXmitWait.aggDataPoints)
 				assert.Empty(t, mb.metricRnicRoceCnp.aggDataPoints)
 				assert.Empty(t, mb.metricRnicRoceEcnMarked.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyAcsRedirect.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyGpuDistance.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyGpudirectReady.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyIommu.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyLinkDegraded.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyLinkSpeed.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyLinkWidth.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyNearestRnic.aggDataPoints)
+				assert.Empty(t, mb.metricRnicTopologyPeerMemory.aggDataPoints)
 				assert.Empty(t, mb.metricRnicTransportErrors.aggDataPoints)
 				assert.Empty(t, mb.metricRnicTransportEvents.aggDataPoints)
 			}
@@ -1205,6 +1277,451 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
 						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.acs_redirect":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.acs_redirect"], "Found a duplicate in the metrics slice: rnic.topology.acs_redirect")
+						validatedMetrics["rnic.topology.acs_redirect"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 if a PCIe switch port between the GPU and the NIC has ACS P2P request or completion redirect enabled (peer traffic is sent up to the root complex), 0 if none, -1 unknown (extended config space not readable without CAP_SYS_ADMIN).", mi.Description())
+						assert.Equal(t, "{state}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						gpuAttrVal, ok := dp.Attributes().Get("gpu")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.acs_redirect"], "Found a duplicate in the metrics slice: rnic.topology.acs_redirect")
+						validatedMetrics["rnic.topology.acs_redirect"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 if a PCIe switch port between the GPU and the NIC has ACS P2P request or completion redirect enabled (peer traffic is sent up to the root complex), 0 if none, -1 unknown (extended config space not readable without CAP_SYS_ADMIN).", mi.Description())
+						assert.Equal(t, "{state}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.topology.acs_redirect"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("gpu")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.gpu_distance":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.gpu_distance"], "Found a duplicate in the metrics slice: rnic.topology.gpu_distance")
+						validatedMetrics["rnic.topology.gpu_distance"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.", mi.Description())
+						assert.Equal(t, "{level}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						gpuAttrVal, ok := dp.Attributes().Get("gpu")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+						gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						pciePathAttrVal, ok := dp.Attributes().Get("pcie.path")
+						assert.True(t, ok)
+						assert.Equal(t, "PIX", pciePathAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.gpu_distance"], "Found a duplicate in the metrics slice: rnic.topology.gpu_distance")
+						validatedMetrics["rnic.topology.gpu_distance"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.", mi.Description())
+						assert.Equal(t, "{level}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.topology.gpu_distance"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("gpu")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("gpu.pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pcie.path")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.gpudirect_ready":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.gpudirect_ready"], "Found a duplicate in the metrics slice: rnic.topology.gpudirect_ready")
+						validatedMetrics["rnic.topology.gpudirect_ready"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.", mi.Description())
+						assert.Equal(t, "{state}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						gpuAttrVal, ok := dp.Attributes().Get("gpu")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.gpudirect_ready"], "Found a duplicate in the metrics slice: rnic.topology.gpudirect_ready")
+						validatedMetrics["rnic.topology.gpudirect_ready"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.", mi.Description())
+						assert.Equal(t, "{state}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.topology.gpudirect_ready"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("gpu")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.iommu":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.iommu"], "Found a duplicate in the metrics slice: rnic.topology.iommu")
+						validatedMetrics["rnic.topology.iommu"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU.", mi.Description())
+						assert.Equal(t, "{mode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						iommuModeAttrVal, ok := dp.Attributes().Get("iommu.mode")
+						assert.True(t, ok)
+						assert.Equal(t, "off", iommuModeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.iommu"], "Found a duplicate in the metrics slice: rnic.topology.iommu")
+						validatedMetrics["rnic.topology.iommu"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU.", mi.Description())
+						assert.Equal(t, "{mode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.topology.iommu"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("iommu.mode")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.link.degraded":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.link.degraded"], "Found a duplicate in the metrics slice: rnic.topology.link.degraded")
+						validatedMetrics["rnic.topology.link.degraded"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.", mi.Description())
+						assert.Equal(t, "{state}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.link.degraded"], "Found a duplicate in the metrics slice: rnic.topology.link.degraded")
+						validatedMetrics["rnic.topology.link.degraded"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.", mi.Description())
+						assert.Equal(t, "{state}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.topology.link.degraded"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.link.speed":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.link.speed"], "Found a duplicate in the metrics slice: rnic.topology.link.speed")
+						validatedMetrics["rnic.topology.link.speed"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PCIe link speed per lane of each GPU and RDMA NIC, trained and maximum, in GT/s. GPUs lower it when idle.", mi.Description())
+						assert.Equal(t, "{GT}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						pcieLinkBoundAttrVal, ok := dp.Attributes().Get("pcie.link.bound")
+						assert.True(t, ok)
+						assert.Equal(t, "current", pcieLinkBoundAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.link.speed"], "Found a duplicate in the metrics slice: rnic.topology.link.speed")
+						validatedMetrics["rnic.topology.link.speed"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PCIe link speed per lane of each GPU and RDMA NIC, trained and maximum, in GT/s. GPUs lower it when idle.", mi.Description())
+						assert.Equal(t, "{GT}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["rnic.topology.link.speed"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pcie.link.bound")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.link.width":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.link.width"], "Found a duplicate in the metrics slice: rnic.topology.link.width")
+						validatedMetrics["rnic.topology.link.width"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PCIe link width of each GPU and RDMA NIC, trained and maximum.", mi.Description())
+						assert.Equal(t, "{lane}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						pcieLinkBoundAttrVal, ok := dp.Attributes().Get("pcie.link.bound")
+						assert.True(t, ok)
+						assert.Equal(t, "current", pcieLinkBoundAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.link.width"], "Found a duplicate in the metrics slice: rnic.topology.link.width")
+						validatedMetrics["rnic.topology.link.width"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PCIe link width of each GPU and RDMA NIC, trained and maximum.", mi.Description())
+						assert.Equal(t, "{lane}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.topology.link.width"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pcie.link.bound")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.nearest_rnic":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.nearest_rnic"], "Found a duplicate in the metrics slice: rnic.topology.nearest_rnic")
+						validatedMetrics["rnic.topology.nearest_rnic"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "For each GPU, its nearest RDMA NIC and the PCIe distance to it (1 PIX ... 5 SYS). A GPU whose nearest NIC is PHB or farther cannot use GPUDirect RDMA at NCCL's default level.", mi.Description())
+						assert.Equal(t, "{level}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						gpuAttrVal, ok := dp.Attributes().Get("gpu")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+						gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						pciePathAttrVal, ok := dp.Attributes().Get("pcie.path")
+						assert.True(t, ok)
+						assert.Equal(t, "PIX", pciePathAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.nearest_rnic"], "Found a duplicate in the metrics slice: rnic.topology.nearest_rnic")
+						validatedMetrics["rnic.topology.nearest_rnic"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "For each GPU, its nearest RDMA NIC and the PCIe distance to it (1 PIX ... 5 SYS). A GPU whose nearest NIC is PHB or farther cannot use GPUDirect RDMA at NCCL's default level.", mi.Description())
+						assert.Equal(t, "{level}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.topology.nearest_rnic"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("gpu")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("gpu.pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pcie.path")
+						assert.False(t, ok)
+					}
+				case "rnic.topology.peer_memory":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.topology.peer_memory"], "Found a duplicate in the metrics slice: rnic.topology.peer_memory")
+						validatedMetrics["rnic.topology.peer_memory"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Whether the kernel offers a path for the RDMA NIC to GPU memory, per mechanism; 1 yes, 0 no, -1 unknown. nvidia_peermem is the nvidia-peermem (or legacy nv_peer_mem) module being loaded; dma_buf needs kernel 5.12 or later and the NVIDIA open kernel module.", mi.Description())
+						assert.Equal(t, "{state}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						mechanismAttrVal, ok := dp.Attributes().Get("mechanism")
+						assert.True(t, ok)
+						assert.Equal(t, "nvidia_peermem", mechanismAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.topology.peer_memory"], "Found a duplicate in the metrics slice: rnic.topology.peer_memory")
+						validatedMetrics["rnic.topology.peer_memory"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Whether the kernel offers a path for the RDMA NIC to GPU memory, per mechanism; 1 yes, 0 no, -1 unknown. nvidia_peermem is the nvidia-peermem (or legacy nv_peer_mem) module being loaded; dma_buf needs kernel 5.12 or later and the NVIDIA open kernel module.", mi.Description())
+						assert.Equal(t, "{state}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.topology.peer_memory"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("mechanism")
 						assert.False(t, ok)
 					}
 				case "rnic.transport.errors":

@@ -1,0 +1,77 @@
+package pci
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
+)
+
+// Link is a PCIe link's trained and maximum speed and width, from the function's
+// current_link_speed, max_link_speed, current_link_width and max_link_width attributes
+// (drivers/pci/pci-sysfs.c; Documentation/ABI/testing/sysfs-bus-pci). Speeds are in GT/s per lane.
+// A zero field is unknown (a bridge without a link, a kernel that prints "Unknown").
+type Link struct {
+	SpeedGTs    float64
+	MaxSpeedGTs float64
+	Width       int64
+	MaxWidth    int64
+}
+
+// Known reports whether the kernel told both the trained and the maximum width.
+func (l Link) Known() bool { return l.Width > 0 && l.MaxWidth > 0 }
+
+// BelowWidth reports a link trained to fewer lanes than it is capable of: a card in the wrong
+// slot, a bad riser or a lane failure. Width does not change at run time.
+func (l Link) BelowWidth() bool { return l.Known() && l.Width < l.MaxWidth }
+
+// BelowSpeed reports a link running slower than its maximum. GPUs lower their link speed when
+// idle to save power (nvidia-smi reports "PCIe Generation Current" dropping to 1), so for them
+// this is only a fault under load.
+func (l Link) BelowSpeed() bool {
+	return l.SpeedGTs > 0 && l.MaxSpeedGTs > 0 && l.SpeedGTs < l.MaxSpeedGTs
+}
+
+// ReadLink reads the link attributes of the function in dir. Missing or unparsable attributes
+// leave their field zero: only PCIe functions have them.
+func ReadLink(r *sysfs.Reader, dir string) Link {
+	speed := func(name string) float64 {
+		s, err := r.ReadString(filepath.Join(dir, name))
+		if err != nil {
+			return 0
+		}
+		return parseSpeed(s)
+	}
+	width := func(name string) int64 {
+		s, err := r.ReadString(filepath.Join(dir, name))
+		if err != nil {
+			return 0
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			return 0
+		}
+		return v
+	}
+	return Link{
+		SpeedGTs:    speed("current_link_speed"),
+		MaxSpeedGTs: speed("max_link_speed"),
+		Width:       width("current_link_width"),
+		MaxWidth:    width("max_link_width"),
+	}
+}
+
+// parseSpeed reads "16.0 GT/s PCIe" (pci_speed_string, v5.x and later), "8 GT/s" or "2.5 GT/s"
+// (older kernels); "Unknown" yields 0.
+func parseSpeed(s string) float64 {
+	f := strings.Fields(s)
+	if len(f) < 2 || f[1] != "GT/s" {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || !(v > 0 && v < 1000) {
+		return 0
+	}
+	return v
+}

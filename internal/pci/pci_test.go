@@ -1,0 +1,133 @@
+package pci
+
+import (
+	"encoding/binary"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
+)
+
+func TestParseSpeed(t *testing.T) {
+	// pci_speed_string (v5.x+) and older kernels' formats.
+	assert.Equal(t, 16.0, parseSpeed("16.0 GT/s PCIe"))
+	assert.Equal(t, 2.5, parseSpeed("2.5 GT/s"))
+	assert.Equal(t, 8.0, parseSpeed("8 GT/s"))
+	assert.Equal(t, 0.0, parseSpeed("Unknown"))
+	assert.Equal(t, 0.0, parseSpeed("Unknown speed"))
+	assert.Equal(t, 0.0, parseSpeed(""))
+}
+
+func TestLinkState(t *testing.T) {
+	assert.True(t, Link{SpeedGTs: 8, MaxSpeedGTs: 32, Width: 8, MaxWidth: 16}.BelowWidth())
+	assert.True(t, Link{SpeedGTs: 8, MaxSpeedGTs: 32, Width: 16, MaxWidth: 16}.BelowSpeed())
+	assert.False(t, Link{SpeedGTs: 32, MaxSpeedGTs: 32, Width: 16, MaxWidth: 16}.BelowWidth())
+	assert.False(t, Link{}.BelowWidth(), "unknown is not degraded")
+}
+
+func acsConfig(ctrl uint16, withCap bool) []byte {
+	b := make([]byte, 4096)
+	if withCap {
+		// A capability chain: AER (0x0001) at 0x100 pointing to ACS (0x000d) at 0x148.
+		binary.LittleEndian.PutUint32(b[0x100:], 0x0001|2<<16|0x148<<20)
+		binary.LittleEndian.PutUint32(b[0x148:], 0x000d|1<<16)
+		binary.LittleEndian.PutUint16(b[0x14e:], ctrl)
+	}
+	return b
+}
+
+func TestParseACS(t *testing.T) {
+	// Linux's pci_std_enable_acs sets SV|RR|CR|UF = 0x1d on downstream ports.
+	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x001d, true)))
+	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x0008, true)), "completion redirect alone")
+	assert.Equal(t, ACSNoRedirect, parseACS(acsConfig(0x0011, true)), "SV|UF without redirect")
+	assert.Equal(t, ACSNoRedirect, parseACS(acsConfig(0, false)), "no ACS capability")
+	assert.Equal(t, ACSUnknown, parseACS(make([]byte, 64)), "unprivileged read: header only")
+
+	loop := make([]byte, 4096)
+	binary.LittleEndian.PutUint32(loop[0x100:], 0x0001|1<<16|0x100<<20) // points at itself
+	assert.Equal(t, ACSNoRedirect, parseACS(loop), "a looping chain ends")
+}
+
+// tinyNode: one host bridge (NUMA 0) with a root port and a switch holding a GPU and a NIC, plus
+// a NIC under a root port of a second host bridge on NUMA 1.
+func tinyNode() testfs.PCINode {
+	bridge := uint32(0x060400)
+	return testfs.PCINode{
+		RootBuses: []testfs.PCIRootBus{
+			{Name: "pci0000:10", NUMANode: 0, RootPorts: []testfs.PCIFunction{{
+				Address: "0000:10:01.0", Vendor: 0x8086, Class: bridge, IOMMUGroup: -1, Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16,
+				Children: []testfs.PCIFunction{{
+					Address: "0000:11:00.0", Vendor: 0x1000, DevID: 0xc030, Class: bridge, IOMMUGroup: -1,
+					Children: []testfs.PCIFunction{
+						{Address: "0000:12:00.0", Vendor: 0x1000, Class: bridge, IOMMUGroup: -1, ACSControl: testfs.U16(0x001d),
+							Children: []testfs.PCIFunction{{Address: "0000:13:00.0", Vendor: VendorNVIDIA, DevID: 0x2330, Class: 0x030200, IOMMUGroup: 7, Speed: 8, MaxSpeed: 32, Width: 8, MaxWidth: 16}}},
+						{Address: "0000:12:01.0", Vendor: 0x1000, Class: bridge, IOMMUGroup: -1, ACSControl: testfs.U16(0),
+							Children: []testfs.PCIFunction{{Address: "0000:14:00.0", Vendor: 0x15b3, DevID: 0x1021, Class: 0x020700, IOMMUGroup: 8, RDMA: "mlx5_0"}}},
+					},
+				}},
+			}}},
+			{Name: "pci0000:90", NUMANode: 1, RootPorts: []testfs.PCIFunction{{
+				Address: "0000:90:01.0", Vendor: 0x8086, Class: bridge, IOMMUGroup: -1,
+				Children: []testfs.PCIFunction{{Address: "0000:91:00.0", Vendor: 0x15b3, Class: 0x020700, IOMMUGroup: -1, RDMA: "mlx5_1"}},
+			}}},
+		},
+		IOMMUGroupType: map[int]string{7: "identity", 8: "DMA-FQ"},
+	}
+}
+
+func TestScanAndPaths(t *testing.T) {
+	root := t.TempDir()
+	testfs.WritePCINode(t, root, tinyNode())
+	var r sysfs.Reader
+	devs, err := Scan(&r, filepath.Join(root, "sys"))
+	require.NoError(t, err)
+	by := map[string]*Device{}
+	for _, d := range devs {
+		by[d.Address] = d
+	}
+	require.Len(t, devs, 8)
+	gpu, nic0, nic1 := by["0000:13:00.0"], by["0000:14:00.0"], by["0000:91:00.0"]
+	assert.True(t, gpu.IsGPU())
+	assert.False(t, nic0.IsGPU())
+	assert.Equal(t, []string{"0000:10:01.0", "0000:11:00.0", "0000:12:00.0", "0000:13:00.0"}, gpu.Chain)
+	assert.Equal(t, int64(1), nic1.NUMANode)
+
+	assert.Equal(t, PathPIX, PathBetween(gpu, nic0))
+	assert.Equal(t, PathSYS, PathBetween(gpu, nic1))
+	assert.Equal(t, "PIX", PathPIX.String())
+	assert.Equal(t, []string{"0000:12:00.0", "0000:12:01.0"}, BridgesBelowCommon(gpu, nic0))
+	assert.Equal(t, ACSRedirect, ReadACS(by["0000:12:00.0"].Path))
+	assert.Equal(t, ACSNoRedirect, ReadACS(by["0000:12:01.0"].Path))
+
+	assert.Equal(t, IOMMUPassthrough, ReadIOMMU(gpu.Path))
+	assert.Equal(t, IOMMUTranslated, ReadIOMMU(nic0.Path))
+	assert.Equal(t, IOMMUOff, ReadIOMMU(nic1.Path))
+
+	l := ReadLink(&r, gpu.Path)
+	assert.Equal(t, Link{SpeedGTs: 8, MaxSpeedGTs: 32, Width: 8, MaxWidth: 16}, l)
+	assert.True(t, l.BelowWidth())
+}
+
+func TestPathBetweenShapes(t *testing.T) {
+	dev := func(rootBus string, numa int64, chain ...string) *Device {
+		return &Device{RootBus: rootBus, NUMANode: numa, Chain: chain, Address: chain[len(chain)-1]}
+	}
+	// Nested switches: PXB.
+	a := dev("pci0000:00", 0, "0000:00:01.0", "0000:01:00.0", "0000:02:00.0", "0000:03:00.0", "0000:04:00.0", "0000:05:00.0")
+	b := dev("pci0000:00", 0, "0000:00:01.0", "0000:01:00.0", "0000:02:01.0", "0000:06:00.0")
+	assert.Equal(t, PathPXB, PathBetween(a, b))
+	// Two root ports of one host bridge: PHB.
+	c := dev("pci0000:00", 0, "0000:00:02.0", "0000:07:00.0")
+	assert.Equal(t, PathPHB, PathBetween(b, c))
+	// Two functions of one card: PIX.
+	d := dev("pci0000:00", 0, "0000:00:02.0", "0000:07:00.1")
+	assert.Equal(t, PathPIX, PathBetween(c, d))
+	// Another host bridge on the same NUMA node: NODE.
+	e := dev("pci0000:40", 0, "0000:40:01.0", "0000:41:00.0")
+	assert.Equal(t, PathNODE, PathBetween(c, e))
+}
