@@ -1,0 +1,125 @@
+package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver"
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
+)
+
+// Granularity values.
+const (
+	GranularitySocket     = "socket"
+	GranularityController = "controller"
+	GranularityStack      = "stack"
+	GranularityPort       = "port"
+)
+
+// Config is the receiver's configuration.
+type Config struct {
+	scraperhelper.ControllerConfig `mapstructure:",squash"`
+	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
+
+	// RootPath is the host's filesystem root: sysfs is read under RootPath/sys and cpuinfo under
+	// RootPath/proc, so that a container with the host's / mounted at /hostfs works (as in
+	// contrib's hostmetrics receiver). perf_event_open itself always talks to the running kernel.
+	RootPath string `mapstructure:"root_path"`
+
+	// Memory configures host memory bandwidth (component cpu_memory).
+	Memory DomainConfig `mapstructure:"memory"`
+	// PCIe configures CPU-side PCIe bandwidth (component cpu_pcie).
+	PCIe DomainConfig `mapstructure:"pcie"`
+
+	// Events replaces the built-in event table of a domain, for CPUs the receiver does not know
+	// or to count something else. Every entry applies to every PMU instance its pmu matches.
+	Events []EventConfig `mapstructure:"events"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// DomainConfig switches a domain on and sets the level its series are reported at.
+type DomainConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Granularity: memory: socket (default) or controller; pcie: stack (default) or port.
+	Granularity string `mapstructure:"granularity"`
+}
+
+// EventConfig is one event override.
+type EventConfig struct {
+	// Domain is memory or pcie.
+	Domain string `mapstructure:"domain"`
+	// PMU is the PMU name without its instance number (uncore_imc, amd_umc,
+	// uncore_iio_free_running); it matches <pmu> and <pmu>_<N>.
+	PMU string `mapstructure:"pmu"`
+	// Event is a sysfs alias (cas_count_read) or a raw encoding in the PMU's format terms
+	// (event=0x05,umask=0xcf).
+	Event string `mapstructure:"event"`
+	// Direction: read/write for memory, receive/transmit for pcie.
+	Direction string `mapstructure:"direction"`
+	// BytesPerCount is the size of one count; 0 takes the alias's .scale and .unit.
+	BytesPerCount float64 `mapstructure:"bytes_per_count"`
+}
+
+var pmuNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// Validate checks the configuration.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.CollectionInterval <= 0 {
+		errs = append(errs, errors.New("collection_interval must be positive"))
+	}
+	if cfg.RootPath == "" || !filepath.IsAbs(cfg.RootPath) {
+		errs = append(errs, fmt.Errorf("root_path %q must be an absolute path", cfg.RootPath))
+	}
+	if !cfg.Memory.Enabled && !cfg.PCIe.Enabled {
+		errs = append(errs, errors.New("memory and pcie are both disabled: nothing to collect"))
+	}
+	switch cfg.Memory.Granularity {
+	case GranularitySocket, GranularityController:
+	default:
+		errs = append(errs, fmt.Errorf("memory.granularity %q: must be %q or %q", cfg.Memory.Granularity, GranularitySocket, GranularityController))
+	}
+	switch cfg.PCIe.Granularity {
+	case GranularityStack, GranularityPort:
+	default:
+		errs = append(errs, fmt.Errorf("pcie.granularity %q: must be %q or %q", cfg.PCIe.Granularity, GranularityStack, GranularityPort))
+	}
+	for i, e := range cfg.Events {
+		if err := e.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("events[%d]: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e EventConfig) validate() error {
+	var errs []error
+	switch e.Domain {
+	case "memory":
+		if e.Direction != dirRead && e.Direction != dirWrite {
+			errs = append(errs, fmt.Errorf("direction %q: memory events are read or write", e.Direction))
+		}
+	case "pcie":
+		if e.Direction != dirReceive && e.Direction != dirTransmit {
+			errs = append(errs, fmt.Errorf("direction %q: pcie events are receive or transmit", e.Direction))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("domain %q: must be memory or pcie", e.Domain))
+	}
+	if !pmuNameRE.MatchString(e.PMU) {
+		errs = append(errs, fmt.Errorf("pmu %q: must be a PMU name such as uncore_imc", e.PMU))
+	}
+	if strings.TrimSpace(e.Event) == "" {
+		errs = append(errs, errors.New("event is empty"))
+	}
+	if e.BytesPerCount < 0 {
+		errs = append(errs, fmt.Errorf("bytes_per_count %v must not be negative", e.BytesPerCount))
+	}
+	return errors.Join(errs...)
+}

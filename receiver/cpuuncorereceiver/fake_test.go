@@ -1,0 +1,212 @@
+package cpuuncorereceiver
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
+)
+
+// fakeOpener is a counter source with known counts: the test adds counts per (CPU, event) as
+// hardware would, and a group reads what accumulated since it was opened, exactly as a
+// perf_event_open counter does.
+type fakeOpener struct {
+	counts map[fakeKey]uint64
+	// runningPercent < 100 makes every group report time_running < time_enabled and values
+	// reduced accordingly, as the kernel does when it multiplexes.
+	runningPercent uint64
+	// openErr, when it returns an error, makes OpenGroup fail.
+	openErr func(cpu int, attrs []perf.Attr) error
+	// readErr, when it returns an error, makes a group's Read fail.
+	readErr func(cpu int, attrs []perf.Attr) error
+
+	groups         []*fakeGroup
+	opened, closed int
+	// reads counts Read calls: each is one read(2) on the real source.
+	reads int
+}
+
+type fakeKey struct {
+	cpu  int
+	attr perf.Attr
+}
+
+func newFakeOpener() *fakeOpener {
+	return &fakeOpener{counts: map[fakeKey]uint64{}, runningPercent: 100}
+}
+
+// add counts n events of (type, config) on cpu.
+func (f *fakeOpener) add(cpu int, typ uint32, config uint64, n uint64) {
+	f.counts[fakeKey{cpu, perf.Attr{Type: typ, Config: config}}] += n
+}
+
+func (f *fakeOpener) OpenGroup(cpu int, attrs []perf.Attr) (perf.Group, error) {
+	if f.openErr != nil {
+		if err := f.openErr(cpu, attrs); err != nil {
+			return nil, &perf.OpenError{Attr: attrs[0], CPU: cpu, Err: err}
+		}
+	}
+	g := &fakeGroup{f: f, cpu: cpu, attrs: append([]perf.Attr(nil), attrs...), base: make([]uint64, len(attrs))}
+	for i, a := range attrs {
+		g.base[i] = f.counts[fakeKey{cpu, a}]
+	}
+	f.opened++
+	f.groups = append(f.groups, g)
+	return g, nil
+}
+
+type fakeGroup struct {
+	f       *fakeOpener
+	cpu     int
+	attrs   []perf.Attr
+	base    []uint64
+	closed  bool
+	enabled uint64
+}
+
+func (g *fakeGroup) Read(r *perf.Reading) error {
+	if g.closed {
+		return fmt.Errorf("read of a closed group")
+	}
+	if g.f.readErr != nil {
+		if err := g.f.readErr(g.cpu, g.attrs); err != nil {
+			return err
+		}
+	}
+	g.f.reads++
+	g.enabled += 1_000_000_000
+	r.Enabled = g.enabled
+	r.Running = g.enabled * g.f.runningPercent / 100
+	for i, a := range g.attrs {
+		r.Values[i] = (g.f.counts[fakeKey{g.cpu, a}] - g.base[i]) * g.f.runningPercent / 100
+	}
+	return nil
+}
+
+func (g *fakeGroup) Close() error {
+	if g.closed {
+		return fmt.Errorf("closed twice")
+	}
+	g.closed = true
+	g.f.closed++
+	return nil
+}
+
+// openAttrs returns the configs of the open groups on pmu type typ and cpu.
+func (f *fakeOpener) openAttrs(typ uint32, cpu int) [][]uint64 {
+	var out [][]uint64
+	for _, g := range f.groups {
+		if g.closed || g.cpu != cpu || g.attrs[0].Type != typ {
+			continue
+		}
+		var cfgs []uint64
+		for _, a := range g.attrs {
+			cfgs = append(cfgs, a.Config)
+		}
+		out = append(out, cfgs)
+	}
+	return out
+}
+
+type testScraper struct {
+	*uncoreScraper
+	fake  *fakeOpener
+	logs  *observer.ObservedLogs
+	clock time.Time
+}
+
+func (ts *testScraper) tick(d time.Duration) { ts.clock = ts.clock.Add(d) }
+
+// newTestScraper starts a scraper on a fixture tree (testdata/<fixture>) with a fake counter
+// source and a controllable clock.
+func newTestScraper(t testing.TB, fixture string, edit func(*Config)) *testScraper {
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath, _ = filepath.Abs(filepath.Join("testdata", fixture))
+	if edit != nil {
+		edit(cfg)
+	}
+	require.NoError(t, cfg.Validate())
+	core, logs := observer.New(zapcore.DebugLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	fake := newFakeOpener()
+	ts := &testScraper{uncoreScraper: newScraper(cfg, set, fake), fake: fake, logs: logs,
+		clock: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)}
+	ts.now = func() time.Time { return ts.clock }
+	require.NoError(t, ts.start(t.Context(), nil))
+	t.Cleanup(func() { _ = ts.shutdown(t.Context()) })
+	return ts
+}
+
+// point is one interconnect.io data point.
+type point struct {
+	value int64
+	start pcommon.Timestamp
+}
+
+// ioPoints indexes the interconnect.io points by "component direction device bus numa".
+func ioPoints(t testing.TB, md pmetric.Metrics) map[string]point {
+	out := map[string]point{}
+	forEachMetric(md, "interconnect.io", func(m pmetric.Metric) {
+		require.Equal(t, pmetric.MetricTypeSum, m.Type())
+		require.True(t, m.Sum().IsMonotonic())
+		dps := m.Sum().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			dp := dps.At(i)
+			a := dp.Attributes()
+			get := func(k string) string { v, _ := a.Get(k); return v.AsString() }
+			key := fmt.Sprintf("%s %s %s %s %s", get("component"), get("direction"), get("device"), get("pci.bus_id"), get("numa.node"))
+			_, dup := out[key]
+			require.False(t, dup, "duplicate point %s", key)
+			out[key] = point{dp.IntValue(), dp.StartTimestamp()}
+		}
+	})
+	return out
+}
+
+func forEachMetric(md pmetric.Metrics, name string, fn func(pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				if ms.At(k).Name() == name {
+					fn(ms.At(k))
+				}
+			}
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// messages returns the logged messages at level or above.
+func messages(logs *observer.ObservedLogs, level zapcore.Level) []string {
+	var out []string
+	for _, e := range logs.All() {
+		if e.Level >= level {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
