@@ -218,7 +218,8 @@ func TestCollectorWithoutHardware(t *testing.T) {
 	})
 	// Long enough for several scrapes of every receiver (rnic every 10 s starts with one at once).
 	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) && !(strings.Contains(logs.String(), "No RDMA ports found") && strings.Contains(logs.String(), "no usable uncore")) {
+	for time.Now().Before(deadline) && !(strings.Contains(logs.String(), "No RDMA ports found") &&
+		strings.Contains(logs.String(), "no usable uncore") && strings.Contains(logs.String(), "No GPU metrics")) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
@@ -229,6 +230,7 @@ func TestCollectorWithoutHardware(t *testing.T) {
 	out := logs.String()
 	assert.Equal(t, 1, strings.Count(out, "No RDMA ports found"), out)
 	assert.Equal(t, 1, strings.Count(out, "no usable uncore"), out)
+	assert.Equal(t, 1, strings.Count(out, "No GPU metrics"), out)
 	assert.NotContains(t, out, "\terror\t")
 	assert.NotContains(t, out, "\twarn\t")
 }

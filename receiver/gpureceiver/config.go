@@ -1,0 +1,164 @@
+package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
+)
+
+// Source choices.
+const (
+	sourceAuto = "auto"
+	sourceDCGM = "dcgm"
+	sourceNVML = "nvml"
+)
+
+// DCGM connection modes.
+const (
+	modeStandalone = "standalone"
+	modeEmbedded   = "embedded"
+)
+
+// Config is the gpu receiver's configuration.
+type Config struct {
+	scraperhelper.ControllerConfig `mapstructure:",squash"`
+	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
+
+	// Source selects the library: auto (DCGM, else NVML), dcgm or nvml.
+	Source string `mapstructure:"source"`
+
+	// RetryInterval is how often the receiver tries again to load a GPU library it could not load
+	// or reach, and rediscovers GPUs and profiling support while it has one.
+	RetryInterval time.Duration `mapstructure:"retry_interval"`
+
+	// RootPath is the host's filesystem root; the GPU's NUMA node is read from
+	// RootPath/sys/bus/pci/devices/<bus id>/numa_node.
+	RootPath string `mapstructure:"root_path"`
+
+	// IncludeDevices, when not empty, keeps only the GPUs matching one of these shell patterns; a
+	// pattern is matched against the GPU's device name (gpu0), UUID and PCI address (0000:3b:00.0).
+	IncludeDevices []string `mapstructure:"include_devices"`
+	// ExcludeDevices drops the GPUs matching one of these patterns; it wins over IncludeDevices.
+	// Excluded GPUs are never watched.
+	ExcludeDevices []string `mapstructure:"exclude_devices"`
+
+	DCGM DCGMConfig `mapstructure:"dcgm"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// DCGMConfig says how to reach DCGM.
+type DCGMConfig struct {
+	// Mode is standalone (connect to a running nv-hostengine, the default: one DCGM owner per node
+	// is the only safe arrangement when dcgm-exporter or another tool also uses DCGM) or embedded
+	// (the collector loads the hostengine itself; only where it is the node's sole DCGM user).
+	Mode string `mapstructure:"mode"`
+	// Endpoint of nv-hostengine in standalone mode: host:port (TCP, default localhost:5555),
+	// unix:///path/to/socket, or a DCGM 4.5+ connection string tcp://host:port / vsock://cid:port.
+	Endpoint string `mapstructure:"endpoint"`
+	// SampleInterval is DCGM's update period for the rate fields (PCIe, NVLink, C2C bytes/s) and XIDs.
+	// Every sample is integrated, so the byte totals do not depend on it; it sets how fine the
+	// samples are, and what the hostengine spends taking them.
+	SampleInterval time.Duration `mapstructure:"sample_interval"`
+}
+
+// Validate checks the configuration.
+func (cfg *Config) Validate() error {
+	var errs []error
+	switch cfg.Source {
+	case sourceAuto, sourceDCGM, sourceNVML:
+	default:
+		errs = append(errs, fmt.Errorf("source must be one of auto, dcgm, nvml, got %q", cfg.Source))
+	}
+	if cfg.RetryInterval <= 0 {
+		errs = append(errs, errors.New("retry_interval must be positive"))
+	}
+	if cfg.RootPath != "" && !filepath.IsAbs(cfg.RootPath) {
+		errs = append(errs, fmt.Errorf("root_path must be an absolute path, got %q", cfg.RootPath))
+	}
+	for _, p := range cfg.IncludeDevices {
+		if _, err := path.Match(p, ""); err != nil {
+			errs = append(errs, fmt.Errorf("include_devices: bad pattern %q: %w", p, err))
+		}
+	}
+	for _, p := range cfg.ExcludeDevices {
+		if _, err := path.Match(p, ""); err != nil {
+			errs = append(errs, fmt.Errorf("exclude_devices: bad pattern %q: %w", p, err))
+		}
+	}
+	switch cfg.DCGM.Mode {
+	case modeStandalone:
+		if _, _, err := cfg.DCGM.initArgs(); err != nil {
+			errs = append(errs, err)
+		}
+	case modeEmbedded:
+	default:
+		errs = append(errs, fmt.Errorf("dcgm::mode must be standalone or embedded, got %q", cfg.DCGM.Mode))
+	}
+	if cfg.DCGM.SampleInterval < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("dcgm::sample_interval must be at least 10ms, got %v", cfg.DCGM.SampleInterval))
+	}
+	if cfg.CollectionInterval > 0 && cfg.DCGM.SampleInterval > cfg.CollectionInterval {
+		errs = append(errs, fmt.Errorf("dcgm::sample_interval (%v) must not exceed collection_interval (%v)", cfg.DCGM.SampleInterval, cfg.CollectionInterval))
+	}
+	return errors.Join(errs...)
+}
+
+// initArgs returns the arguments of go-dcgm's Init(Standalone, ...) for the endpoint: a DCGM 4.5
+// connection string as it is, a unix socket as (path, "1"), host:port as (host:port, "0")
+// (go-dcgm pkg/dcgm/admin.go standaloneConnectionArgs).
+func (d DCGMConfig) initArgs() (string, string, error) {
+	e := strings.TrimSpace(d.Endpoint)
+	lower := strings.ToLower(e)
+	switch {
+	case e == "":
+		return "", "", errors.New("dcgm::endpoint must not be empty in standalone mode")
+	case strings.HasPrefix(lower, "unix://"):
+		path := e[len("unix://"):]
+		if !filepath.IsAbs(path) {
+			return "", "", fmt.Errorf("dcgm::endpoint: unix socket path must be absolute, got %q", e)
+		}
+		return path, "1", nil
+	case strings.HasPrefix(lower, "tcp://"), strings.HasPrefix(lower, "vsock://"):
+		return e, "", nil
+	}
+	if _, _, err := net.SplitHostPort(e); err != nil {
+		return "", "", fmt.Errorf("dcgm::endpoint must be host:port, unix:///path, tcp://host:port or vsock://cid:port, got %q", e)
+	}
+	return e, "0", nil
+}
+
+// selects reports whether the GPU is to be read.
+func (cfg *Config) selects(d gpuDevice) bool {
+	matchAny := func(patterns []string) bool {
+		for _, p := range patterns {
+			for _, n := range []string{d.name, d.uuid, d.busID} {
+				if ok, _ := path.Match(p, n); ok && n != "" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if matchAny(cfg.ExcludeDevices) {
+		return false
+	}
+	return len(cfg.IncludeDevices) == 0 || matchAny(cfg.IncludeDevices)
+}
+
+// rootPath returns root_path with its default.
+func (cfg *Config) rootPath() string {
+	if cfg.RootPath == "" {
+		return "/"
+	}
+	return cfg.RootPath
+}

@@ -1,0 +1,71 @@
+package gpureceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cm.Unmarshal(cfg))
+	require.NoError(t, cfg.Validate())
+	assert.Equal(t, 5*time.Second, cfg.CollectionInterval)
+	assert.Equal(t, modeStandalone, cfg.DCGM.Mode)
+	assert.Equal(t, "unix:///run/nvidia-dcgm/hostengine.sock", cfg.DCGM.Endpoint)
+	assert.Equal(t, 100*time.Millisecond, cfg.DCGM.SampleInterval)
+	assert.Equal(t, sourceDCGM, cfg.Source)
+	assert.Equal(t, "/hostfs", cfg.RootPath)
+	assert.False(t, cfg.Metrics.GpuSmActive.Enabled)
+	assert.False(t, cfg.selects(gpuDevice{name: "gpu1", busID: "0000:3b:00.0"}))
+	assert.True(t, cfg.selects(gpuDevice{name: "gpu0", uuid: "GPU-1234", busID: "0000:1b:00.0"}))
+}
+
+func TestDefaultConfigValid(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cfg.Validate())
+	addr, sock, err := cfg.DCGM.initArgs()
+	require.NoError(t, err)
+	assert.Equal(t, [2]string{"localhost:5555", "0"}, [2]string{addr, sock})
+}
+
+func TestValidate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mutate func(*Config)
+		want   string
+	}{
+		"source":            {func(c *Config) { c.Source = "rocm" }, "source must be"},
+		"mode":              {func(c *Config) { c.DCGM.Mode = "remote" }, "dcgm::mode"},
+		"endpoint":          {func(c *Config) { c.DCGM.Endpoint = "localhost" }, "dcgm::endpoint must be"},
+		"relative socket":   {func(c *Config) { c.DCGM.Endpoint = "unix://run/x.sock" }, "must be absolute"},
+		"sample too short":  {func(c *Config) { c.DCGM.SampleInterval = time.Millisecond }, "at least 10ms"},
+		"sample > interval": {func(c *Config) { c.DCGM.SampleInterval = time.Minute }, "must not exceed"},
+		"retry":             {func(c *Config) { c.RetryInterval = 0 }, "retry_interval"},
+		"root":              {func(c *Config) { c.RootPath = "hostfs" }, "root_path"},
+		"pattern":           {func(c *Config) { c.ExcludeDevices = []string{"gpu["} }, "exclude_devices"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			tc.mutate(cfg)
+			err := cfg.Validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	cfg := createDefaultConfig().(*Config)
+	cfg.DCGM.Mode = modeEmbedded
+	cfg.DCGM.Endpoint = ""
+	assert.NoError(t, cfg.Validate(), "embedded mode needs no endpoint")
+	cfg.DCGM.Mode = modeStandalone
+	cfg.DCGM.Endpoint = "tcp://10.0.0.1:5555"
+	addr, sock, err := cfg.DCGM.initArgs()
+	require.NoError(t, err)
+	assert.Equal(t, "tcp://10.0.0.1:5555", addr)
+	assert.Empty(t, sock, "a connection string goes to go-dcgm as it is")
+}

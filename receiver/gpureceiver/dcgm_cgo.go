@@ -1,0 +1,228 @@
+//go:build linux && cgo
+
+package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/NVIDIA/go-dcgm/pkg/dcgm"
+)
+
+// goDCGM implements dcgmAPI over go-dcgm v1.4611.0, which dlopens libdcgm.so.4 at Init and binds
+// every other libdcgm symbol lazily on its first call (research/gpu.md §1.1). connected guards
+// every call: after a failed Init the first call to a libdcgm function kills the process
+// ("symbol lookup error"), and Go cannot recover from that.
+type goDCGM struct {
+	connected bool
+	watches   map[dcgmWatchID]goDCGMWatch
+	next      dcgmWatchID
+}
+
+type goDCGMWatch struct {
+	group  dcgm.GroupHandle
+	fields dcgm.FieldHandle
+}
+
+func newDCGMAPI() (dcgmAPI, error) {
+	return &goDCGM{watches: map[dcgmWatchID]goDCGMWatch{}}, nil
+}
+
+var errNotConnected = errors.New("DCGM is not connected")
+
+func (d *goDCGM) connect(cfg DCGMConfig) error {
+	if d.connected {
+		return nil
+	}
+	var err error
+	if cfg.Mode == modeEmbedded {
+		_, err = dcgm.Init(dcgm.Embedded)
+	} else {
+		addr, socket, aerr := cfg.initArgs()
+		if aerr != nil {
+			return aerr
+		}
+		if socket == "" { // a DCGM 4.5+ connection string
+			_, err = dcgm.Init(dcgm.Standalone, addr)
+		} else {
+			_, err = dcgm.Init(dcgm.Standalone, addr, socket)
+		}
+	}
+	if err != nil {
+		return fromDCGM("connecting", err)
+	}
+	d.connected = true
+	return nil
+}
+
+func (d *goDCGM) disconnect() error {
+	if !d.connected {
+		return nil
+	}
+	d.connected = false
+	clear(d.watches)
+	return fromDCGM("shutting down", dcgm.Shutdown())
+}
+
+func (d *goDCGM) supportedGPUs() ([]uint, error) {
+	if !d.connected {
+		return nil, errNotConnected
+	}
+	ids, err := dcgm.GetSupportedDevices()
+	return ids, fromDCGM("listing GPUs", err)
+}
+
+func (d *goDCGM) profilingFields(gpu uint) ([]uint16, error) {
+	if !d.connected {
+		return nil, errNotConnected
+	}
+	groups, err := dcgm.GetSupportedMetricGroups(gpu)
+	if err != nil {
+		return nil, fromDCGM("listing profiling metrics", err)
+	}
+	var fields []uint16
+	for _, g := range groups {
+		for _, f := range g.FieldIds {
+			fields = append(fields, uint16(f))
+		}
+	}
+	return fields, nil
+}
+
+// dcgmFlagLiveData is DCGM_FV_FLAG_LIVE_DATA (dcgm_structs.h): read the driver, not the cache.
+const dcgmFlagLiveData = 1
+
+func (d *goDCGM) latestValues(gpus []uint, fields []uint16, live bool) ([]dcgmValue, error) {
+	if !d.connected {
+		return nil, errNotConnected
+	}
+	entities := make([]dcgm.GroupEntityPair, len(gpus))
+	for i, g := range gpus {
+		entities[i] = dcgm.GroupEntityPair{EntityGroupId: dcgm.FE_GPU, EntityId: g}
+	}
+	var flags uint
+	if live {
+		flags = dcgmFlagLiveData
+	}
+	vals, err := dcgm.EntitiesGetLatestValues(entities, toShorts(fields), flags)
+	if err != nil {
+		return nil, fromDCGM("reading latest values", err)
+	}
+	return convertFieldValues(vals), nil
+}
+
+// watchSeq makes group names unique in the hostengine, which other clients share.
+var watchSeq atomic.Uint64
+
+func (d *goDCGM) watch(name string, gpus []uint, fields []uint16, every, keepAge time.Duration, keepSamples int32) (id dcgmWatchID, err error) {
+	if !d.connected {
+		return 0, errNotConnected
+	}
+	name = fmt.Sprintf("%s-%d-%d", name, os.Getpid(), watchSeq.Add(1))
+	group, err := dcgm.CreateGroup(name)
+	if err != nil {
+		return 0, fromDCGM("creating a GPU group", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = dcgm.DestroyGroup(group)
+		}
+	}()
+	for _, g := range gpus {
+		if err = dcgm.AddToGroup(group, g); err != nil {
+			return 0, fromDCGM("adding a GPU to the group", err)
+		}
+	}
+	fg, err := dcgm.FieldGroupCreate(name, toShorts(fields))
+	if err != nil {
+		return 0, fromDCGM("creating a field group", err)
+	}
+	if err = dcgm.WatchFieldsWithGroupEx(fg, group, every.Microseconds(), keepAge.Seconds(), keepSamples); err != nil {
+		_ = dcgm.FieldGroupDestroy(fg)
+		return 0, fromDCGM("watching fields", err)
+	}
+	d.next++
+	d.watches[d.next] = goDCGMWatch{group: group, fields: fg}
+	return d.next, nil
+}
+
+func (d *goDCGM) valuesSince(id dcgmWatchID, sinceUs int64) ([]dcgmValue, int64, error) {
+	w, ok := d.watches[id]
+	if !d.connected || !ok {
+		return nil, 0, errNotConnected
+	}
+	vals, next, err := dcgm.GetValuesSince(w.group, w.fields, time.UnixMicro(sinceUs))
+	if err != nil {
+		return nil, 0, fromDCGM("reading samples", err)
+	}
+	return convertFieldValues(vals), next.UnixMicro(), nil
+}
+
+func (d *goDCGM) unwatch(id dcgmWatchID) error {
+	w, ok := d.watches[id]
+	if !d.connected || !ok {
+		return errNotConnected
+	}
+	delete(d.watches, id)
+	return errors.Join(
+		fromDCGM("unwatching", dcgm.UnwatchFields(w.fields, w.group)),
+		fromDCGM("destroying a field group", dcgm.FieldGroupDestroy(w.fields)),
+		fromDCGM("destroying a GPU group", dcgm.DestroyGroup(w.group)),
+	)
+}
+
+func toShorts(fields []uint16) []dcgm.Short {
+	out := make([]dcgm.Short, len(fields))
+	for i, f := range fields {
+		out[i] = dcgm.Short(f)
+	}
+	return out
+}
+
+// convertFieldValues copies what the receiver needs out of go-dcgm's values (each carries a 4 KiB
+// union) into plain Go values.
+func convertFieldValues(vals []dcgm.FieldValue_v2) []dcgmValue {
+	out := make([]dcgmValue, len(vals))
+	for i := range vals {
+		v := &vals[i]
+		o := dcgmValue{
+			gpu: v.EntityID, field: uint16(v.FieldID), fieldType: byte(v.FieldType),
+			status: v.Status, ts: v.TS,
+		}
+		switch v.FieldType {
+		case dcgm.DCGM_FT_INT64:
+			o.i = v.Int64()
+		case dcgm.DCGM_FT_DOUBLE:
+			o.f = v.Float64()
+		case dcgm.DCGM_FT_STRING:
+			if v.StringValue != nil {
+				o.s = *v.StringValue
+			} else {
+				o.s = v.String()
+			}
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// fromDCGM keeps the dcgmReturn_t of go-dcgm's errors: *dcgm.Error carries it; GetValuesSince
+// only prints it ("dcgmGetValuesSince_v2 failed with error code %d", pkg/dcgm/field_values.go).
+func fromDCGM(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *dcgm.Error
+	if errors.As(err, &de) {
+		return &dcgmError{op: op, code: int(de.Code), msg: de.Error()}
+	}
+	code := 0
+	if i := strings.LastIndex(err.Error(), "error code "); i >= 0 {
+		_, _ = fmt.Sscanf(err.Error()[i:], "error code %d", &code)
+	}
+	return &dcgmError{op: op, code: code, msg: err.Error()}
+}

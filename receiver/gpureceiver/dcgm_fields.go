@@ -1,0 +1,156 @@
+package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
+
+// DCGM field identifiers, from dcgm_fields.h as shipped in go-dcgm v1.4611.0
+// (pkg/dcgm/dcgm_fields.h; DCGM 4.6 renamed many fields but kept every numeric ID, and the IDs are
+// used here so that a hostengine of either naming works). Units and semantics:
+// shared/research/gpu.md §2.
+const (
+	dcgmFieldGPUName  uint16 = 50 // DCGM_FI_DEV_GPU_NAME, string
+	dcgmFieldGPUUUID  uint16 = 54 // DCGM_FI_DEV_GPU_UUID, string
+	dcgmFieldPCIBusID uint16 = 57 // DCGM_FI_DEV_PCI_BUS_ID, string "00000000:3B:00.0"
+
+	dcgmFieldPCIeReplay   uint16 = 202 // DCGM_FI_DEV_PCIE_REPLAY_COUNTER / _TOTAL, cumulative count
+	dcgmFieldGPUUtil      uint16 = 203 // DCGM_FI_DEV_GPU_UTIL(_RATIO), int64 percent (NVML utilization.gpu)
+	dcgmFieldMemCopyUtil  uint16 = 204 // DCGM_FI_DEV_MEM_COPY_UTIL, int64 percent
+	dcgmFieldXID          uint16 = 230 // DCGM_FI_DEV_XID_ERRORS / XID_ERROR, the last XID
+	dcgmFieldPCIeMaxGen   uint16 = 235 // DCGM_FI_DEV_PCIE_MAX_LINK_GEN
+	dcgmFieldPCIeMaxWidth uint16 = 236 // DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH
+	dcgmFieldPCIeGen      uint16 = 237 // DCGM_FI_DEV_PCIE_LINK_GEN
+	dcgmFieldPCIeWidth    uint16 = 238 // DCGM_FI_DEV_PCIE_LINK_WIDTH
+
+	dcgmFieldGREngineActive uint16 = 1001 // DCGM_FI_PROF_GR_ENGINE_ACTIVE, double ratio
+	dcgmFieldSMActive       uint16 = 1002 // DCGM_FI_PROF_SM_ACTIVE, double ratio
+	dcgmFieldDRAMActive     uint16 = 1005 // DCGM_FI_PROF_DRAM_ACTIVE, double ratio
+	dcgmFieldPCIeTxRate     uint16 = 1009 // DCGM_FI_PROF_PCIE_TX_BYTES, bytes/s (a rate, despite the name)
+	dcgmFieldPCIeRxRate     uint16 = 1010 // DCGM_FI_PROF_PCIE_RX_BYTES, bytes/s
+	dcgmFieldNVLinkTxRate   uint16 = 1011 // DCGM_FI_PROF_NVLINK_TX_BYTES, bytes/s
+	dcgmFieldNVLinkRxRate   uint16 = 1012 // DCGM_FI_PROF_NVLINK_RX_BYTES, bytes/s
+	dcgmFieldC2CTxRate      uint16 = 1076 // DCGM_FI_PROF_C2C_TX_ALL_BYTES, bytes/s (GPM MiB/s x 2^20)
+	dcgmFieldC2CRxRate      uint16 = 1078 // DCGM_FI_PROF_C2C_RX_ALL_BYTES, bytes/s
+	dcgmFieldPCIeTxTotal    uint16 = 1091 // DCGM_FI_PROF_PCIE_TX_BYTES_TOTAL, cumulative bytes (DCGM 4.6)
+	dcgmFieldPCIeRxTotal    uint16 = 1092 // DCGM_FI_PROF_PCIE_RX_BYTES_TOTAL, cumulative bytes (DCGM 4.6)
+	dcgmFieldNVLinkTxTotal  uint16 = 1201 // DCGM_FI_DEV_NVLINK_TX_BYTES_TOTAL, cumulative bytes, NVLink5+
+	dcgmFieldNVLinkRxTotal  uint16 = 1203 // DCGM_FI_DEV_NVLINK_RX_BYTES_TOTAL, cumulative bytes, NVLink5+
+)
+
+// DCGM return codes the receiver tells apart (dcgm_structs.h dcgmReturn_enum; go-dcgm const.go).
+const (
+	dcgmStOK                    = 0
+	dcgmStNotSupported          = -6
+	dcgmStNoData                = -14
+	dcgmStGPUIsLost             = -18
+	dcgmStConnectionNotValid    = -21
+	dcgmStModuleNotLoaded       = -33
+	dcgmStInUse                 = -34
+	dcgmStProfilingNotSupported = -36
+	dcgmStProfilingLibraryError = -37
+	dcgmStProfilingMultiPass    = -38
+	dcgmStNVMLNotLoaded         = -56
+)
+
+// Blank and sentinel values (dcgm_structs.h: DCGM_INT64_BLANK 0x7ffffffffffffff0 and +1 NOT_FOUND,
+// +2 NOT_SUPPORTED, +3 NOT_PERMISSIONED; DCGM_FP64_BLANK 140737488355328.0 and the same +1..+3;
+// DCGM_STR_BLANK "<<<NULL>>>" and friends). The C macros DCGM_INT64_IS_BLANK/DCGM_FP64_IS_BLANK
+// treat everything from the blank value up as blank.
+const (
+	dcgmInt64Blank           int64   = 0x7ffffffffffffff0
+	dcgmInt64NotSupported    int64   = dcgmInt64Blank + 2
+	dcgmInt64NotPermissioned int64   = dcgmInt64Blank + 3
+	dcgmFP64Blank            float64 = 140737488355328.0
+	dcgmStrBlankPrefix               = "<<<"
+)
+
+// DCGM field types (dcgm_fields.h DCGM_FT_*).
+const (
+	dcgmTypeDouble = 'd'
+	dcgmTypeInt64  = 'i'
+	dcgmTypeString = 's'
+)
+
+// dcgmFieldSpec maps one DCGM field onto a quantity.
+type dcgmFieldSpec struct {
+	id uint16
+	q  quantity
+	// percent: the field is an integer percentage; divide by 100 for a ratio.
+	percent bool
+	// history: the field is read with GetValuesSince over every sample (rates are integrated,
+	// XIDs counted); the others are read as latest values once per scrape.
+	history bool
+}
+
+// isProfiling reports whether the field belongs to DCGM's profiling (DCP) module: IDs from 1001 to
+// 1099 are DCGM_FI_PROF_*, which need the profiling module (pre-Hopper) or GPM (Hopper+), and which
+// GetSupportedMetricGroups lists per GPU.
+func (f dcgmFieldSpec) isProfiling() bool { return f.id >= 1001 && f.id < 1100 }
+
+// dcgmFieldSpecs lists every field the receiver may watch. Where a link has both a cumulative
+// counter and a rate, discovery keeps only one of them per GPU (the counter when it works).
+var dcgmFieldSpecs = []dcgmFieldSpec{
+	{id: dcgmFieldPCIeTxRate, q: qPCIeTxRate, history: true},
+	{id: dcgmFieldPCIeRxRate, q: qPCIeRxRate, history: true},
+	{id: dcgmFieldNVLinkTxRate, q: qNVLinkTxRate, history: true},
+	{id: dcgmFieldNVLinkRxRate, q: qNVLinkRxRate, history: true},
+	{id: dcgmFieldC2CTxRate, q: qC2CTxRate, history: true},
+	{id: dcgmFieldC2CRxRate, q: qC2CRxRate, history: true},
+	// XIDs: DCGM records one sample per XID event (the watch registers NVML device events,
+	// DcgmCacheManager ManageDeviceEvents); dcgm-exporter counts them the same way, one per
+	// GetValuesSince value (internal/pkg/collector/xid_collector.go, expcollector.go).
+	{id: dcgmFieldXID, q: qXID, history: true},
+
+	{id: dcgmFieldPCIeTxTotal, q: qPCIeTxBytes},
+	{id: dcgmFieldPCIeRxTotal, q: qPCIeRxBytes},
+	{id: dcgmFieldNVLinkTxTotal, q: qNVLinkTxBytes},
+	{id: dcgmFieldNVLinkRxTotal, q: qNVLinkRxBytes},
+	{id: dcgmFieldDRAMActive, q: qDRAMActive},
+	{id: dcgmFieldMemCopyUtil, q: qMemCopyUtil, percent: true},
+	{id: dcgmFieldSMActive, q: qSMActive},
+	{id: dcgmFieldGREngineActive, q: qGREngineActive},
+	{id: dcgmFieldGPUUtil, q: qGPUUtil, percent: true},
+	{id: dcgmFieldPCIeReplay, q: qPCIeReplays},
+	{id: dcgmFieldPCIeGen, q: qPCIeLinkGen},
+	{id: dcgmFieldPCIeWidth, q: qPCIeLinkWidth},
+	{id: dcgmFieldPCIeMaxGen, q: qPCIeMaxLinkGen},
+	{id: dcgmFieldPCIeMaxWidth, q: qPCIeMaxLinkWidth},
+}
+
+// counterFor returns, for a rate quantity, the cumulative counter of the same link, if DCGM has one.
+func counterFor(q quantity) (quantity, bool) {
+	switch q {
+	case qPCIeTxRate:
+		return qPCIeTxBytes, true
+	case qPCIeRxRate:
+		return qPCIeRxBytes, true
+	case qNVLinkTxRate:
+		return qNVLinkTxBytes, true
+	case qNVLinkRxRate:
+		return qNVLinkRxBytes, true
+	}
+	return 0, false
+}
+
+// dcgmStatusReason explains a DCGM return code the way an operator can act on it.
+func dcgmStatusReason(code int) string {
+	switch code {
+	case dcgmStNotSupported:
+		return "not supported on this GPU or driver (DCGM_ST_NOT_SUPPORTED)"
+	case dcgmStNoData:
+		return "no data yet (DCGM_ST_NO_DATA)"
+	case dcgmStGPUIsLost:
+		return "the GPU has fallen off the bus (DCGM_ST_GPU_IS_LOST)"
+	case dcgmStConnectionNotValid:
+		return "the connection to nv-hostengine is gone (DCGM_ST_CONNECTION_NOT_VALID)"
+	case dcgmStModuleNotLoaded:
+		return "DCGM's profiling module is not loaded (DCGM_ST_MODULE_NOT_LOADED): before Hopper it needs the datacenter-gpu-manager-4-proprietary package and nv-hostengine running as root or with CAP_SYS_ADMIN"
+	case dcgmStInUse:
+		return "the GPU's performance counters are held by another tool such as Nsight or CUPTI, or another DCGM instance (DCGM_ST_IN_USE)"
+	case dcgmStProfilingNotSupported:
+		return "profiling is not supported on this GPU (DCGM_ST_PROFILING_NOT_SUPPORTED: consumer GPU, vGPU, or MIG for PCIe fields)"
+	case dcgmStProfilingLibraryError:
+		return "DCGM's profiling library failed (DCGM_ST_PROFILING_LIBRARY_ERROR)"
+	case dcgmStProfilingMultiPass:
+		return "these profiling fields cannot be watched together on this GPU (DCGM_ST_PROFILING_MULTI_PASS)"
+	case dcgmStNVMLNotLoaded:
+		return "nv-hostengine could not load NVML (DCGM_ST_NVML_NOT_LOADED)"
+	}
+	return "DCGM error " + itoa(int64(code))
+}

@@ -1,0 +1,546 @@
+package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
+)
+
+// dcgmValue is one DCGM field value in plain Go types: the part of go-dcgm's FieldValue_v2
+// (pkg/dcgm/const.go) the receiver needs, copied out of the 4 KiB C union so that the scrape
+// logic can be tested without cgo.
+type dcgmValue struct {
+	gpu       uint
+	field     uint16
+	fieldType byte // 'i', 'd', 's' (DCGM_FT_*)
+	status    int  // per-value dcgmReturn_t
+	ts        int64
+	i         int64
+	f         float64
+	s         string
+}
+
+// dcgmError is a DCGM failure with its dcgmReturn_t code where go-dcgm kept one (0 where it did not).
+type dcgmError struct {
+	op   string
+	code int
+	msg  string
+}
+
+func (e *dcgmError) Error() string {
+	if e.code != 0 {
+		return fmt.Sprintf("%s: %s (%s)", e.op, e.msg, dcgmStatusReason(e.code))
+	}
+	return e.op + ": " + e.msg
+}
+
+func dcgmErrorCode(err error) int {
+	var de *dcgmError
+	if errors.As(err, &de) {
+		return de.code
+	}
+	return 0
+}
+
+// dcgmWatchID names a watch (a GPU group and a field group watched together).
+type dcgmWatchID int
+
+// dcgmAPI is the part of go-dcgm the receiver calls, in plain Go types. dcgm_cgo.go implements it
+// over go-dcgm (and so over libdcgm.so.4); tests implement it in Go. Every method but connect must
+// only be called after connect succeeded: go-dcgm resolves libdcgm's symbols lazily, and a call
+// after a failed Init kills the process with a symbol lookup error.
+type dcgmAPI interface {
+	// connect loads libdcgm.so.4 and connects (dcgm.Init).
+	connect(cfg DCGMConfig) error
+	// supportedGPUs lists the GPU ids DCGM supports (dcgmGetAllSupportedDevices).
+	supportedGPUs() ([]uint, error)
+	// latestValues reads the newest value of each field of each GPU (dcgmEntitiesGetLatestValues);
+	// live asks DCGM to read the driver instead of its cache, for fields that are not watched.
+	latestValues(gpus []uint, fields []uint16, live bool) ([]dcgmValue, error)
+	// profilingFields lists the profiling fields the GPU supports (dcgmProfGetSupportedMetricGroups).
+	profilingFields(gpu uint) ([]uint16, error)
+	// watch creates a group of the GPUs and a field group and watches them
+	// (dcgmGroupCreate, dcgmGroupAddDevice, dcgmFieldGroupCreate, dcgmWatchFields, dcgmUpdateAllFields).
+	watch(name string, gpus []uint, fields []uint16, updateEvery time.Duration, keepAge time.Duration, keepSamples int32) (dcgmWatchID, error)
+	// valuesSince returns every sample of the watch newer than sinceUs and the timestamp to ask
+	// from next time (dcgmGetValuesSince_v2).
+	valuesSince(w dcgmWatchID, sinceUs int64) ([]dcgmValue, int64, error)
+	// unwatch stops the watch and destroys its groups.
+	unwatch(w dcgmWatchID) error
+	// disconnect undoes connect (dcgm.Shutdown).
+	disconnect() error
+}
+
+// dcgmPlan is what discovery decided: which GPUs, and which quantities of each are read from which field.
+type dcgmPlan struct {
+	ids     []uint
+	devices []gpuDevice
+	// reads[i] is the set of quantities read for devices[i].
+	reads []quantitySet
+	// history and latest are the fields of the two watches (union over the GPUs).
+	history []uint16
+	latest  []uint16
+}
+
+func (p *dcgmPlan) equal(o *dcgmPlan) bool {
+	return o != nil && slices.Equal(p.ids, o.ids) && slices.Equal(p.reads, o.reads) &&
+		slices.Equal(p.history, o.history) && slices.Equal(p.latest, o.latest) &&
+		slices.EqualFunc(p.devices, o.devices, func(a, b gpuDevice) bool { return a == b })
+}
+
+// dcgmSource reads GPUs through DCGM.
+type dcgmSource struct {
+	api    dcgmAPI
+	cfg    *Config
+	logger *zap.Logger
+	// want is what the enabled metrics need; nothing else is watched.
+	want quantitySet
+	// notes reports each missing series and each failing call once.
+	notes *errtrack.Tracker
+	// numaNode resolves a PCI address to its NUMA node (sysfs under root_path).
+	numaNode func(busID string) int64
+
+	plan    *dcgmPlan
+	index   map[uint]int // DCGM gpu id -> index in plan.devices
+	history dcgmWatchID
+	latest  dcgmWatchID
+	// hasHistory/hasLatest: whether the watch exists.
+	hasHistory, hasLatest bool
+	// since is the GetValuesSince cursor of the history watch, in µs.
+	since int64
+	// failing[i] holds the quantities of devices[i] whose last value was refused with a reason.
+	failing []quantitySet
+}
+
+// dcgmSpecByID maps a field id to its spec.
+var dcgmSpecByID = func() map[uint16]dcgmFieldSpec {
+	m := make(map[uint16]dcgmFieldSpec, len(dcgmFieldSpecs))
+	for _, f := range dcgmFieldSpecs {
+		m[f.id] = f
+	}
+	return m
+}()
+
+// dcgmFieldOf returns the DCGM field that carries quantity q.
+func dcgmFieldOf(q quantity) dcgmFieldSpec {
+	for _, f := range dcgmFieldSpecs {
+		if f.q == q {
+			return f
+		}
+	}
+	panic("no DCGM field for " + q.String())
+}
+
+// openDCGM connects to DCGM and sets up the watches. On error nothing is left connected.
+func openDCGM(api dcgmAPI, cfg *Config, logger *zap.Logger, want quantitySet, numaNode func(string) int64) (*dcgmSource, error) {
+	if err := api.connect(cfg.DCGM); err != nil {
+		return nil, err
+	}
+	s := &dcgmSource{api: api, cfg: cfg, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode}
+	if err := s.refresh(); err != nil {
+		_ = s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *dcgmSource) kind() string { return "dcgm" }
+
+func (s *dcgmSource) devices() []gpuDevice {
+	if s.plan == nil {
+		return nil
+	}
+	return s.plan.devices
+}
+
+// note logs a problem the first time it is seen (and again when it changes).
+func (s *dcgmSource) note(key string, err error) {
+	if s.notes.Fail(key, err) {
+		s.logger.Info("GPU series not collected", zap.String("series", key), zap.String("reason", err.Error()))
+	}
+}
+
+// recovered logs that a problem is gone.
+func (s *dcgmSource) recovered(key string) {
+	if s.notes.Recover(key) {
+		s.logger.Info("GPU series collected again", zap.String("series", key))
+	}
+}
+
+// refresh discovers the GPUs and what each supports, and re-creates the watches if that changed.
+func (s *dcgmSource) refresh() error {
+	plan, err := s.discover()
+	if err != nil {
+		return err
+	}
+	if plan.equal(s.plan) {
+		return nil
+	}
+	s.unwatchAll()
+	s.plan = plan
+	s.failing = make([]quantitySet, len(plan.ids))
+	s.index = make(map[uint]int, len(plan.ids))
+	for i, id := range plan.ids {
+		s.index[id] = i
+	}
+	// The history cursor is kept across re-watches; starting from 0 asks DCGM for everything it
+	// still holds, so the first scrape integrates from the first sample DCGM took.
+	if err := s.watchAll(); err != nil {
+		// Forget the plan so that the next refresh sets the watches up again.
+		s.unwatchAll()
+		s.plan = nil
+		return err
+	}
+	return nil
+}
+
+// discover builds a plan from what DCGM says now.
+func (s *dcgmSource) discover() (*dcgmPlan, error) {
+	ids, err := s.api.supportedGPUs()
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("DCGM is running but supports no GPU on this node")
+	}
+	slices.Sort(ids)
+	plan := &dcgmPlan{ids: ids, devices: make([]gpuDevice, len(ids))}
+	s.identify(plan)
+	// Drop the GPUs the configuration excludes before anything is watched.
+	kept := 0
+	for i := range plan.ids {
+		if s.cfg.selects(plan.devices[i]) {
+			plan.ids[kept], plan.devices[kept] = plan.ids[i], plan.devices[i]
+			kept++
+		}
+	}
+	plan.ids, plan.devices = plan.ids[:kept], plan.devices[:kept]
+	if kept == 0 {
+		return nil, errors.New("no GPU left after include_devices / exclude_devices")
+	}
+	ids = plan.ids
+	plan.reads = make([]quantitySet, len(ids))
+
+	// Counters that are not profiling fields (NVLink5 byte totals) are probed with one live read.
+	probe := map[uint]map[uint16]bool{}
+	var probeFields []uint16
+	for _, f := range dcgmFieldSpecs {
+		if f.q.isCounter() && f.q != qPCIeReplays && !f.isProfiling() && s.want.has(f.q) {
+			probeFields = append(probeFields, f.id)
+		}
+	}
+	if len(probeFields) > 0 {
+		vals, err := s.api.latestValues(ids, probeFields, true)
+		if err == nil {
+			for _, v := range vals {
+				if _, ok, _ := convertDCGM(v, dcgmSpecByID[v.field]); ok {
+					if probe[v.gpu] == nil {
+						probe[v.gpu] = map[uint16]bool{}
+					}
+					probe[v.gpu][v.field] = true
+				}
+			}
+		}
+	}
+
+	for i, id := range ids {
+		dev := plan.devices[i]
+		prof, profErr := s.api.profilingFields(id)
+		supported := map[uint16]bool{}
+		for _, f := range prof {
+			supported[f] = true
+		}
+		var missing []string
+		var reads quantitySet
+		for _, f := range dcgmFieldSpecs {
+			if !s.want.has(f.q) {
+				continue
+			}
+			switch {
+			case f.isProfiling() && profErr != nil:
+				if !f.q.isCounter() { // a missing counter falls back to its rate silently
+					missing = append(missing, f.q.String())
+				}
+				continue
+			case f.isProfiling() && !supported[f.id]:
+				if !f.q.isCounter() {
+					missing = append(missing, f.q.String())
+				}
+				continue
+			case f.q.isCounter() && !f.isProfiling() && f.q != qPCIeReplays && !probe[id][f.id]:
+				continue
+			}
+			reads.add(f.q)
+		}
+		// Where a link has a working cumulative counter, its rate is not read: one series, one origin.
+		for q := qPCIeTxRate; q <= qC2CRxRate; q++ {
+			if c, ok := counterFor(q); ok && reads.has(c) {
+				reads &^= 1 << q
+				missing = slices.DeleteFunc(missing, func(m string) bool { return m == q.String() })
+			}
+		}
+		plan.reads[i] = reads
+		key := dev.name + "/profiling"
+		switch {
+		case len(missing) == 0:
+			s.recovered(key)
+		case profErr != nil:
+			s.note(key, fmt.Errorf("%s missing: %w", strings.Join(missing, ", "), profErr))
+		default:
+			s.note(key, fmt.Errorf("%s missing: not among the profiling metrics DCGM supports on this GPU (%s)", strings.Join(missing, ", "), dev.model))
+		}
+	}
+
+	for _, f := range dcgmFieldSpecs {
+		used := false
+		for _, r := range plan.reads {
+			used = used || r.has(f.q)
+		}
+		if !used {
+			continue
+		}
+		if f.history {
+			plan.history = append(plan.history, f.id)
+		} else {
+			plan.latest = append(plan.latest, f.id)
+		}
+	}
+	return plan, nil
+}
+
+// identify fills in each GPU's identity with one live read of name, UUID and PCI bus id: much
+// lighter than go-dcgm's GetDeviceInfo, which creates and destroys groups and watches per GPU.
+func (s *dcgmSource) identify(plan *dcgmPlan) {
+	for i, id := range plan.ids {
+		plan.devices[i] = gpuDevice{id: id, name: "gpu" + strconv.FormatUint(uint64(id), 10), numaNode: -1}
+	}
+	vals, err := s.api.latestValues(plan.ids, []uint16{dcgmFieldGPUName, dcgmFieldGPUUUID, dcgmFieldPCIBusID}, true)
+	if err != nil {
+		s.note("identity", err)
+		return
+	}
+	s.recovered("identity")
+	pos := make(map[uint]int, len(plan.ids))
+	for i, id := range plan.ids {
+		pos[id] = i
+	}
+	for _, v := range vals {
+		i, ok := pos[v.gpu]
+		if !ok || v.status != dcgmStOK || v.fieldType != dcgmTypeString || strings.HasPrefix(v.s, dcgmStrBlankPrefix) {
+			continue
+		}
+		d := &plan.devices[i]
+		switch v.field {
+		case dcgmFieldGPUName:
+			d.model = v.s
+		case dcgmFieldGPUUUID:
+			d.uuid = v.s
+		case dcgmFieldPCIBusID:
+			d.busID = normaliseBusID(v.s)
+			if d.busID != "" && s.numaNode != nil {
+				d.numaNode = s.numaNode(d.busID)
+			}
+		}
+	}
+}
+
+// watchAll creates the two watches: rates and XIDs at the fine sample interval with enough history
+// kept for a late scrape, everything else at the collection interval.
+func (s *dcgmSource) watchAll() error {
+	p := s.plan
+	keep := max(3*s.cfg.CollectionInterval, 30*time.Second)
+	var err error
+	s.history, s.hasHistory, err = s.watchFields("iclens-history", &p.history, s.cfg.DCGM.SampleInterval, keep, 0)
+	if err != nil {
+		return err
+	}
+	s.latest, s.hasLatest, err = s.watchFields("iclens-latest", &p.latest, s.cfg.CollectionInterval, keep, 2)
+	return err
+}
+
+// watchFields watches *fields. A watch of profiling fields can fail as a whole (the counters are
+// held by Nsight or CUPTI, or the fields need several passes on this GPU): then the profiling
+// fields are dropped from the plan, the operator is told which series are lost and why, and the
+// other fields are watched alone. Rediscovery tries the full set again.
+func (s *dcgmSource) watchFields(name string, fields *[]uint16, every, keep time.Duration, keepSamples int32) (dcgmWatchID, bool, error) {
+	if len(*fields) == 0 {
+		return 0, false, nil
+	}
+	w, err := s.api.watch(name, s.plan.ids, *fields, every, keep, keepSamples)
+	if err == nil {
+		s.recovered(name)
+		return w, true, nil
+	}
+	var lost []string
+	for _, id := range *fields {
+		if dcgmSpecByID[id].isProfiling() {
+			lost = append(lost, dcgmSpecByID[id].q.String())
+		}
+	}
+	if len(lost) == 0 {
+		return 0, false, err
+	}
+	s.note(name, fmt.Errorf("%s missing on every GPU: %w", strings.Join(lost, ", "), err))
+	*fields = slices.DeleteFunc(*fields, func(id uint16) bool { return dcgmSpecByID[id].isProfiling() })
+	for i := range s.plan.reads {
+		for _, f := range dcgmFieldSpecs {
+			if f.isProfiling() {
+				s.plan.reads[i] &^= 1 << f.q
+			}
+		}
+	}
+	if len(*fields) == 0 {
+		return 0, false, nil
+	}
+	w, err = s.api.watch(name, s.plan.ids, *fields, every, keep, keepSamples)
+	return w, err == nil, err
+}
+
+func (s *dcgmSource) unwatchAll() {
+	if s.hasHistory {
+		_ = s.api.unwatch(s.history)
+		s.hasHistory = false
+	}
+	if s.hasLatest {
+		_ = s.api.unwatch(s.latest)
+		s.hasLatest = false
+	}
+}
+
+// poll reads every history sample since the previous poll and the latest value of every other field.
+func (s *dcgmSource) poll(buf []sample) ([]sample, error) {
+	if s.plan == nil {
+		return buf, nil
+	}
+	if s.hasHistory {
+		vals, next, err := s.api.valuesSince(s.history, s.since)
+		switch {
+		case err == nil:
+			s.recovered("history")
+			if next > s.since {
+				s.since = next
+			}
+			buf = s.appendSamples(buf, vals)
+		case dcgmErrorCode(err) == dcgmStConnectionNotValid:
+			return buf, err
+		default:
+			s.note("history", err)
+		}
+	}
+	if s.hasLatest {
+		vals, err := s.api.latestValues(s.plan.ids, s.plan.latest, false)
+		switch {
+		case err == nil:
+			s.recovered("latest")
+			buf = s.appendSamples(buf, vals)
+		case dcgmErrorCode(err) == dcgmStConnectionNotValid:
+			return buf, err
+		default:
+			s.note("latest", err)
+		}
+	}
+	return buf, nil
+}
+
+// appendSamples converts DCGM values into samples, dropping those of GPUs and fields not planned.
+func (s *dcgmSource) appendSamples(buf []sample, vals []dcgmValue) []sample {
+	for _, v := range vals {
+		i, ok := s.index[v.gpu]
+		if !ok {
+			continue
+		}
+		spec, ok := dcgmSpecByID[v.field]
+		if !ok || !s.plan.reads[i].has(spec.q) {
+			continue
+		}
+		smp, valid, why := convertDCGM(v, spec)
+		smp.gpu = i
+		// The series name is built only when there is something to say: this loop runs for
+		// every sample of every GPU.
+		switch {
+		case valid && s.failing[i].has(spec.q):
+			s.failing[i] &^= 1 << spec.q
+			s.recovered(s.plan.devices[i].name + "/" + spec.q.String())
+		case !valid && v.status == dcgmStGPUIsLost:
+			// One message for the GPU, not one per field.
+			s.failing[i].add(spec.q)
+			s.note(s.plan.devices[i].name, errors.New(why))
+		case !valid && why != "":
+			s.failing[i].add(spec.q)
+			s.note(s.plan.devices[i].name+"/"+spec.q.String(), errors.New(why))
+		}
+		buf = append(buf, smp)
+	}
+	return buf
+}
+
+// convertDCGM turns one DCGM value into a sample. An invalid sample comes back with valid=false
+// and, where it is worth telling the operator, a reason; a plain blank (no data yet, as the first
+// sample of a profiling field usually is) has no reason.
+func convertDCGM(v dcgmValue, spec dcgmFieldSpec) (sample, bool, string) {
+	smp := sample{q: spec.q, ts: v.ts}
+	if v.status != dcgmStOK {
+		if v.status == dcgmStNoData {
+			return smp, false, ""
+		}
+		return smp, false, dcgmStatusReason(v.status)
+	}
+	var x float64
+	switch v.fieldType {
+	case dcgmTypeInt64:
+		switch {
+		case v.i == dcgmInt64NotSupported:
+			return smp, false, dcgmStatusReason(dcgmStNotSupported)
+		case v.i == dcgmInt64NotPermissioned:
+			return smp, false, "not permitted (DCGM_INT64_NOT_PERMISSIONED): nv-hostengine lacks the privilege"
+		case v.i >= dcgmInt64Blank:
+			return smp, false, ""
+		case v.i < 0:
+			return smp, false, fmt.Sprintf("negative value %d", v.i)
+		}
+		if spec.q.isCounter() || spec.q == qXID || (spec.q >= qPCIeLinkGen && spec.q <= qPCIeMaxLinkWidth) {
+			smp.u = uint64(v.i)
+			smp.valid = true
+			return smp, true, ""
+		}
+		x = float64(v.i)
+	case dcgmTypeDouble:
+		switch {
+		case v.f == dcgmFP64Blank+2:
+			return smp, false, dcgmStatusReason(dcgmStNotSupported)
+		case v.f >= dcgmFP64Blank:
+			return smp, false, ""
+		case math.IsNaN(v.f) || math.IsInf(v.f, 0) || v.f < 0:
+			return smp, false, fmt.Sprintf("invalid value %v", v.f)
+		}
+		if spec.q.isCounter() || spec.q == qXID || (spec.q >= qPCIeLinkGen && spec.q <= qPCIeMaxLinkWidth) {
+			smp.u = uint64(v.f)
+			smp.valid = true
+			return smp, true, ""
+		}
+		x = v.f
+	default:
+		return smp, false, fmt.Sprintf("unexpected field type %q", v.fieldType)
+	}
+	if spec.percent {
+		x /= 100
+	}
+	smp.f = x
+	smp.valid = true
+	return smp, true, ""
+}
+
+func (s *dcgmSource) close() error {
+	s.unwatchAll()
+	return s.api.disconnect()
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,304 @@
+//go:build linux && cgo
+
+package gpureceiver
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
+)
+
+// These tests run go-dcgm's real cgo path (dlopen("libdcgm.so.4") at Init, lazily bound symbols,
+// the C structs, the dcgmGetValuesSince_v2 callback into Go) against testdata/fakedcgm, a fake
+// libdcgm.so.4 written in C against the DCGM headers that ship in the go-dcgm module. go-dcgm keeps
+// one global connection and dlopen handle per process, so each scenario runs in its own child
+// process (this test binary again, with LD_LIBRARY_PATH pointing at the fake), which is also how
+// the library is found: the same way a node finds the real one (research/gpu.md §7).
+
+const childEnv = "GPURECEIVER_FAKE_DCGM_SCENARIO"
+
+// buildFakeLibDCGM compiles testdata/fakedcgm into dir/libdcgm.so.4.
+func buildFakeLibDCGM(t *testing.T) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc is needed to build the fake libdcgm.so.4")
+	}
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/NVIDIA/go-dcgm").Output()
+	require.NoError(t, err, "locating the go-dcgm module for its DCGM headers")
+	headers := filepath.Join(strings.TrimSpace(string(out)), "pkg", "dcgm")
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libdcgm.so.4")
+	cmd := exec.Command(gcc, "-Wall", "-Werror", "-Wno-unused-parameter", "-shared", "-fPIC",
+		"-I", headers, "-Wl,-soname,libdcgm.so.4", "-o", lib,
+		filepath.Join("testdata", "fakedcgm", "fakedcgm.c"), filepath.Join("testdata", "fakedcgm", "stubs.c"))
+	msg, err := cmd.CombinedOutput()
+	require.NoError(t, err, "building the fake libdcgm.so.4: %s", msg)
+	return dir
+}
+
+// runChild runs one scenario in a child process and returns the fake library's call log.
+func runChild(t *testing.T, scenario, libDir string, env ...string) []string {
+	t.Helper()
+	callLog := filepath.Join(t.TempDir(), "calls.log")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeLibDCGMChild$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+scenario, "LD_LIBRARY_PATH="+libDir, "FAKE_DCGM_CALL_LOG="+callLog)
+	cmd.Env = append(cmd.Env, env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	require.NoError(t, err, "child %s failed:\n%s", scenario, out.String())
+	require.Contains(t, out.String(), "--- PASS: TestFakeLibDCGMChild", "child %s did not run:\n%s", scenario, out.String())
+	if strings.Contains(out.String(), "--- SKIP") {
+		t.Skipf("child %s skipped:\n%s", scenario, out.String())
+	}
+	b, _ := os.ReadFile(callLog)
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+func TestFakeLibDCGM(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("parent test")
+	}
+	libDir := buildFakeLibDCGM(t)
+
+	t.Run("standalone", func(t *testing.T) {
+		calls := runChild(t, "standalone", libDir)
+		assert.Contains(t, calls, "dcgmConnect_v2 localhost:5555 0")
+		assert.NotContains(t, calls, "dcgmStartEmbedded 0")
+		assert.Contains(t, calls, "dcgmGetValuesSince_v2 0", "the first poll asks for everything DCGM kept")
+		assert.Contains(t, calls, "dcgmGetValuesSince_v2 1700000010000001", "the second continues after the last sample")
+		// Rates and XIDs at the 1 s sample interval with 30 s of history; the rest at the 10 s collection interval.
+		assert.Contains(t, calls, "dcgmWatchFields 1 1 1000000 30 0")
+		assert.Contains(t, calls, "dcgmWatchFields 2 2 10000000 30 2")
+		for _, c := range []string{"dcgmUnwatchFields 1 1", "dcgmFieldGroupDestroy 1", "dcgmGroupDestroy 1", "dcgmUnwatchFields 2 2", "dcgmDisconnect", "dcgmShutdown"} {
+			assert.Contains(t, calls, c, "shutdown cleans up")
+		}
+	})
+	t.Run("embedded", func(t *testing.T) {
+		calls := runChild(t, "embedded", libDir)
+		assert.Contains(t, calls, "dcgmStartEmbedded 1", "DCGM_OPERATION_MODE_AUTO")
+		assert.Contains(t, calls, "dcgmStopEmbedded")
+	})
+	t.Run("unix socket", func(t *testing.T) {
+		calls := runChild(t, "unixsocket", libDir)
+		assert.Contains(t, calls, "dcgmConnect_v2 /run/nvidia-dcgm/hostengine.sock 1")
+	})
+	t.Run("hostengine unreachable", func(t *testing.T) {
+		calls := runChild(t, "connectfail", libDir, "FAKE_DCGM_CONNECT_FAIL=1")
+		// After a failed Init nothing but Init is ever called again: go-dcgm would die on the
+		// first other call with a real, absent library.
+		for _, c := range calls {
+			assert.True(t, strings.HasPrefix(c, "dcgmInit") || strings.HasPrefix(c, "dcgmConnect_v2"), "unexpected call %q after a failed connect", c)
+		}
+		assert.Len(t, calls, 4, "one try at start, one after retry_interval")
+	})
+	t.Run("no profiling module", func(t *testing.T) {
+		calls := runChild(t, "noprof", libDir, "FAKE_DCGM_NO_PROF=1")
+		assert.Contains(t, calls, "dcgmProfGetSupportedMetricGroups 0")
+	})
+	t.Run("reconnect after shutdown", func(t *testing.T) {
+		// dcgm.Shutdown dlcloses libdcgm; symbols bound lazily before must still work after the
+		// next Init dlopens it again (glibc keeps a library whose symbols the executable bound).
+		calls := runChild(t, "reconnect", libDir)
+		n := 0
+		for _, c := range calls {
+			if c == "dcgmConnect_v2 localhost:5555 0" {
+				n++
+			}
+		}
+		assert.Equal(t, 2, n)
+	})
+	t.Run("no library", func(t *testing.T) {
+		runChild(t, "nolib", t.TempDir())
+	})
+}
+
+// TestFakeLibraryExportsEverySymbol: the fake must define every libdcgm symbol this binary (and so
+// go-dcgm) references, or a call to a missing one would kill the test process; a go-dcgm upgrade
+// that references a new function fails here first.
+func TestFakeLibraryExportsEverySymbol(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("parent test")
+	}
+	libDir := buildFakeLibDCGM(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	need := dynamicSymbols(t, exe, false)
+	have := dynamicSymbols(t, filepath.Join(libDir, "libdcgm.so.4"), true)
+	n := 0
+	for s := range need {
+		if strings.HasPrefix(s, "dcgm") || strings.HasPrefix(s, "Dcgm") || s == "errorString" {
+			n++
+			assert.True(t, have[s], "the fake libdcgm.so.4 does not export %s", s)
+		}
+	}
+	assert.Greater(t, n, 40, "go-dcgm references about 56 libdcgm symbols")
+}
+
+func dynamicSymbols(t *testing.T, path string, defined bool) map[string]bool {
+	f, err := elf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	require.NoError(t, err)
+	out := map[string]bool{}
+	for _, s := range syms {
+		if (s.Section != elf.SHN_UNDEF) == defined {
+			out[s.Name] = true
+		}
+	}
+	return out
+}
+
+// TestFakeLibDCGMChild is the child side: it runs the receiver with the real sources.
+func TestFakeLibDCGMChild(t *testing.T) {
+	scenario := os.Getenv(childEnv)
+	if scenario == "" {
+		t.Skip("run by TestFakeLibDCGM in a child process")
+	}
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath = sysfsFixture(t)
+	switch scenario {
+	case "embedded":
+		cfg.DCGM.Mode = modeEmbedded
+	case "unixsocket":
+		cfg.DCGM.Endpoint = "unix:///run/nvidia-dcgm/hostengine.sock"
+	case "nolib", "connectfail":
+		cfg.RetryInterval = time.Minute
+	}
+	require.NoError(t, cfg.Validate())
+	core, logs := observer.New(zap.DebugLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	s := newScraper(cfg, set)
+	clock := &testClock{t: time.Now()}
+	s.now = clock.now
+	ctx := context.Background()
+	require.NoError(t, s.start(ctx, nil))
+	defer func() { require.NoError(t, s.shutdown(ctx)) }()
+
+	switch scenario {
+	case "nolib":
+		m := scrapeOnce(t, s)
+		assert.Zero(t, m.MetricCount())
+		msgs := logs.FilterMessage("No GPU metrics: no GPU library could be used; trying again later").All()
+		require.Len(t, msgs, 1)
+		reason := msgs[0].ContextMap()["reason"].(string)
+		if !strings.Contains(reason, "libdcgm.so.4 not found") {
+			t.Skipf("this machine has a real libdcgm.so.4: %s", reason)
+		}
+		assert.Contains(t, reason, "libnvidia-ml.so.1 not found", "NVML is tried as the fallback")
+		return
+	case "connectfail":
+		for i := 0; i < 3; i++ {
+			clock.t = clock.t.Add(25 * time.Second)
+			assert.Zero(t, scrapeOnce(t, s).MetricCount())
+		}
+		msgs := logs.FilterMessage("No GPU metrics: no GPU library could be used; trying again later").All()
+		require.Len(t, msgs, 1, "said once")
+		assert.Contains(t, msgs[0].ContextMap()["reason"], "error connecting to nv-hostengine")
+		return
+	}
+
+	m := scrapeOnce(t, s)
+	require.NotNil(t, s.src)
+	assert.Equal(t, "dcgm", s.src.kind())
+	if scenario == "reconnect" {
+		require.NoError(t, s.shutdown(ctx))
+		require.NoError(t, s.start(ctx, nil))
+		m = scrapeOnce(t, s)
+		require.NotNil(t, s.src)
+		assert.InDelta(t, 0.42, one(t, m, "gpu.utilization", "device", "gpu0").f, 1e-9)
+		// The fake serves the same samples again; they are older than what was integrated already.
+		assert.Empty(t, points(m, "interconnect.io"), "no sample counted twice")
+		return
+	}
+	info := one(t, m, "gpu.info", "device", "gpu1")
+	assert.Equal(t, "0000:3b:00.0", info.attrs["pci.bus_id"])
+	assert.EqualValues(t, 1, info.attrs["numa.node"])
+	assert.Equal(t, "GPU-fake0001-0000-0000-0000-000000000000", info.attrs["gpu.uuid"])
+	assert.Equal(t, "NVIDIA H100 80GB HBM3", info.attrs["gpu.model"])
+	assert.InDelta(t, 0.42, one(t, m, "gpu.utilization", "device", "gpu0").f, 1e-9)
+	assert.InDelta(t, 0.07, one(t, m, "gpu.memory.copy_utilization", "device", "gpu1").f, 1e-9)
+	assert.EqualValues(t, 3, one(t, m, "gpu.pcie.replays", "device", "gpu0").i)
+	assert.EqualValues(t, 8, one(t, m, "gpu.pcie.link.width", "device", "gpu1").i, "a downgraded link is visible")
+	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.max_width", "device", "gpu1").i)
+	assert.EqualValues(t, 4, one(t, m, "gpu.pcie.link.generation", "device", "gpu1").i)
+	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.max_generation", "device", "gpu1").i)
+
+	if scenario == "noprof" {
+		assert.Empty(t, points(m, "interconnect.io"))
+		assert.Empty(t, points(m, "gpu.dram.active"))
+		assert.Empty(t, points(m, "gpu.sm.active"))
+		assert.Empty(t, points(m, "gpu.graphics_engine.active"))
+		msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "gpu0/profiling")).All()
+		require.Len(t, msgs, 1)
+		assert.Contains(t, msgs[0].ContextMap()["reason"], "DCGM_ST_MODULE_NOT_LOADED")
+		return
+	}
+
+	// Rates integrated over the fake's ten 1 s samples: the first opens each series.
+	io := func(dev, comp, dir string) int64 {
+		return one(t, m, "interconnect.io", "device", dev, "component", comp, "direction", dir).i
+	}
+	assert.EqualValues(t, 9*1000, io("gpu0", "gpu_pcie", "transmit"))
+	assert.EqualValues(t, 9*2000, io("gpu1", "gpu_pcie", "transmit"))
+	assert.EqualValues(t, 9*2000, io("gpu0", "gpu_pcie", "receive"), "the blank first sample only opens the series")
+	assert.EqualValues(t, 9*1_000_000_000, io("gpu1", "gpu_nvlink", "transmit"), "NVLink4: the rate, since the NVLink5 counter is not supported")
+	assert.Empty(t, find(m, "interconnect.io", "component", "gpu_c2c"), "C2C is not among the fake GPU's profiling metrics")
+	assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(79)).i)
+	assert.InDelta(t, 0.125, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9)
+	assert.InDelta(t, 0.25, one(t, m, "gpu.graphics_engine.active", "device", "gpu1").f, 1e-9)
+	assert.InDelta(t, 0.5, one(t, m, "gpu.sm.active", "device", "gpu0").f, 1e-9)
+	assert.Empty(t, find(m, "gpu.sm.active", "device", "gpu1"), "per-value DCGM_ST_NOT_SUPPORTED costs that series only")
+	assert.Equal(t, 1, logs.FilterField(zap.String("series", "gpu1/sm_active")).Len())
+
+	// The next scrape: no new samples, the cursor moved on, the XID is not counted twice.
+	clock.t = clock.t.Add(10 * time.Second)
+	m = scrapeOnce(t, s)
+	assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(79)).i)
+	assert.Len(t, points(m, "gpu.info"), 2)
+}
+
+// BenchmarkScrapeLibDCGM measures one scrape of an 8-GPU node through go-dcgm's real cgo path and
+// the fake libdcgm.so.4 (ten 1 s samples of the four rate fields per GPU per scrape, plus the latest
+// values). It needs the fake on the library path, so it runs only when asked:
+//
+//	gcc -shared -fPIC -I$(go list -m -f '{{.Dir}}' github.com/NVIDIA/go-dcgm)/pkg/dcgm \
+//	    -Wl,-soname,libdcgm.so.4 -o /tmp/fakedcgm/libdcgm.so.4 testdata/fakedcgm/*.c
+//	GPURECEIVER_BENCH_LIBDCGM=1 FAKE_DCGM_GPUS=8 FAKE_DCGM_LIVE=1 LD_LIBRARY_PATH=/tmp/fakedcgm \
+//	    go test -run '^$' -bench ScrapeLibDCGM -benchmem .
+func BenchmarkScrapeLibDCGM(b *testing.B) {
+	if os.Getenv("GPURECEIVER_BENCH_LIBDCGM") == "" {
+		b.Skip("set GPURECEIVER_BENCH_LIBDCGM=1 and put the fake libdcgm.so.4 on LD_LIBRARY_PATH")
+	}
+	cfg := createDefaultConfig().(*Config)
+	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	ctx := context.Background()
+	require.NoError(b, s.start(ctx, nil))
+	require.NotNil(b, s.src, "the fake libdcgm.so.4 was not found")
+	defer func() { _ = s.shutdown(ctx) }()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, err := s.scrape(ctx)
+		if err != nil || len(find(m, "interconnect.io", "component", "gpu_pcie")) != 16 {
+			b.Fatalf("scrape: %v, %d points", err, m.DataPointCount())
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
+
+import (
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// integrator turns a rate in bytes/s, sampled by the source, into a cumulative byte count.
+//
+// DCGM's profiling rates (DCGM_FI_PROF_PCIE_TX_BYTES and the like) are averages over the period
+// that ends at the sample's timestamp, so value x (ts_i - ts_{i-1}) is exactly the bytes moved in
+// that period: summing over every sample (GetValuesSince) counts every byte, whatever the sample
+// interval, where one instantaneous rate times the scrape interval would not. This is the method of
+// the GCP ops collector's dcgmreceiver (util.go metricStats.Update).
+type integrator struct {
+	// start is the timestamp of the first sample: the series counts from there.
+	start pcommon.Timestamp
+	// lastTS is the previous sample's timestamp in µs, 0 before the first sample.
+	lastTS int64
+	whole  uint64  // whole bytes counted
+	frac   float64 // the fraction of a byte carried to the next sample
+	// updated: a valid sample was integrated since the flag was last cleared.
+	updated bool
+}
+
+// add integrates one sample. A sample no newer than the previous one is a duplicate and ignored. An
+// invalid sample (blank, unsupported) adds nothing but moves the baseline: the period it closes is
+// unknown and must not be charged to the next valid sample. A gap longer than maxGapUs (samples
+// lost, e.g. DCGM's history expired before a late scrape) is charged as one nominal period, the span
+// the sample's average covers.
+func (g *integrator) add(s sample, nominalUs, maxGapUs int64) {
+	if g.lastTS == 0 {
+		g.lastTS = s.ts
+		g.start = pcommon.Timestamp(s.ts * 1000)
+		return
+	}
+	if s.ts <= g.lastTS {
+		return
+	}
+	dt := s.ts - g.lastTS
+	g.lastTS = s.ts
+	if !s.valid {
+		return
+	}
+	if dt > maxGapUs {
+		dt = nominalUs
+	}
+	b := s.f*float64(dt)/1e6 + g.frac
+	w := math.Floor(b)
+	g.whole += uint64(w)
+	g.frac = b - w
+	g.updated = true
+}

@@ -1,0 +1,382 @@
+//go:build linux && cgo
+
+package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
+)
+
+// NVML field ids for the cumulative byte counters (nvml.h, go-nvml pkg/nvml/const.go):
+// FI_DEV_PCIE_COUNT_TX/RX_BYTES (197/198) "PCIe transmit/receive bytes. Value can be wrapped.";
+// FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139) "NVLink TX/RX Data throughput in KiB", cumulative,
+// summed over all links with scopeId UINT_MAX.
+var nvmlCounterFields = []struct {
+	id    uint32
+	scope uint32
+	q     quantity
+	scale uint64
+}{
+	{nvml.FI_DEV_PCIE_COUNT_TX_BYTES, 0, qPCIeTxBytes, 1},
+	{nvml.FI_DEV_PCIE_COUNT_RX_BYTES, 0, qPCIeRxBytes, 1},
+	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, math.MaxUint32, qNVLinkTxBytes, 1024},
+	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX, math.MaxUint32, qNVLinkRxBytes, 1024},
+}
+
+// nvmlGPMMetrics are the GPU Performance Monitoring metrics read where the GPU has GPM (Hopper and
+// later): percentages over the period between two GPM samples (nvml.h nvmlGpmMetricId_t:
+// NVML_GPM_METRIC_GRAPHICS_UTIL, SM_UTIL, DRAM_BW_UTIL "Percentage of DRAM bw used vs theoretical
+// maximum"), the same counters DCGM reads for GR_ENGINE_ACTIVE, SM_ACTIVE and DRAM_ACTIVE on Hopper.
+var nvmlGPMMetrics = []struct {
+	id nvml.GpmMetricId
+	q  quantity
+}{
+	{nvml.GPM_METRIC_GRAPHICS_UTIL, qGREngineActive},
+	{nvml.GPM_METRIC_SM_UTIL, qSMActive},
+	{nvml.GPM_METRIC_DRAM_BW_UTIL, qDRAMActive},
+}
+
+// nvmlSource reads GPUs through NVML (go-nvml), the fallback where DCGM is absent. NVML has
+// cumulative PCIe and NVLink byte counters, so nothing is integrated; where the GPU has GPM it also
+// gives graphics, SM and DRAM activity. It has no XID history (that needs an event set).
+type nvmlSource struct {
+	lib      nvml.Interface
+	logger   *zap.Logger
+	want     quantitySet
+	notes    *errtrack.Tracker
+	numaNode func(string) int64
+	// selects applies include_devices / exclude_devices (nil: every GPU).
+	selects func(gpuDevice) bool
+	now     func() time.Time
+
+	devs    []gpuDevice
+	handles []nvml.Device
+	fields  []nvml.FieldValue
+	// gpm[i] holds the two GPM samples of devices[i]; nil where the GPU has no GPM.
+	gpm        []*nvmlGPM
+	gpmRequest nvml.GpmMetricsGetType
+}
+
+// nvmlGPM is one GPU's pair of GPM samples: each poll takes a new one and asks for the metrics
+// between it and the previous one.
+type nvmlGPM struct {
+	prev, cur nvml.GpmSample
+	primed    bool
+}
+
+func openNVMLLibrary(cfg *Config, logger *zap.Logger, want quantitySet, numaNode func(string) int64) (source, error) {
+	return openNVML(nvml.New(), logger, want, numaNode, cfg.selects)
+}
+
+// openNVML initialises NVML. Like go-dcgm, go-nvml binds libnvidia-ml's symbols lazily: nothing
+// but Init may be called unless Init succeeded.
+func openNVML(lib nvml.Interface, logger *zap.Logger, want quantitySet, numaNode func(string) int64, selects func(gpuDevice) bool) (*nvmlSource, error) {
+	switch ret := lib.Init(); ret {
+	case nvml.SUCCESS:
+	case nvml.ERROR_LIBRARY_NOT_FOUND:
+		return nil, errors.New("libnvidia-ml.so.1 not found (no NVIDIA driver on this node, or its library is not visible to the collector)")
+	default:
+		return nil, fmt.Errorf("nvmlInit: %s", nvmlErr(ret))
+	}
+	s := &nvmlSource{lib: lib, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode, selects: selects, now: time.Now}
+	if err := s.refresh(); err != nil {
+		_ = lib.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+// nvmlErr names an NVML return code. The code's own Error() is pure Go in go-nvml until a
+// library is loaded, so it is safe on every path.
+func nvmlErr(ret nvml.Return) string { return ret.Error() }
+
+func (s *nvmlSource) kind() string         { return "nvml" }
+func (s *nvmlSource) devices() []gpuDevice { return s.devs }
+
+func (s *nvmlSource) note(key string, err error) {
+	if s.notes.Fail(key, err) {
+		s.logger.Info("GPU series not collected", zap.String("series", key), zap.String("reason", err.Error()))
+	}
+}
+
+func (s *nvmlSource) refresh() error {
+	n, ret := s.lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return fmt.Errorf("nvmlDeviceGetCount: %s", nvmlErr(ret))
+	}
+	if n == 0 {
+		return errors.New("NVML sees no GPU on this node")
+	}
+	devs := make([]gpuDevice, 0, n)
+	handles := make([]nvml.Device, 0, n)
+	for i := 0; i < n; i++ {
+		name := "gpu" + strconv.Itoa(i)
+		h, ret := s.lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			s.note(name, fmt.Errorf("nvmlDeviceGetHandleByIndex: %s", nvmlErr(ret)))
+			continue
+		}
+		d := gpuDevice{id: uint(i), name: name, numaNode: -1}
+		if v, ret := h.GetUUID(); ret == nvml.SUCCESS {
+			d.uuid = v
+		}
+		if v, ret := h.GetName(); ret == nvml.SUCCESS {
+			d.model = v
+		}
+		if p, ret := h.GetPciInfo(); ret == nvml.SUCCESS {
+			d.busID = normaliseBusID(cString(p.BusId[:]))
+			if d.busID != "" && s.numaNode != nil {
+				d.numaNode = s.numaNode(d.busID)
+			}
+		}
+		if s.selects != nil && !s.selects(d) {
+			continue
+		}
+		devs = append(devs, d)
+		handles = append(handles, h)
+	}
+	if len(devs) == 0 {
+		return errors.New("no GPU left after include_devices / exclude_devices")
+	}
+	s.freeGPM()
+	s.devs, s.handles = devs, handles
+	s.gpm = make([]*nvmlGPM, len(handles))
+	if s.want.has(qGREngineActive) || s.want.has(qSMActive) || s.want.has(qDRAMActive) {
+		for i, h := range handles {
+			s.gpm[i] = s.setupGPM(devs[i].name, h)
+		}
+	}
+	return nil
+}
+
+// setupGPM allocates the GPM samples of a GPU that supports GPM (nvmlGpmQueryDeviceSupport).
+func (s *nvmlSource) setupGPM(name string, h nvml.Device) *nvmlGPM {
+	sup, ret := h.GpmQueryDeviceSupport()
+	if ret != nvml.SUCCESS || sup.IsSupportedDevice == 0 {
+		why := "the GPU has no GPM (NVML GPU performance monitoring needs Hopper or later)"
+		if ret != nvml.SUCCESS {
+			why = "nvmlGpmQueryDeviceSupport: " + nvmlErr(ret)
+		}
+		s.note(name+"/gpm", errors.New("graphics, SM and DRAM activity missing: "+why))
+		return nil
+	}
+	prev, ret := s.lib.GpmSampleAlloc()
+	if ret != nvml.SUCCESS {
+		s.note(name+"/gpm", fmt.Errorf("nvmlGpmSampleAlloc: %s", nvmlErr(ret)))
+		return nil
+	}
+	cur, ret := s.lib.GpmSampleAlloc()
+	if ret != nvml.SUCCESS {
+		_ = prev.Free()
+		s.note(name+"/gpm", fmt.Errorf("nvmlGpmSampleAlloc: %s", nvmlErr(ret)))
+		return nil
+	}
+	s.notes.Recover(name + "/gpm")
+	return &nvmlGPM{prev: prev, cur: cur}
+}
+
+func (s *nvmlSource) freeGPM() {
+	for _, g := range s.gpm {
+		if g != nil {
+			_ = g.prev.Free()
+			_ = g.cur.Free()
+		}
+	}
+	s.gpm = nil
+}
+
+// readGPM takes a GPM sample and reads the activity since the previous one.
+func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, uint64)) {
+	g := s.gpm[i]
+	if g == nil {
+		return
+	}
+	name := s.devs[i].name
+	if ret := h.GpmSampleGet(g.cur); ret != nvml.SUCCESS {
+		s.note(name+"/gpm", fmt.Errorf("nvmlGpmSampleGet: %s", nvmlErr(ret)))
+		g.primed = false
+		return
+	}
+	if !g.primed { // the first sample only starts the period
+		g.prev, g.cur, g.primed = g.cur, g.prev, true
+		return
+	}
+	req := &s.gpmRequest
+	*req = nvml.GpmMetricsGetType{Version: nvml.GPM_METRICS_GET_VERSION, Sample1: g.prev, Sample2: g.cur}
+	for _, m := range nvmlGPMMetrics {
+		if s.want.has(m.q) {
+			req.Metrics[req.NumMetrics].MetricId = uint32(m.id)
+			req.NumMetrics++
+		}
+	}
+	g.prev, g.cur = g.cur, g.prev
+	if ret := s.lib.GpmMetricsGet(req); ret != nvml.SUCCESS {
+		s.note(name+"/gpm", fmt.Errorf("nvmlGpmMetricsGet: %s", nvmlErr(ret)))
+		return
+	}
+	for k := uint32(0); k < req.NumMetrics; k++ {
+		m := req.Metrics[k]
+		for _, want := range nvmlGPMMetrics {
+			if uint32(want.id) != m.MetricId {
+				continue
+			}
+			key := name + "/" + want.q.String()
+			if r := nvml.Return(m.NvmlReturn); r != nvml.SUCCESS {
+				s.note(key, fmt.Errorf("GPM metric %d: %s", m.MetricId, nvmlErr(r)))
+				continue
+			}
+			if math.IsNaN(m.Value) || m.Value < 0 {
+				s.note(key, fmt.Errorf("GPM metric %d: invalid value %v", m.MetricId, m.Value))
+				continue
+			}
+			add(want.q, m.Value/100, 0)
+		}
+	}
+}
+
+func cString(b []int8) string {
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		out = append(out, byte(c))
+	}
+	return string(out)
+}
+
+func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
+	ts := s.now().UnixMicro()
+	for i, h := range s.handles {
+		name := s.devs[i].name
+		add := func(q quantity, f float64, u uint64) {
+			buf = append(buf, sample{gpu: i, q: q, ts: ts, valid: true, f: f, u: u})
+		}
+		// read calls one NVML getter and reports whether the GPU is still there.
+		read := func(q quantity, get func() (int, nvml.Return), scale float64) bool {
+			if !s.want.has(q) {
+				return true
+			}
+			v, ret := get()
+			switch {
+			case ret == nvml.SUCCESS && v >= 0:
+				s.notes.Recover(name + "/" + q.String())
+				if scale == 0 {
+					add(q, 0, uint64(v))
+				} else {
+					add(q, float64(v)*scale, 0)
+				}
+			case ret == nvml.ERROR_GPU_IS_LOST:
+				s.note(name, errors.New("the GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)"))
+				return false
+			default:
+				s.note(name+"/"+q.String(), fmt.Errorf("NVML: %s", nvmlErr(ret)))
+			}
+			return true
+		}
+
+		if !s.readCounters(i, h, add) {
+			continue
+		}
+		s.readGPM(i, h, add)
+		if s.want.has(qGPUUtil) || s.want.has(qMemCopyUtil) {
+			u, ret := h.GetUtilizationRates()
+			switch ret {
+			case nvml.SUCCESS:
+				if s.want.has(qGPUUtil) {
+					add(qGPUUtil, float64(u.Gpu)/100, 0)
+				}
+				if s.want.has(qMemCopyUtil) {
+					add(qMemCopyUtil, float64(u.Memory)/100, 0)
+				}
+			case nvml.ERROR_GPU_IS_LOST:
+				s.note(name, errors.New("the GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)"))
+				continue
+			default:
+				s.note(name+"/utilization", fmt.Errorf("nvmlDeviceGetUtilizationRates: %s", nvmlErr(ret)))
+			}
+		}
+		_ = read(qPCIeReplays, h.GetPcieReplayCounter, 0) &&
+			read(qPCIeLinkGen, h.GetCurrPcieLinkGeneration, 0) &&
+			read(qPCIeLinkWidth, h.GetCurrPcieLinkWidth, 0) &&
+			read(qPCIeMaxLinkGen, h.GetMaxPcieLinkGeneration, 0) &&
+			read(qPCIeMaxLinkWidth, h.GetMaxPcieLinkWidth, 0)
+	}
+	return buf, nil
+}
+
+// readCounters reads the cumulative byte counters of one GPU in one nvmlDeviceGetFieldValues call.
+// It returns false when the GPU is gone.
+func (s *nvmlSource) readCounters(i int, h nvml.Device, add func(quantity, float64, uint64)) bool {
+	s.fields = s.fields[:0]
+	for _, f := range nvmlCounterFields {
+		if s.want.has(f.q) {
+			s.fields = append(s.fields, nvml.FieldValue{FieldId: f.id, ScopeId: f.scope})
+		}
+	}
+	if len(s.fields) == 0 {
+		return true
+	}
+	name := s.devs[i].name
+	switch ret := h.GetFieldValues(s.fields); ret {
+	case nvml.SUCCESS:
+	case nvml.ERROR_GPU_IS_LOST:
+		s.note(name, errors.New("the GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)"))
+		return false
+	default:
+		s.note(name+"/field_values", fmt.Errorf("nvmlDeviceGetFieldValues: %s", nvmlErr(ret)))
+		return true
+	}
+	for _, fv := range s.fields {
+		for _, f := range nvmlCounterFields {
+			if f.id != fv.FieldId {
+				continue
+			}
+			key := name + "/" + f.q.String()
+			if r := nvml.Return(fv.NvmlReturn); r != nvml.SUCCESS {
+				s.note(key, fmt.Errorf("NVML field %d: %s", f.id, nvmlErr(r)))
+				continue
+			}
+			v, ok := nvmlFieldUint(fv)
+			if !ok {
+				s.note(key, fmt.Errorf("NVML field %d: unexpected value type %d", f.id, fv.ValueType))
+				continue
+			}
+			s.notes.Recover(key)
+			add(f.q, 0, v*f.scale)
+		}
+	}
+	return true
+}
+
+// nvmlFieldUint decodes an unsigned field value (nvmlValue_t is a union; the value type says which
+// member is set, little-endian on every platform NVML runs on that go-nvml supports).
+func nvmlFieldUint(fv nvml.FieldValue) (uint64, bool) {
+	switch nvml.ValueType(fv.ValueType) {
+	case nvml.VALUE_TYPE_UNSIGNED_LONG_LONG, nvml.VALUE_TYPE_UNSIGNED_LONG:
+		return binary.LittleEndian.Uint64(fv.Value[:]), true
+	case nvml.VALUE_TYPE_UNSIGNED_INT:
+		return uint64(binary.LittleEndian.Uint32(fv.Value[:4])), true
+	case nvml.VALUE_TYPE_SIGNED_LONG_LONG:
+		v := int64(binary.LittleEndian.Uint64(fv.Value[:]))
+		return uint64(v), v >= 0
+	}
+	return 0, false
+}
+
+func (s *nvmlSource) close() error {
+	s.freeGPM()
+	if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
+		return fmt.Errorf("nvmlShutdown: %s", nvmlErr(ret))
+	}
+	return nil
+}

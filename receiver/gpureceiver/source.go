@@ -1,0 +1,163 @@
+package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// quantity is one thing the receiver measures on a GPU, independent of the library it comes from.
+// Each source (DCGM, NVML) maps its own field identifiers onto these, so that the scrape logic
+// (integration, counters, blanks) is written and tested once.
+type quantity uint8
+
+const (
+	// Rates in bytes per second, each averaged by the source over the period that ends at the
+	// sample's timestamp (DCGM's profiling fields). Integrated into interconnect.io.
+	qPCIeTxRate quantity = iota
+	qPCIeRxRate
+	qNVLinkTxRate
+	qNVLinkRxRate
+	qC2CTxRate
+	qC2CRxRate
+
+	// Cumulative byte counters kept by the driver. Preferred over the rates for the same link.
+	qPCIeTxBytes
+	qPCIeRxBytes
+	qNVLinkTxBytes
+	qNVLinkRxBytes
+
+	// Ratios, 0 to 1.
+	qDRAMActive
+	qMemCopyUtil
+	qSMActive
+	qGREngineActive
+	qGPUUtil
+
+	// PCIe link health.
+	qPCIeReplays // cumulative count
+	qPCIeLinkGen
+	qPCIeLinkWidth
+	qPCIeMaxLinkGen
+	qPCIeMaxLinkWidth
+
+	// qXID: every sample is one XID event; its value is the XID number.
+	qXID
+
+	numQuantities
+)
+
+var quantityNames = [numQuantities]string{
+	qPCIeTxRate: "pcie_tx_rate", qPCIeRxRate: "pcie_rx_rate",
+	qNVLinkTxRate: "nvlink_tx_rate", qNVLinkRxRate: "nvlink_rx_rate",
+	qC2CTxRate: "c2c_tx_rate", qC2CRxRate: "c2c_rx_rate",
+	qPCIeTxBytes: "pcie_tx_bytes", qPCIeRxBytes: "pcie_rx_bytes",
+	qNVLinkTxBytes: "nvlink_tx_bytes", qNVLinkRxBytes: "nvlink_rx_bytes",
+	qDRAMActive: "dram_active", qMemCopyUtil: "mem_copy_util", qSMActive: "sm_active",
+	qGREngineActive: "gr_engine_active", qGPUUtil: "gpu_util",
+	qPCIeReplays: "pcie_replays", qPCIeLinkGen: "pcie_link_gen", qPCIeLinkWidth: "pcie_link_width",
+	qPCIeMaxLinkGen: "pcie_max_link_gen", qPCIeMaxLinkWidth: "pcie_max_link_width",
+	qXID: "xid",
+}
+
+func (q quantity) String() string {
+	if q < numQuantities {
+		return quantityNames[q]
+	}
+	return fmt.Sprintf("quantity(%d)", uint8(q))
+}
+
+// isRate reports whether the quantity is a bytes/s rate to integrate.
+func (q quantity) isRate() bool { return q <= qC2CRxRate }
+
+// isCounter reports whether the quantity is a cumulative counter kept by the driver.
+func (q quantity) isCounter() bool {
+	return (q >= qPCIeTxBytes && q <= qNVLinkRxBytes) || q == qPCIeReplays
+}
+
+// quantitySet is a set of quantities.
+type quantitySet uint32
+
+func (s quantitySet) has(q quantity) bool { return s&(1<<q) != 0 }
+func (s *quantitySet) add(q quantity)     { *s |= 1 << q }
+func (s quantitySet) with(qs ...quantity) quantitySet {
+	for _, q := range qs {
+		s.add(q)
+	}
+	return s
+}
+
+// sample is one value of one quantity of one GPU.
+type sample struct {
+	// gpu is the index of the GPU in the source's device list.
+	gpu int
+	q   quantity
+	// ts is the source's own timestamp in microseconds since the Unix epoch.
+	ts int64
+	// valid is false for a sample the source marked blank, unsupported or failed: it carries no
+	// value, but it still tells the integrator that the period up to ts is unaccounted for.
+	valid bool
+	// f holds rates and ratios, u counters and integer gauges (a 64-bit byte counter does not fit
+	// a float64 exactly).
+	f float64
+	u uint64
+}
+
+// gpuDevice is the identity of one GPU, resolved once when the source discovers it.
+type gpuDevice struct {
+	// id is the library's own GPU id (DCGM gpu id, NVML index), used in log messages.
+	id uint
+	// name is the stable instance name used in the device attribute: gpu<id>.
+	name  string
+	uuid  string
+	model string
+	// busID is the kernel's form of the PCI address (0000:3b:00.0), empty where unknown.
+	busID string
+	// numaNode is the kernel's numa_node of the PCI function, -1 where unknown.
+	numaNode int64
+}
+
+// source is a library that can tell what GPUs there are and what they did.
+type source interface {
+	// kind names the library in logs and in the gpu.info metric's source attribute.
+	kind() string
+	// devices lists the GPUs discovered; the sample.gpu index refers to this slice.
+	devices() []gpuDevice
+	// poll appends to buf every sample produced since the previous poll. It returns an error only
+	// when the source as a whole has failed (connection lost); then the scraper closes it and
+	// opens it again later. Per-field and per-GPU problems cost only those samples.
+	poll(buf []sample) ([]sample, error)
+	// refresh re-runs discovery (new GPUs, fields whose support changed) without losing the
+	// integration state, which lives in the scraper.
+	refresh() error
+	close() error
+}
+
+// errBuiltWithoutGPU is returned by sources compiled without cgo (go-dcgm and go-nvml both need it).
+var errBuiltWithoutGPU = errors.New("this collector was built without cgo (CGO_ENABLED=0), so it has no GPU support: build it with cgo enabled to read DCGM or NVML")
+
+// normaliseBusID turns DCGM's and NVML's "00000000:3B:00.0" (a 32-bit domain, upper case) into the
+// kernel's "0000:3b:00.0" (pci_name(): %04x:%02x:%02x.%d), so that the GPU joins the other
+// receivers' pci.bus_id. Returns "" for anything that is not a PCI address.
+func normaliseBusID(s string) string {
+	s = strings.ToLower(strings.TrimSpace(strings.TrimRight(s, "\x00")))
+	domain, rest, ok := strings.Cut(s, ":")
+	if !ok || len(rest) != len("3b:00.0") || rest[2] != ':' || rest[5] != '.' {
+		return ""
+	}
+	if len(domain) > 4 {
+		// A domain wider than 16 bits only ever has leading zeros on Linux PCI; the kernel prints
+		// at least four digits.
+		trimmed := strings.TrimLeft(domain[:len(domain)-4], "0")
+		domain = trimmed + domain[len(domain)-4:]
+	}
+	if len(domain) < 4 {
+		domain = strings.Repeat("0", 4-len(domain)) + domain
+	}
+	for _, c := range domain + rest[:2] + rest[3:5] + rest[6:] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return ""
+		}
+	}
+	return domain + ":" + rest
+}
