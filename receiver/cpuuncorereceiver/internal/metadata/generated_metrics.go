@@ -433,7 +433,7 @@ type metricCpuuncorePcieDevice struct {
 func (m *metricCpuuncorePcieDevice) init() {
 	m.data.SetName("cpuuncore.pcie.device")
 	m.data.SetDescription("A PCI function found behind a CPU PCIe root port (value 1), so that the port's bandwidth can be joined to a GPU's or RDMA NIC's own metrics by pci.bus_id.")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{device}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]

@@ -366,7 +366,7 @@ type metricGpuInfo struct {
 func (m *metricGpuInfo) init() {
 	m.data.SetName("gpu.info")
 	m.data.SetDescription("Identity of the GPU, always 1, for joining the GPU's device name with its PCI address, NUMA node, UUID and model.")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{info}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
@@ -559,7 +559,7 @@ type metricGpuPcieLinkGeneration struct {
 func (m *metricGpuPcieLinkGeneration) init() {
 	m.data.SetName("gpu.pcie.link.generation")
 	m.data.SetDescription("PCIe generation the GPU's link currently runs at; below gpu.pcie.link.max_generation means a downgraded link (or a GPU idling at a low-power generation).")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{generation}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
@@ -648,7 +648,7 @@ type metricGpuPcieLinkMaxGeneration struct {
 func (m *metricGpuPcieLinkMaxGeneration) init() {
 	m.data.SetName("gpu.pcie.link.max_generation")
 	m.data.SetDescription("Highest PCIe generation the GPU and its slot support.")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{generation}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
