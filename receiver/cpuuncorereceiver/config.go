@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
 
@@ -38,6 +39,10 @@ type Config struct {
 	// Events replaces the built-in event table of a domain, for CPUs the receiver does not know
 	// or to count something else. Every entry applies to every PMU instance its pmu matches.
 	Events []EventConfig `mapstructure:"events"`
+
+	// Recording records the raw readings (recording.write) or replays a recording instead of the
+	// PMUs (recording.replay); see internal/recording/FORMAT.md.
+	Recording recording.Settings `mapstructure:"recording"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

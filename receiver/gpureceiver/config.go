@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
 
@@ -51,6 +52,10 @@ type Config struct {
 	ExcludeDevices []string `mapstructure:"exclude_devices"`
 
 	DCGM DCGMConfig `mapstructure:"dcgm"`
+
+	// Recording records what the GPU library returned (recording.write) or replays a recording
+	// instead of a library (recording.replay); see internal/recording/FORMAT.md.
+	Recording recording.Settings `mapstructure:"recording"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

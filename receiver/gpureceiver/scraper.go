@@ -92,7 +92,7 @@ func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 		cfg:       cfg,
 		logger:    set.Logger,
 		mb:        metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		open:      openLibraries,
+		open:      openerFor(cfg),
 		now:       time.Now,
 		want:      wantedQuantities(cfg.Metrics),
 		problems:  errtrack.New(),

@@ -1,0 +1,177 @@
+package recording
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Player replays a recording one sample per scrape. For receivers that read files it keeps a
+// materialized copy of the recorded tree in a directory of its own and writes each sample's file
+// values into it before the receiver reads them, so that replay runs through the receiver's whole
+// file-reading code; recorded read errors come back through Fault. Receiver-specific payloads
+// (Facts, Sample) are handed to the caller with each step.
+type Player struct {
+	rec     *Recording
+	dir     string
+	ownsDir bool
+	loop    bool
+	next    int // index into rec.Records of the next record to apply
+	cur     Record
+	// shift maps recorded time to replay time: replayed = recorded + shift.
+	shift   time.Duration
+	started bool
+	laps    int
+	// facts is the latest Facts payload applied.
+	facts []byte
+}
+
+// NewPlayer prepares a replay. dir is where the tree is materialized; empty means a new temporary
+// directory, removed by Close.
+func NewPlayer(rec *Recording, dir string, loop bool) (*Player, error) {
+	if len(rec.Samples()) == 0 {
+		return nil, errors.New("recording has no samples")
+	}
+	p := &Player{rec: rec, dir: dir, loop: loop}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "iclens-replay-")
+		if err != nil {
+			return nil, err
+		}
+		p.dir, p.ownsDir = d, true
+	}
+	// Apply everything up to the first sample so that discovery finds the tree.
+	if err := p.applyUntilSample(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Root is the directory that stands in for the recorded node's root (its sys/ and proc/).
+func (p *Player) Root() string { return p.dir }
+
+// Header returns the recording's header.
+func (p *Player) Header() Header { return p.rec.Header }
+
+// Laps counts how many times a looping replay started over.
+func (p *Player) Laps() int { return p.laps }
+
+// applyUntilSample applies Tree records until the next record that carries readings.
+func (p *Player) applyUntilSample() error {
+	for p.next < len(p.rec.Records) {
+		r := p.rec.Records[p.next]
+		if len(r.Tree) > 0 {
+			if err := Materialize(p.dir, r.Tree); err != nil {
+				return err
+			}
+		}
+		if r.Facts != nil {
+			p.facts = r.Facts
+		}
+		if r.Files != nil || r.Errors != nil || r.Sample != nil {
+			return nil
+		}
+		p.next++
+	}
+	return nil
+}
+
+// Next moves to the next sample: its file values are written into the tree and the record is
+// returned. now anchors recorded time to the replay's clock on the first call. At the end of the
+// recording a looping player starts over (time keeps moving forward by the recording's length
+// plus one interval); otherwise Next returns false.
+func (p *Player) Next(now time.Time) (Record, bool, error) {
+	if err := p.applyUntilSample(); err != nil {
+		return Record{}, false, err
+	}
+	if p.next >= len(p.rec.Records) {
+		if !p.loop {
+			return Record{}, false, nil
+		}
+		samples := p.rec.Samples()
+		length := samples[len(samples)-1].Time.Sub(samples[0].Time) + time.Duration(p.rec.Header.Interval)
+		p.shift += length
+		p.next = 0
+		p.laps++
+		if err := p.applyUntilSample(); err != nil {
+			return Record{}, false, err
+		}
+	}
+	r := p.rec.Records[p.next]
+	p.next++
+	if !p.started {
+		p.shift = now.Sub(r.Time)
+		p.started = true
+	}
+	for path, v := range r.Files {
+		if !filepath.IsLocal(path) {
+			return Record{}, false, fmt.Errorf("recording: path %q leaves the tree", path)
+		}
+		if err := writeFile(filepath.Join(p.dir, path), []byte(v)); err != nil {
+			return Record{}, false, err
+		}
+	}
+	p.cur = r
+	return r, true, nil
+}
+
+// Facts returns the latest receiver-specific facts seen up to the current sample (nil if none).
+func (p *Player) Facts() []byte { return p.facts }
+
+// Time maps a recorded time to replay time.
+func (p *Player) Time(recorded time.Time) time.Time { return recorded.Add(p.shift) }
+
+// Fault returns the error the current sample recorded for the file at abs (a path under Root),
+// as the errno the kernel returned, or nil. It fits sysfs.Reader.OnOpen.
+func (p *Player) Fault(abs string) error {
+	if len(p.cur.Errors) == 0 {
+		return nil
+	}
+	rel, err := filepath.Rel(p.dir, abs)
+	if err != nil {
+		return nil
+	}
+	name, ok := p.cur.Errors[rel]
+	if !ok {
+		return nil
+	}
+	if errno, ok := errnoByName()[name]; ok {
+		return errno
+	}
+	return errors.New(name)
+}
+
+// Close removes the materialized tree if the player created it.
+func (p *Player) Close() error {
+	if p.ownsDir {
+		return os.RemoveAll(p.dir)
+	}
+	return nil
+}
+
+// errnoByName maps the kernel's errno names (EINVAL) back to values, built once.
+var errnoByName = sync.OnceValue(func() map[string]unix.Errno {
+	m := map[string]unix.Errno{}
+	for e := unix.Errno(1); e < 256; e++ {
+		if n := unix.ErrnoName(e); n != "" {
+			m[n] = e
+		}
+	}
+	return m
+})
+
+// ErrnoName returns the kernel's name of err's errno (EINVAL), or err's text, for Record.Errors.
+func ErrnoName(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		if n := unix.ErrnoName(errno); n != "" {
+			return n
+		}
+	}
+	return err.Error()
+}

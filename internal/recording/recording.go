@@ -1,0 +1,217 @@
+// Package recording writes and reads otelcol-iclens recordings: the raw readings a receiver takes
+// from its source (sysfs files, perf counter groups, DCGM/NVML samples), with timestamps and the
+// static facts it discovered, so that a misbehaving node can be recorded where it runs and
+// replayed anywhere through the same receiver code. FORMAT.md beside this file is the reference.
+package recording // import "github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Format and Version identify the file; a reader refuses other formats and newer versions.
+const (
+	Format  = "otelcol-iclens/recording"
+	Version = 1
+)
+
+// Header is the first line of a recording.
+type Header struct {
+	Format   string    `json:"format"`
+	Version  int       `json:"version"`
+	Receiver string    `json:"receiver"` // rnic, cpuuncore, gpu
+	Host     string    `json:"host,omitempty"`
+	Created  time.Time `json:"created"`
+	// Interval is the collection interval the samples were taken at.
+	Interval Duration `json:"interval"`
+	// Note says what the recording shows (a simulated case, an incident).
+	Note string `json:"note,omitempty"`
+}
+
+// Record is one line after the header: static facts, or the readings of one scrape.
+type Record struct {
+	// Time is when the readings were taken.
+	Time time.Time `json:"t"`
+	// Tree is a set of files and links that do not change between scrapes (sysfs attributes,
+	// symlinks, /proc files): what discovery reads. A later Tree record replaces earlier entries
+	// with the same path and adds new ones (devices appeared).
+	Tree []Entry `json:"tree,omitempty"`
+	// Files are the values read from files during one scrape, by path relative to the root.
+	Files map[string]string `json:"files,omitempty"`
+	// Errors are files whose read failed during this scrape, with the errno name (EINVAL, EIO, ...).
+	Errors map[string]string `json:"errors,omitempty"`
+	// Facts and Sample hold receiver-specific payloads (see FORMAT.md): the devices a library
+	// reported, the perf group reads, the ethtool statistics of one scrape.
+	Facts  json.RawMessage `json:"facts,omitempty"`
+	Sample json.RawMessage `json:"sample,omitempty"`
+}
+
+// Entry is one path of a Tree: a file's content, a symbolic link's target, or a directory.
+type Entry struct {
+	Path string `json:"path"`
+	// Data is the file content (text). Binary content (PCI config space) goes to B64 instead.
+	Data *string `json:"data,omitempty"`
+	B64  []byte  `json:"b64,omitempty"`
+	Link string  `json:"link,omitempty"`
+	Dir  bool    `json:"dir,omitempty"`
+}
+
+// Duration marshals as a Go duration string ("1s").
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("interval: %w", err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Writer appends records to a recording file. It is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	gz   *gzip.Writer
+	buf  *bufio.Writer
+	enc  *json.Encoder
+	path string
+}
+
+// Create starts a recording at path (gzip-compressed when it ends in .gz) and writes the header.
+func Create(path string, h Header) (*Writer, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	w := &Writer{f: f, path: path}
+	var out io.Writer = f
+	if strings.HasSuffix(path, ".gz") {
+		w.gz = gzip.NewWriter(f)
+		out = w.gz
+	}
+	w.buf = bufio.NewWriter(out)
+	w.enc = json.NewEncoder(w.buf)
+	h.Format, h.Version = Format, Version
+	if h.Created.IsZero() {
+		h.Created = time.Now().UTC()
+	}
+	if err := w.enc.Encode(h); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("recording %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// Write appends one record and flushes it, so that a recording cut short by a crash is readable.
+func (w *Writer) Write(r Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.enc.Encode(r); err != nil {
+		return fmt.Errorf("recording %s: %w", w.path, err)
+	}
+	if err := w.buf.Flush(); err != nil {
+		return fmt.Errorf("recording %s: %w", w.path, err)
+	}
+	if w.gz != nil {
+		return w.gz.Flush()
+	}
+	return nil
+}
+
+// Close finishes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.buf.Flush()
+	if w.gz != nil {
+		err = errors.Join(err, w.gz.Close())
+	}
+	return errors.Join(err, w.f.Close())
+}
+
+// Recording is a whole recording in memory.
+type Recording struct {
+	Header  Header
+	Records []Record
+}
+
+// Open reads a recording (gzip-compressed or not). It refuses files of another format or of a
+// newer version, naming the file.
+func Open(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	defer f.Close()
+	var in io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("recording %s: %w", path, err)
+		}
+		defer gz.Close()
+		in = gz
+	}
+	rec, err := Decode(in)
+	if err != nil {
+		return nil, fmt.Errorf("recording %s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// Decode reads a recording from r.
+func Decode(r io.Reader) (*Recording, error) {
+	dec := json.NewDecoder(r)
+	var rec Recording
+	if err := dec.Decode(&rec.Header); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	if rec.Header.Format != Format {
+		return nil, fmt.Errorf("not an otelcol-iclens recording (format %q)", rec.Header.Format)
+	}
+	if rec.Header.Version < 1 || rec.Header.Version > Version {
+		return nil, fmt.Errorf("recording version %d is not supported (this collector reads up to %d)", rec.Header.Version, Version)
+	}
+	for line := 2; ; line++ {
+		var r Record
+		err := dec.Decode(&r)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			// A recording cut short (the node crashed mid-write) is still worth replaying.
+			if errors.Is(err, io.ErrUnexpectedEOF) && len(rec.Records) > 0 {
+				break
+			}
+			return nil, fmt.Errorf("record %d: %w", line, err)
+		}
+		rec.Records = append(rec.Records, r)
+	}
+	return &rec, nil
+}
+
+// Samples returns the records that carry readings (everything but pure Tree/Facts records).
+func (r *Recording) Samples() []Record {
+	var out []Record
+	for _, rec := range r.Records {
+		if rec.Files != nil || rec.Errors != nil || rec.Sample != nil {
+			out = append(out, rec)
+		}
+	}
+	return out
+}

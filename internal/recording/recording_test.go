@@ -1,0 +1,163 @@
+package recording
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+func writeRecording(t *testing.T, path string) {
+	t.Helper()
+	w, err := Create(path, Header{Receiver: "rnic", Host: "node1", Interval: Duration(time.Second), Note: "test"})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(Record{Time: t0, Tree: []Entry{
+		{Path: "sys/devices/pci0000:3a/0000:3b:00.0/infiniband/mlx5_0/ports/1/counters/port_xmit_data", Data: Text("0\n")},
+		{Path: "sys/devices/pci0000:3a/0000:3b:00.0/config", B64: []byte{0x86, 0x80, 0xff, 0x00}},
+		{Path: "sys/class/infiniband/mlx5_0", Link: "../../devices/pci0000:3a/0000:3b:00.0/infiniband/mlx5_0"},
+		{Path: "sys/class/net", Dir: true},
+	}}))
+	for i := range 3 {
+		r := Record{Time: t0.Add(time.Duration(i) * time.Second), Files: map[string]string{
+			"sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data": strings.Repeat("1", i+1) + "\n",
+		}}
+		if i == 1 {
+			r.Errors = map[string]string{"sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data": "EINVAL"}
+			r.Sample = json.RawMessage(`{"ethtool":{"eth0":{"rx_prio3_pause":7}}}`)
+		}
+		require.NoError(t, w.Write(r))
+	}
+	require.NoError(t, w.Close())
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, name := range []string{"r.jsonl", "r.jsonl.gz"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), name)
+			writeRecording(t, path)
+			rec, err := Open(path)
+			require.NoError(t, err)
+			assert.Equal(t, Format, rec.Header.Format)
+			assert.Equal(t, Version, rec.Header.Version)
+			assert.Equal(t, "node1", rec.Header.Host)
+			assert.Equal(t, Duration(time.Second), rec.Header.Interval)
+			require.Len(t, rec.Records, 4)
+			assert.Len(t, rec.Samples(), 3)
+			assert.Equal(t, []byte{0x86, 0x80, 0xff, 0x00}, rec.Records[0].Tree[1].B64, "binary content survives")
+			assert.JSONEq(t, `{"ethtool":{"eth0":{"rx_prio3_pause":7}}}`, string(rec.Records[2].Sample))
+		})
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.jsonl")
+	require.NoError(t, os.WriteFile(other, []byte(`{"format":"something-else","version":1}`+"\n"), 0o644))
+	_, err := Open(other)
+	assert.ErrorContains(t, err, "not an otelcol-iclens recording")
+	assert.ErrorContains(t, err, other)
+
+	newer := filepath.Join(dir, "newer.jsonl")
+	require.NoError(t, os.WriteFile(newer, []byte(`{"format":"otelcol-iclens/recording","version":99}`+"\n"), 0o644))
+	_, err = Open(newer)
+	assert.ErrorContains(t, err, "version 99 is not supported")
+}
+
+// A node that crashed while writing leaves a partial last line: the rest is still replayable.
+func TestTruncatedRecording(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	writeRecording(t, path)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b[:len(b)-20], 0o644))
+	rec, err := Open(path)
+	require.NoError(t, err)
+	assert.Len(t, rec.Samples(), 2)
+}
+
+func TestSnapshotAndMaterialize(t *testing.T) {
+	src := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "sys/devices/pci0000:3a/0000:3b:00.0/infiniband/mlx5_0/ports/1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "sys/devices/pci0000:3a/0000:3b:00.0/infiniband/mlx5_0/ports/1/state"), []byte("4: ACTIVE\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "sys/devices/pci0000:3a/0000:3b:00.0/config"), []byte{0, 0xff, 0xfe}, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "sys/class/infiniband"), 0o755))
+	require.NoError(t, os.Symlink("../../devices/pci0000:3a/0000:3b:00.0/infiniband/mlx5_0", filepath.Join(src, "sys/class/infiniband/mlx5_0")))
+	require.NoError(t, os.Symlink("../../../0000:3b:00.0", filepath.Join(src, "sys/devices/pci0000:3a/0000:3b:00.0/infiniband/mlx5_0/device")))
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(src, "sys/class/infiniband/outside")))
+
+	entries, err := Snapshot(src, []string{"sys/class/infiniband"}, nil)
+	require.NoError(t, err)
+	paths := map[string]Entry{}
+	for _, e := range entries {
+		paths[e.Path] = e
+	}
+	assert.Contains(t, paths, "sys/devices/pci0000:3a/0000:3b:00.0/infiniband/mlx5_0/ports/1/state", "the link target is followed")
+	assert.Contains(t, paths, "sys/devices/pci0000:3a/0000:3b:00.0/config", "the device link leads to the PCI function")
+	assert.Equal(t, "/etc/passwd", paths["sys/class/infiniband/outside"].Link)
+	assert.NotContains(t, paths, "etc/passwd", "nothing outside the root is copied")
+
+	dst := t.TempDir()
+	require.NoError(t, Materialize(dst, entries))
+	b, err := os.ReadFile(filepath.Join(dst, "sys/class/infiniband/mlx5_0/ports/1/state"))
+	require.NoError(t, err)
+	assert.Equal(t, "4: ACTIVE\n", string(b), "reached through the recreated link")
+	b, err = os.ReadFile(filepath.Join(dst, "sys/class/infiniband/mlx5_0/device/config"))
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 0xff, 0xfe}, b)
+
+	assert.Error(t, Materialize(dst, []Entry{{Path: "../escape", Data: Text("x")}}))
+}
+
+func TestPlayer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	writeRecording(t, path)
+	rec, err := Open(path)
+	require.NoError(t, err)
+	p, err := NewPlayer(rec, "", true)
+	require.NoError(t, err)
+	defer p.Close()
+	counter := filepath.Join(p.Root(), "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data")
+
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var values []string
+	for i := range 7 {
+		r, ok, err := p.Next(now.Add(time.Duration(i) * time.Second))
+		require.NoError(t, err)
+		require.True(t, ok)
+		b, err := os.ReadFile(counter)
+		require.NoError(t, err)
+		values = append(values, strings.TrimSpace(string(b)))
+		if i%3 == 1 { // the second sample of each lap recorded an EINVAL
+			assert.ErrorIs(t, p.Fault(filepath.Join(p.Root(), "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data")), unix.EINVAL)
+			assert.NotNil(t, r.Sample)
+		} else {
+			assert.NoError(t, p.Fault(filepath.Join(p.Root(), "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data")))
+		}
+		if i == 4 {
+			// Second lap: recorded t0+1s maps to the anchor plus one recording length (3 s).
+			assert.Equal(t, now.Add(4*time.Second), p.Time(r.Time))
+		}
+	}
+	assert.Equal(t, []string{"1", "11", "111", "1", "11", "111", "1"}, values)
+	assert.Equal(t, 2, p.Laps())
+	assert.Equal(t, now.Add(6*time.Second), p.Time(t0), "after two laps recorded time is 2 x 3 s later")
+
+	once, err := NewPlayer(rec, t.TempDir(), false)
+	require.NoError(t, err)
+	for range 3 {
+		_, ok, err := once.Next(now)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	_, ok, err := once.Next(now)
+	require.NoError(t, err)
+	assert.False(t, ok, "a non-looping replay ends")
+}

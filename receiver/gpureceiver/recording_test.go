@@ -1,0 +1,88 @@
+package gpureceiver
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
+)
+
+// TestRecordThenReplay records what the (fake) DCGM source returns over two scrapes and replays
+// the file through a fresh scraper: the replayed metrics carry the same integrated bytes.
+func TestRecordThenReplay(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "node1-gpu.jsonl.gz")
+	f := newFakeDCGM(2)
+	base := int64(1_800_000_000) * sec
+	for k := int64(1); k <= 10; k++ {
+		f.addSample(0, dcgmFieldPCIeTxRate, base+k*sec, 1000*k)
+		f.addSample(1, dcgmFieldPCIeTxRate, base+k*sec, 7)
+	}
+	live, _, clock := newTestScraper(t, f, func(cfg *Config) { cfg.Recording.Write = file })
+	live.open = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
+		src, err := openDCGM(f, cfg, logger, want, numa)
+		if err != nil {
+			return nil, err
+		}
+		return newRecordingSource(src, cfg)
+	}
+	require.NoError(t, live.start(context.Background(), nil))
+	m1 := scrapeOnce(t, live)
+	for k := int64(11); k <= 15; k++ {
+		f.addSample(0, dcgmFieldPCIeTxRate, base+k*sec, 100)
+	}
+	clock.t = clock.t.Add(10 * time.Second)
+	m2 := scrapeOnce(t, live)
+	require.NoError(t, live.shutdown(context.Background()))
+	liveTx := one(t, m2, "interconnect.io", "component", "gpu_pcie", "direction", "transmit", "device", "gpu0").i
+	require.EqualValues(t, 54000+500, liveTx)
+
+	rec, err := recording.Open(file)
+	require.NoError(t, err)
+	assert.Equal(t, "gpu", rec.Header.Receiver)
+	assert.Len(t, rec.Samples(), 2)
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.Recording.Replay = file
+	require.NoError(t, cfg.Validate())
+	core, logs := observer.New(zap.DebugLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	replay := newScraper(cfg, set)
+	require.NoError(t, replay.start(context.Background(), nil))
+	defer func() { require.NoError(t, replay.shutdown(context.Background())) }()
+	r1 := scrapeOnce(t, replay)
+	r2 := scrapeOnce(t, replay)
+	assert.Equal(t,
+		one(t, m1, "interconnect.io", "component", "gpu_pcie", "direction", "transmit", "device", "gpu0").i,
+		one(t, r1, "interconnect.io", "component", "gpu_pcie", "direction", "transmit", "device", "gpu0").i)
+	assert.EqualValues(t, liveTx, one(t, r2, "interconnect.io", "component", "gpu_pcie", "direction", "transmit", "device", "gpu0").i)
+	info := one(t, r2, "gpu.info", "device", "gpu1")
+	assert.Equal(t, "0000:3b:00.0", info.attrs["pci.bus_id"])
+	assert.Equal(t, "dcgm", info.attrs["source"])
+	assert.Equal(t, 1, logs.FilterMessage("Reading GPU metrics").Len())
+
+	// The end of a non-looping replay: no new samples, no errors, no crash.
+	r3 := scrapeOnce(t, replay)
+	assert.Empty(t, find(r3, "interconnect.io", "direction", "receive", "device", "gpu0"))
+}
+
+func TestReplayRefusesOtherReceivers(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rnic.jsonl")
+	w, err := recording.Create(file, recording.Header{Receiver: "rnic"})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(recording.Record{Time: time.Now(), Files: map[string]string{"x": "1"}}))
+	require.NoError(t, w.Close())
+	cfg := createDefaultConfig().(*Config)
+	cfg.Recording.Replay = file
+	_, err = openReplay(cfg, zap.NewNop(), 0, nil)
+	assert.ErrorContains(t, err, `of the "rnic" receiver, not gpu`)
+}
