@@ -65,6 +65,9 @@ type Reader struct {
 	// a scrape touches and to make a read fail the way the kernel fails it (EINVAL, EACCES, ...):
 	// a non-nil error is returned as the read's error.
 	OnOpen func(path string) error
+	// OnRead, when set, sees every read's outcome: the trimmed content or the error. Recordings
+	// use it to keep the raw readings of a scrape.
+	OnRead func(path string, content []byte, err error)
 }
 
 // Opened returns the number of files opened so far.
@@ -73,6 +76,14 @@ func (r *Reader) Opened() int64 { return r.opened.Load() }
 // ReadBytes returns the file's content with surrounding white space trimmed. The slice is only
 // valid until the next read.
 func (r *Reader) ReadBytes(path string) ([]byte, error) {
+	b, err := r.readBytes(path)
+	if r.OnRead != nil {
+		r.OnRead(path, b, err)
+	}
+	return b, err
+}
+
+func (r *Reader) readBytes(path string) ([]byte, error) {
 	r.opened.Add(1)
 	if r.OnOpen != nil {
 		if err := r.OnOpen(path); err != nil {

@@ -133,3 +133,17 @@ func FuzzParseUint(f *testing.F) {
 		}
 	})
 }
+
+func TestOnRead(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "v", "42\n")
+	type read struct {
+		path, content string
+		err           bool
+	}
+	var reads []read
+	r := Reader{OnRead: func(path string, b []byte, err error) { reads = append(reads, read{path, string(b), err != nil}) }}
+	_, _ = r.ReadUint(p)
+	_, _ = r.ReadUint(filepath.Join(dir, "missing"))
+	assert.Equal(t, []read{{p, "42", false}, {filepath.Join(dir, "missing"), "", true}}, reads)
+}

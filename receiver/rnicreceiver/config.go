@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
@@ -34,6 +35,10 @@ type Config struct {
 
 	// Topology controls the PCIe topology and GPUDirect RDMA readiness metrics (rnic.topology.*).
 	Topology TopologyConfig `mapstructure:"topology"`
+
+	// Recording records the raw readings (recording.write) or replays a recording instead of the
+	// node (recording.replay); see internal/recording/FORMAT.md.
+	Recording recording.Settings `mapstructure:"recording"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

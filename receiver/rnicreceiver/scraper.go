@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -43,6 +44,12 @@ type rnicScraper struct {
 	topo   *topology
 	topoAt time.Time
 
+	// root is the host root the scraper reads: root_path, or a replay's materialized tree.
+	root string
+	// rec records the readings; replay stands in for the node (recording.go).
+	rec    *rnicRecorder
+	replay *rnicReplay
+
 	newEthtool func() (ethtoolStats, error)
 	ethtool    ethtoolStats
 
@@ -66,17 +73,40 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 		rediscover: true,
 	}
 	s.disc = discovery{sys: cfg.sysRoot(), cfg: cfg, metrics: cfg.Metrics, reader: &s.reader}
+	s.root = cfg.rootPath()
 	return s
 }
 
 func (s *rnicScraper) start(context.Context, component.Host) error {
-	if s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
+	switch {
+	case s.cfg.Recording.Replay != "":
+		// Asked for explicitly: a replay that cannot be read fails the start.
+		rp, err := newRNICReplay(s.cfg)
+		if err != nil {
+			return err
+		}
+		s.replay, s.root = rp, rp.player.Root()
+		s.disc.sys = filepath.Join(s.root, "sys")
+		s.reader.OnOpen = rp.player.Fault
+		s.ethtool = rp
+	case s.cfg.Recording.Write != "":
+		rc, err := newRNICRecorder(s.cfg)
+		if err != nil {
+			return err
+		}
+		s.rec = rc
+		s.reader.OnRead = rc.onRead
+	}
+	if s.ethtool == nil && s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
 		e, err := s.newEthtool()
 		if err != nil {
 			// Not fatal: the sysfs metrics do not need it.
 			s.logger.Warn("ethtool statistics unavailable; PFC and pause metrics will be missing", zap.Error(err))
 		} else {
 			s.ethtool = e
+			if s.rec != nil {
+				s.ethtool = &recordingEthtool{ethtoolStats: e, r: s.rec}
+			}
 		}
 	}
 	return nil
@@ -87,13 +117,27 @@ func (s *rnicScraper) shutdown(context.Context) error {
 		s.ethtool.Close()
 		s.ethtool = nil
 	}
-	return nil
+	var err error
+	if s.rec != nil {
+		err = s.rec.close()
+		s.rec = nil
+	}
+	if s.replay != nil {
+		err = errors.Join(err, s.replay.close())
+		s.replay = nil
+	}
+	return err
 }
 
 func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	now := pcommon.NewTimestampFromTime(time.Now())
 	var errs scrapererror.ScrapeErrors
 
+	if s.replay != nil {
+		if err := s.replay.step(now.AsTime()); err != nil {
+			return pmetric.NewMetrics(), err
+		}
+	}
 	s.refresh(&errs)
 	if s.topo != nil {
 		s.topo.record(s.mb, now)
@@ -105,6 +149,11 @@ func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		s.scrapeNetdev(nd, now, &errs)
 	}
 	s.series.Sweep()
+	if s.rec != nil {
+		if err := s.rec.flush(); err != nil {
+			s.logger.Warn("cannot write the recording", zap.Error(err))
+		}
+	}
 	return s.mb.Emit(), errs.Combine()
 }
 
@@ -135,6 +184,11 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 		}
 		s.ethKeys[nd.name] = keys
 	}
+	if s.rec != nil {
+		if err := s.rec.snapshot(ports, netdevs, s.cfg.Topology.Enabled && topologyEnabled(s.cfg.Metrics)); err != nil {
+			s.logger.Warn("cannot record the device tree", zap.Error(err))
+		}
+	}
 	// Failures are reported again against the new plan, once.
 	s.failures = errtrack.New()
 	s.logHardware()
@@ -151,7 +205,7 @@ func (s *rnicScraper) refreshTopology(errs *scrapererror.ScrapeErrors, force boo
 	if !force && (tc.RefreshInterval == 0 || time.Since(s.topoAt) < tc.RefreshInterval) {
 		return
 	}
-	topo, err := resolveTopology(&s.reader, s.cfg.rootPath(), s.disc.sys, s.ports)
+	topo, err := resolveTopology(&s.reader, s.root, s.disc.sys, s.ports)
 	if err != nil {
 		s.report(errs, "topology", fmt.Errorf("PCI topology: %w", err))
 	}

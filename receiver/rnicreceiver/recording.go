@@ -1,0 +1,219 @@
+package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+)
+
+// The rnic receiver records at its file seam (internal/recording/FORMAT.md): at each discovery,
+// the tree it resolved facts from (class links, device and port attributes, the netdevs'
+// statistics, the PCI tree when topology is on) as a Tree; at each scrape, every file it read as
+// Files (or Errors) and the ethtool statistics as the Sample. Replay materializes the tree in a
+// directory of its own, writes each scrape's values into it before the scrape reads them and fails
+// the reads that failed, so that discovery, counters, topology and metrics run as they do live.
+
+// rnicSample is the Sample payload: the ethtool statistics of each netdev.
+type rnicSample struct {
+	Ethtool map[string]map[string]uint64 `json:"ethtool,omitempty"`
+}
+
+// rnicRecorder writes a recording while the receiver reads the live node.
+type rnicRecorder struct {
+	w    *recording.Writer
+	root string
+
+	mu      sync.Mutex
+	files   map[string]string
+	errs    map[string]string
+	ethtool map[string]map[string]uint64
+}
+
+func newRNICRecorder(cfg *Config) (*rnicRecorder, error) {
+	w, err := recording.Create(cfg.Recording.Write, recording.Header{Receiver: "rnic", Interval: recording.Duration(cfg.CollectionInterval)})
+	if err != nil {
+		return nil, err
+	}
+	return &rnicRecorder{w: w, root: cfg.rootPath()}, nil
+}
+
+// onRead fits sysfs.Reader.OnRead.
+func (r *rnicRecorder) onRead(path string, content []byte, err error) {
+	rel, rerr := filepath.Rel(r.root, path)
+	if rerr != nil || !filepath.IsLocal(rel) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.files == nil {
+		r.files, r.errs = map[string]string{}, map[string]string{}
+	}
+	if err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		r.errs[rel] = recording.ErrnoName(err)
+		return
+	}
+	r.files[rel] = string(content)
+}
+
+// snapshot records the tree behind the ports and netdevs just discovered.
+func (r *rnicRecorder) snapshot(ports []*port, netdevs []*netdev, topology bool) error {
+	// The class directory itself, then the devices read (include/exclude apply to the recording).
+	paths := []string{}
+	seen := map[string]bool{}
+	for _, p := range ports {
+		if !seen[p.device] {
+			seen[p.device] = true
+			paths = append(paths, filepath.Join("sys", "class", "infiniband", p.device))
+		}
+	}
+	for _, nd := range netdevs {
+		paths = append(paths, filepath.Join("sys", "class", "net", nd.name))
+	}
+	if topology {
+		paths = append(paths, "sys/bus/pci/devices", "sys/kernel/iommu_groups", "sys/class/iommu",
+			"sys/module/nvidia", "sys/module/nvidia_peermem", "sys/module/nv_peer_mem",
+			"proc/sys/kernel/osrelease", "proc/driver/nvidia/version")
+	}
+	tree, err := recording.Snapshot(r.root, paths, skipRNICPath)
+	tree = append([]recording.Entry{{Path: "sys/class/infiniband", Dir: true}}, tree...)
+	if len(tree) == 0 && err != nil {
+		return err
+	}
+	return r.w.Write(recording.Record{Time: time.Now().UTC(), Tree: tree})
+}
+
+var gidEntryRE = regexp.MustCompile(`/gid_attrs/(ndevs|types)/([0-9]+)$`)
+
+// skipRNICPath leaves out what no part of the receiver reads and what is large: GID tables beyond
+// the first entries, the PCI functions' resources, drivers and power state, netdev queues.
+func skipRNICPath(rel string) bool {
+	base := filepath.Base(rel)
+	switch base {
+	case "power", "subsystem", "driver", "firmware_node", "msi_irqs", "queues", "uevent", "resource",
+		"resource0", "resource1", "resource2", "resource3", "resource4", "resource5", "rom",
+		"reset", "remove", "rescan", "hw_counters_lifespan", "mad_sa_cc", "gids", "pkeys",
+		"broken_parity_status", "driver_override", "enable", "d3cold_allowed":
+		return true
+	}
+	if m := gidEntryRE.FindStringSubmatch(rel); m != nil {
+		return len(m[2]) > 1 // entries 0-9: the receiver stops at the first readable one
+	}
+	// Under a netdev only its statistics and identity are read.
+	if i := strings.Index(rel, "/net/"); i >= 0 && strings.Count(rel[i+5:], "/") >= 1 {
+		rest := rel[i+5:]
+		parts := strings.SplitN(rest, "/", 3)
+		return len(parts) >= 2 && parts[1] != "statistics" && parts[1] != "dev_port"
+	}
+	return false
+}
+
+// flush writes the readings of one scrape.
+func (r *rnicRecorder) flush() error {
+	r.mu.Lock()
+	rec := recording.Record{Time: time.Now().UTC(), Files: r.files, Errors: r.errs}
+	eth := r.ethtool
+	r.files, r.errs, r.ethtool = nil, nil, nil
+	r.mu.Unlock()
+	if rec.Files == nil {
+		rec.Files = map[string]string{}
+	}
+	if len(rec.Errors) == 0 {
+		rec.Errors = nil
+	}
+	if len(eth) > 0 {
+		b, err := json.Marshal(rnicSample{Ethtool: eth})
+		if err != nil {
+			return err
+		}
+		rec.Sample = b
+	}
+	return r.w.Write(rec)
+}
+
+func (r *rnicRecorder) close() error { return r.w.Close() }
+
+// recordingEthtool passes ethtool statistics through and keeps them for the scrape's record.
+type recordingEthtool struct {
+	ethtoolStats
+	r *rnicRecorder
+}
+
+func (e *recordingEthtool) Stats(netdev string) (map[string]uint64, error) {
+	stats, err := e.ethtoolStats.Stats(netdev)
+	if err != nil {
+		return stats, err
+	}
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	if e.r.ethtool == nil {
+		e.r.ethtool = map[string]map[string]uint64{}
+	}
+	kept := make(map[string]uint64, len(ethtoolWanted))
+	for _, st := range ethtoolWanted {
+		if v, ok := stats[st.name]; ok {
+			kept[st.name] = v
+		}
+	}
+	e.r.ethtool[netdev] = kept
+	return stats, nil
+}
+
+// rnicReplay replays a recording in place of the node.
+type rnicReplay struct {
+	player *recording.Player
+	cur    rnicSample
+}
+
+func newRNICReplay(cfg *Config) (*rnicReplay, error) {
+	rec, err := recording.Open(cfg.Recording.Replay)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Header.Receiver != "rnic" {
+		return nil, fmt.Errorf("recording %s is of the %q receiver, not rnic", cfg.Recording.Replay, rec.Header.Receiver)
+	}
+	p, err := recording.NewPlayer(rec, "", cfg.Recording.Loop)
+	if err != nil {
+		return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Replay, err)
+	}
+	return &rnicReplay{player: p}, nil
+}
+
+// step writes the next recorded scrape into the replayed tree. At the end of a non-looping replay
+// the tree keeps its last values.
+func (r *rnicReplay) step(now time.Time) error {
+	rec, ok, err := r.player.Next(now)
+	if err != nil || !ok {
+		return err
+	}
+	r.cur = rnicSample{}
+	if rec.Sample != nil {
+		if err := json.Unmarshal(rec.Sample, &r.cur); err != nil {
+			return fmt.Errorf("sample at %s: %w", rec.Time, err)
+		}
+	}
+	return nil
+}
+
+func (r *rnicReplay) close() error { return r.player.Close() }
+
+// Stats serves the recorded ethtool statistics (ethtoolStats).
+func (r *rnicReplay) Stats(netdev string) (map[string]uint64, error) {
+	if s, ok := r.cur.Ethtool[netdev]; ok {
+		return s, nil
+	}
+	return map[string]uint64{}, nil
+}
+
+// Close is part of ethtoolStats; the player is closed with the receiver.
+func (r *rnicReplay) Close() {}
