@@ -17,8 +17,10 @@ import (
 
 // recordedFacts is the Facts payload: the source's kind and its GPUs.
 type recordedFacts struct {
-	Source  string           `json:"source"`
-	Devices []recordedDevice `json:"devices"`
+	Source string `json:"source"`
+	// SampleIntervalUs is the library's sampling period; the integration of rates needs it.
+	SampleIntervalUs int64            `json:"sample_interval_us,omitempty"`
+	Devices          []recordedDevice `json:"devices"`
 }
 
 type recordedDevice struct {
@@ -75,7 +77,8 @@ func openerFor(cfg *Config) sourceOpener {
 // recordingSource passes a live source through and writes what it returns.
 type recordingSource struct {
 	source
-	w *recording.Writer
+	w        *recording.Writer
+	sampleUs int64
 }
 
 func newRecordingSource(src source, cfg *Config) (source, error) {
@@ -86,7 +89,7 @@ func newRecordingSource(src source, cfg *Config) (source, error) {
 		_ = src.close()
 		return nil, err
 	}
-	r := &recordingSource{source: src, w: w}
+	r := &recordingSource{source: src, w: w, sampleUs: cfg.DCGM.SampleInterval.Microseconds()}
 	if err := r.writeFacts(); err != nil {
 		_ = src.close()
 		_ = w.Close()
@@ -96,7 +99,7 @@ func newRecordingSource(src source, cfg *Config) (source, error) {
 }
 
 func (r *recordingSource) writeFacts() error {
-	f := recordedFacts{Source: r.kind()}
+	f := recordedFacts{Source: r.kind(), SampleIntervalUs: r.sampleUs}
 	for _, d := range r.devices() {
 		f.Devices = append(f.Devices, recordedDevice{ID: d.id, Name: d.name, UUID: d.uuid, Model: d.model, BusID: d.busID, NUMANode: d.numaNode})
 	}
@@ -140,9 +143,16 @@ func (r *recordingSource) close() error {
 // replaySource reads a recording instead of a library: one recorded poll per scrape, sample
 // timestamps moved to the replay's clock.
 type replaySource struct {
-	player  *recording.Player
-	kindStr string
-	devs    []gpuDevice
+	player   *recording.Player
+	kindStr  string
+	devs     []gpuDevice
+	sampleUs int64
+}
+
+// sampleInterval is the recorded library's sampling period (0 if the recording does not say):
+// the scraper integrates replayed rates with it instead of its own dcgm.sample_interval.
+func (r *replaySource) sampleInterval() time.Duration {
+	return time.Duration(r.sampleUs) * time.Microsecond
 }
 
 func openReplay(cfg *Config, _ *zap.Logger, _ quantitySet, _ func(string) int64) (source, error) {
@@ -175,6 +185,7 @@ func (r *replaySource) applyFacts() error {
 		return fmt.Errorf("facts: %w", err)
 	}
 	r.kindStr = f.Source
+	r.sampleUs = f.SampleIntervalUs
 	r.devs = r.devs[:0]
 	for _, d := range f.Devices {
 		r.devs = append(r.devs, gpuDevice{id: d.ID, name: d.Name, uuid: d.UUID, model: d.Model, busID: d.BusID, numaNode: d.NUMANode})

@@ -157,6 +157,11 @@ func (s *gpuScraper) connect(now time.Time) {
 	}
 	s.problems.Recover("source")
 	s.src = src
+	// A replay integrates with the sampling period of the recorded library.
+	if r, ok := src.(interface{ sampleInterval() time.Duration }); ok && r.sampleInterval() > 0 {
+		s.sampleUs = r.sampleInterval().Microseconds()
+		s.maxGapUs = 3 * s.sampleUs
+	}
 	s.lastRefresh = now
 	s.logger.Info("Reading GPU metrics", zap.String("source", src.kind()), zap.Int("gpus", len(src.devices())))
 }

@@ -1,0 +1,31 @@
+// Command iclens-simulate writes recordings of the simulated 2-node cluster's cases (package
+// internal/simulate) for replay by otelcol-iclens: `make demo` and the end-to-end test use it.
+//
+//	go run ./internal/simulate/cmd/iclens-simulate -out recordings
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+)
+
+func main() {
+	out := flag.String("out", "recordings", "directory for <case>/<node>-<receiver>.jsonl")
+	interval := flag.Duration("interval", time.Second, "time between samples (the replaying receivers' collection_interval)")
+	samples := flag.Int("samples", 120, "samples per recording (a looping replay starts over after them)")
+	fixture := flag.String("uncore-fixture", "receiver/cpuuncorereceiver/testdata/skx", "host tree of the simulated CPUs")
+	flag.Parse()
+	paths, err := simulate.Write(simulate.Options{Dir: *out, Interval: *interval, Samples: *samples, UncoreFixture: *fixture})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "iclens-simulate:", err)
+		os.Exit(1)
+	}
+	for _, c := range simulate.Cases() {
+		fmt.Printf("%-18s %s\n", c.Name, c.Note)
+	}
+	fmt.Printf("%d recordings in %s\n", len(paths), *out)
+}

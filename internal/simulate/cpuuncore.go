@@ -1,0 +1,171 @@
+package simulate
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
+)
+
+// The simulated nodes' CPUs are the 2-socket Skylake-SP of the cpuuncore receiver's `skx`
+// fixture (receiver/cpuuncorereceiver/testdata/skx, laid out after the kernel's uncore_snbep.c).
+// The recording carries that host tree; the counts come from the traffic model, through the
+// fixture's own event encodings and scales, so nothing about SKX is written twice.
+
+// uncoreEvent is one counter the receiver opens on the simulated host.
+type uncoreEvent struct {
+	cpu    int
+	pmu    string
+	attr   perf.Attr
+	bytes  float64 // bytes per count
+	socket int
+	// what it measures: "read", "write" (memory), "in", "out" (PCIe, with stack and port)
+	kind        string
+	stack, port int
+}
+
+// uncoreHost is the simulated host: its tree and its counters.
+type uncoreHost struct {
+	tree   []recording.Entry
+	events []uncoreEvent
+	// stacks is the number of IIO stacks per socket; IMCs the number of memory controllers.
+	imcs int
+}
+
+// gpuStack and gpuPort are where the GPU and the NIC attach: IIO stack 1, port 0 of socket 0.
+const gpuStack, gpuPort = 1, 0
+
+func loadUncoreHost(fixture string) (*uncoreHost, error) {
+	tree, err := recording.Snapshot(fixture, []string{"sys", "proc"}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %s: %w", fixture, err)
+	}
+	h := &uncoreHost{tree: tree}
+	var r sysfs.Reader
+	devices := filepath.Join(fixture, "sys", "bus", "event_source", "devices")
+	names, err := perf.ListPMUs(devices)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		var events []string
+		switch {
+		case strings.HasPrefix(name, "uncore_imc_"):
+			events = []string{"cas_count_read", "cas_count_write"}
+			h.imcs++
+		case strings.HasPrefix(name, "uncore_iio_free_running_"):
+			for p := range 4 {
+				events = append(events, fmt.Sprintf("bw_in_port%d", p), fmt.Sprintf("bw_out_port%d", p))
+			}
+		default:
+			continue
+		}
+		pmu, err := perf.LoadPMU(&r, filepath.Join(devices, name))
+		if err != nil {
+			return nil, err
+		}
+		cpus, err := r.ReadString(filepath.Join(devices, name, "cpumask"))
+		if err != nil {
+			return nil, err
+		}
+		list, err := perf.ParseCPUList(cpus)
+		if err != nil {
+			return nil, err
+		}
+		for socket, cpu := range list {
+			for _, e := range events {
+				ev, err := pmu.Event(&r, e)
+				if err != nil {
+					return nil, err
+				}
+				bpc, ok := ev.BytesPerCount()
+				if !ok {
+					return nil, fmt.Errorf("%s/%s: no byte scale", name, e)
+				}
+				ue := uncoreEvent{cpu: cpu, pmu: name, attr: ev.Attr, bytes: bpc, socket: socket}
+				switch {
+				case e == "cas_count_read":
+					ue.kind = "read"
+				case e == "cas_count_write":
+					ue.kind = "write"
+				default:
+					fmt.Sscanf(strings.TrimPrefix(name, "uncore_iio_free_running_"), "%d", &ue.stack)
+					if strings.HasPrefix(e, "bw_in_port") {
+						ue.kind = "in"
+						fmt.Sscanf(strings.TrimPrefix(e, "bw_in_port"), "%d", &ue.port)
+					} else {
+						ue.kind = "out"
+						fmt.Sscanf(strings.TrimPrefix(e, "bw_out_port"), "%d", &ue.port)
+					}
+				}
+				h.events = append(h.events, ue)
+			}
+		}
+	}
+	if h.imcs == 0 {
+		return nil, fmt.Errorf("%s has no uncore_imc PMU", fixture)
+	}
+	return h, nil
+}
+
+// perfReading mirrors the cpuuncore receiver's Sample entry (internal/recording/FORMAT.md).
+type perfReading struct {
+	CPU     int    `json:"cpu"`
+	PMU     string `json:"pmu"`
+	Config  uint64 `json:"config"`
+	Config1 uint64 `json:"config1,omitempty"`
+	Config2 uint64 `json:"config2,omitempty"`
+	Value   uint64 `json:"value"`
+	Enabled uint64 `json:"enabled"`
+	Running uint64 `json:"running"`
+}
+
+// uncoreCounters is the running state of every event of a node.
+type uncoreCounters struct {
+	counts  []float64
+	elapsed float64
+}
+
+// socket1Share is the background on the idle socket, as a share of socket 0's.
+const socket1Share = 0.2
+
+// step advances every event by one interval and returns the Sample payload.
+func (c *uncoreCounters) step(h *uncoreHost, tr Traffic, i, node int, dt float64) []byte {
+	if c.counts == nil {
+		c.counts = make([]float64, len(h.events))
+	}
+	c.elapsed += dt
+	w := wobble(i, node)
+	out := make([]perfReading, len(h.events))
+	for k, e := range h.events {
+		var bytes float64
+		share := 1.0
+		if e.socket == 1 {
+			share = socket1Share
+		}
+		switch e.kind {
+		case "read":
+			bytes = tr.MemRead * w * share / float64(h.imcs)
+		case "write":
+			bytes = tr.MemWrite * w * share / float64(h.imcs)
+		case "in":
+			if e.socket == 0 && e.stack == gpuStack && e.port == gpuPort {
+				bytes = tr.CPUPCIeRx * w
+			}
+		case "out":
+			if e.socket == 0 && e.stack == gpuStack && e.port == gpuPort {
+				bytes = tr.CPUPCIeTx * w
+			}
+		}
+		c.counts[k] += bytes * dt / e.bytes
+		ns := uint64(c.elapsed * 1e9)
+		out[k] = perfReading{CPU: e.cpu, PMU: e.pmu, Config: e.attr.Config, Config1: e.attr.Config1, Config2: e.attr.Config2,
+			Value: uint64(c.counts[k]), Enabled: ns, Running: ns}
+	}
+	b, _ := json.Marshal(map[string]any{"perf": out})
+	return b
+}

@@ -1,0 +1,51 @@
+package simulate
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// gpuFacts is the gpu receiver's Facts payload (internal/recording/FORMAT.md): one A100 per node,
+// seen through DCGM.
+func gpuFacts(node int, sample time.Duration) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"source":             "dcgm",
+		"sample_interval_us": sample.Microseconds(),
+		"devices": []map[string]any{{
+			"id": 0, "name": "gpu0", "uuid": "GPU-5f1d2c3b-0000-4000-8000-00000000000" + string(rune('1'+node)),
+			"model": "NVIDIA A100 80GB PCIe", "pci_bus_id": "0000:1a:00.0", "numa_node": 0,
+		}},
+	})
+	return b
+}
+
+type gpuValue struct {
+	GPU   int     `json:"gpu"`
+	Q     string  `json:"q"`
+	TS    int64   `json:"ts_us"`
+	Valid bool    `json:"valid"`
+	F     float64 `json:"f,omitempty"`
+	U     uint64  `json:"u,omitempty"`
+}
+
+// gpuSample is one poll: DCGM's profiling rates (bytes/s averaged over the sample period, as
+// DCGM_FI_PROF_PCIE_TX_BYTES really is), activity ratios and the link's generation and width.
+func gpuSample(tr Traffic, i, node int, at time.Time) []byte {
+	w := wobble(i, node)
+	ts := at.UnixMicro()
+	f := func(q string, v float64) gpuValue { return gpuValue{Q: q, TS: ts, Valid: true, F: v} }
+	u := func(q string, v uint64) gpuValue { return gpuValue{Q: q, TS: ts, Valid: true, U: v} }
+	vals := []gpuValue{
+		f("pcie_tx_rate", tr.GPUPCIeTx*w),
+		f("pcie_rx_rate", tr.GPUPCIeRx*w),
+		f("dram_active", tr.DRAMActive*w),
+		f("sm_active", tr.SMActive*w),
+		f("gr_engine_active", min(1, tr.SMActive*w*1.3)),
+		f("gpu_util", min(1, tr.SMActive*w*1.5)),
+		u("pcie_link_gen", 4), u("pcie_max_link_gen", 4),
+		u("pcie_link_width", 16), u("pcie_max_link_width", 16),
+		u("pcie_replays", 0),
+	}
+	b, _ := json.Marshal(map[string]any{"samples": vals})
+	return b
+}
