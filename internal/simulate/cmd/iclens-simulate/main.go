@@ -18,6 +18,8 @@ func main() {
 	interval := flag.Duration("interval", time.Second, "time between samples (the replaying receivers' collection_interval)")
 	samples := flag.Int("samples", 120, "samples per recording (a looping replay starts over after them)")
 	fixture := flag.String("uncore-fixture", "receiver/cpuuncorereceiver/testdata/skx", "host tree of the simulated CPUs")
+	config := flag.String("collector-config", "", "also write a collector configuration that replays every case here")
+	exporter := flag.String("exporter", simulate.ExportPrometheus, "exporter of that configuration: prometheus (serve) or remote_write (push)")
 	flag.Parse()
 	paths, err := simulate.Write(simulate.Options{Dir: *out, Interval: *interval, Samples: *samples, UncoreFixture: *fixture})
 	if err != nil {
@@ -28,4 +30,15 @@ func main() {
 		fmt.Printf("%-18s %s\n", c.Name, c.Note)
 	}
 	fmt.Printf("%d recordings in %s\n", len(paths), *out)
+	if *config != "" {
+		cfg, err := simulate.CollectorConfig(*out, *interval, *exporter)
+		if err == nil {
+			err = os.WriteFile(*config, []byte(cfg), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "iclens-simulate:", err)
+			os.Exit(1)
+		}
+		fmt.Println("collector configuration:", *config)
+	}
 }

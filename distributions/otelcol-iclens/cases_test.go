@@ -1,0 +1,185 @@
+package otelcoliclens_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+)
+
+// prometheusBinary finds a Prometheus server (Debian's `prometheus` package, which .ci/run
+// installs). Outside CI a machine without one skips the test and says how to get it.
+func prometheusBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PROMETHEUS"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("prometheus is not installed; .ci/run installs Debian's prometheus package")
+		}
+		t.Skip("no prometheus binary: apt-get install prometheus (or set PROMETHEUS) to run the end-to-end test")
+	}
+	return p
+}
+
+// startPrometheus runs a Prometheus that accepts remote write, with its own storage, on loopback.
+func startPrometheus(t *testing.T) string {
+	t.Helper()
+	bin := prometheusBinary(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	require.NoError(t, os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644))
+	addr := freeAddr(t)
+	logs := &safeBuffer{}
+	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", logs.String())
+		}
+	})
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 200*time.Millisecond, "prometheus did not become ready")
+	return addr
+}
+
+// promQuery runs an instant query and returns each series' labels and value.
+func promQuery(t *testing.T, addr, q string) []promSample {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(body, &r), "%s", body)
+	require.Equal(t, "success", r.Status, "query %s: %s", q, r.Error)
+	var out []promSample
+	for _, s := range r.Data.Result {
+		v, err := strconv.ParseFloat(s.Value[1].(string), 64)
+		require.NoError(t, err)
+		out = append(out, promSample{labels: s.Metric, value: v})
+	}
+	return out
+}
+
+type promSample struct {
+	labels map[string]string
+	value  float64
+}
+
+// rates returns bytes/s by "component direction" for one node over the last window.
+func rates(t *testing.T, addr, host string) map[string]float64 {
+	out := map[string]float64{}
+	q := fmt.Sprintf(`sum by (component, direction) (rate(interconnect_io_bytes_total{host_name=%q}[20s]))`, host)
+	for _, s := range promQuery(t, addr, q) {
+		out[s.labels["component"]+" "+s.labels["direction"]] = s.value
+	}
+	return out
+}
+
+// TestCasesInPrometheus is the whole pipeline: the simulator's recordings of every case, replayed
+// by the built collector (rnic, cpuuncore and gpu receivers), pushed with Prometheus remote write
+// into a real Prometheus, and queried back. Each case must show its signature (DESIGN §1).
+func TestCasesInPrometheus(t *testing.T) {
+	bin := collectorBinary(t)
+	prom := startPrometheus(t)
+
+	dir := t.TempDir()
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: 60, UncoreFixture: fixture})
+	require.NoError(t, err)
+	cfg, err := simulate.CollectorConfig(dir, time.Second, simulate.ExportRemoteWrite)
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_REMOTE_WRITE_URL=http://" + prom + "/api/v1/write"})
+
+	// Enough replayed seconds for a 20 s rate window on every node.
+	host := func(c, node string) string {
+		for _, cs := range simulate.Cases() {
+			if cs.Name == c {
+				return simulate.HostName(cs, node)
+			}
+		}
+		t.Fatalf("no case %s", c)
+		return ""
+	}
+	require.Eventually(t, func() bool {
+		return len(promQuery(t, prom, `count_over_time(interconnect_io_bytes_total{host_name="pfc_storm-node2",component="rnic",direction="transmit"}[1m])`)) > 0 &&
+			promQuery(t, prom, `count_over_time(interconnect_io_bytes_total{host_name="pfc_storm-node2",component="rnic",direction="transmit"}[1m])`)[0].value >= 22
+	}, 90*time.Second, time.Second, "replayed data did not reach Prometheus")
+
+	const busy, idle = 1.5e9, 0.3e9
+	h := rates(t, prom, host("healthy_allreduce", "node1"))
+	assert.Greater(t, h["rnic transmit"], busy, "healthy: RNIC busy")
+	assert.Greater(t, h["gpu_pcie transmit"], busy, "healthy: GPU PCIe busy")
+	assert.Less(t, h["cpu_pcie receive"], idle, "healthy: CPU PCIe idle")
+	assert.Less(t, h["netdev transmit"], idle, "healthy: no IP traffic")
+	assert.Less(t, h["cpu_memory write"], busy, "healthy: host memory near idle")
+
+	fb := rates(t, prom, host("tcp_fallback", "node1"))
+	assert.Less(t, fb["rnic transmit"], idle, "TCP fallback: RNIC idle")
+	assert.Greater(t, fb["netdev transmit"], busy, "TCP fallback: netdev busy")
+	assert.Greater(t, fb["cpu_memory read"], 3*busy, "TCP fallback: host memory busy")
+	assert.Greater(t, fb["cpu_pcie receive"], busy, "TCP fallback: CPU PCIe busy")
+
+	b := rates(t, prom, host("gdr_bounce", "node1"))
+	assert.Greater(t, b["rnic transmit"], busy, "bounce: RNIC busy")
+	assert.Greater(t, b["cpu_memory write"], busy, "bounce: host memory busy too")
+	assert.Greater(t, b["cpu_pcie receive"], busy, "bounce: CPU PCIe busy too")
+
+	cg := rates(t, prom, host("congestion_20g", "node1"))
+	assert.InEpsilon(t, 2.47e9, cg["rnic transmit"], 0.02, "congestion: RNIC TX at the 20 Gb/s port's 2.47 GB/s")
+	assert.Less(t, cg["cpu_memory write"], busy, "congestion: no host-side load")
+	cnp := promQuery(t, prom, fmt.Sprintf(`sum(rate(rnic_roce_cnp_total{host_name=%q}[20s]))`, host("congestion_20g", "node1")))
+	require.NotEmpty(t, cnp)
+	assert.Greater(t, cnp[0].value, 1000.0, "congestion: CNPs rising")
+
+	down := promQuery(t, prom, fmt.Sprintf(`rnic_port_rate_bytes_per_second{host_name=%q}`, host("link_downgrade", "node1")))
+	require.NotEmpty(t, down)
+	assert.Equal(t, 50e9/8, down[0].value, "link trained down to 50 Gb/s")
+
+	pause := promQuery(t, prom, fmt.Sprintf(`sum(rate(rnic_pfc_pause_frames_total{host_name=%q,direction="receive"}[20s]))`, host("pfc_storm", "node1")))
+	require.NotEmpty(t, pause)
+	assert.Greater(t, pause[0].value, 1e4, "PFC storm: pause frames")
+
+	ready := promQuery(t, prom, fmt.Sprintf(`rnic_topology_gpudirect_ready{host_name=%q}`, host("gdr_bounce", "node1")))
+	require.NotEmpty(t, ready)
+	assert.Equal(t, 0.0, ready[0].value, "bounce: the topology says why before any traffic")
+
+	assert.NotContains(t, logs.String(), "\terror\t")
+}
