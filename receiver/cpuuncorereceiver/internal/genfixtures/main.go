@@ -1,7 +1,5 @@
-//go:build ignore
-
-// gen_fixtures writes the fixture host trees used by the tests (testdata/<name>/sys, /proc).
-// Run from the receiver directory: go run testdata/gen_fixtures.go
+// Command genfixtures writes the fixture host trees used by the tests (testdata/<name>/sys, /proc).
+// Run from the receiver directory: go run ./internal/genfixtures
 //
 // Every file is laid out as the kernel writes it; the source of each value is named next to it.
 // Key sources:
