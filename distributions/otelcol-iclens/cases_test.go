@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/dashboard"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
 )
 
@@ -180,6 +181,14 @@ func TestCasesInPrometheus(t *testing.T) {
 	ready := promQuery(t, prom, fmt.Sprintf(`rnic_topology_gpudirect_ready{host_name=%q}`, host("gdr_bounce", "node1")))
 	require.NotEmpty(t, ready)
 	assert.Equal(t, 0.0, ready[0].value, "bounce: the topology says why before any traffic")
+
+	// Every query of the generated dashboard returns data for at least one simulated node.
+	queries, err := dashboard.Queries()
+	require.NoError(t, err)
+	for _, q := range queries {
+		expr := q.Resolve("", "20s")
+		assert.NotEmpty(t, promQuery(t, prom, expr), "dashboard panel %q query %s returns nothing in any case: %s", q.Panel, q.RefID, expr)
+	}
 
 	assert.NotContains(t, logs.String(), "\terror\t")
 }

@@ -39,12 +39,16 @@ func gpuSample(tr Traffic, i, node int, at time.Time) []byte {
 		f("pcie_tx_rate", tr.GPUPCIeTx*w),
 		f("pcie_rx_rate", tr.GPUPCIeRx*w),
 		f("dram_active", tr.DRAMActive*w),
+		f("mem_copy_util", tr.DRAMActive*w*0.8),
 		f("sm_active", tr.SMActive*w),
 		f("gr_engine_active", min(1, tr.SMActive*w*1.3)),
 		f("gpu_util", min(1, tr.SMActive*w*1.5)),
 		u("pcie_link_gen", 4), u("pcie_max_link_gen", 4),
 		u("pcie_link_width", 16), u("pcie_max_link_width", 16),
 		u("pcie_replays", 0),
+	}
+	if tr.XID != 0 && i%60 == 10 {
+		vals = append(vals, u("xid", tr.XID))
 	}
 	b, _ := json.Marshal(map[string]any{"samples": vals})
 	return b

@@ -3,6 +3,7 @@ package simulate
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"path"
 	"strconv"
 
@@ -154,7 +155,8 @@ func (c *rnicCounters) step(tr Traffic, i, node int, dt float64) (map[string]str
 	c.rx += tr.RNICRx * ripple * dt
 	c.ndTx += tr.NetdevTx * ripple * dt
 	c.ndRx += tr.NetdevRx * ripple * dt
-	c.wait += tr.XmitWaitPerSec * dt
+	// port_xmit_wait is 32 bits wide and stops at all ones (IBA 16.1.3.5): a storm saturates it.
+	c.wait = math.Min(c.wait+tr.XmitWaitPerSec*dt, math.MaxUint32)
 	c.cnpSent += tr.CNPSentPerSec * dt
 	c.cnpHandled += tr.CNPHandledPerSec * dt
 	c.ecn += tr.ECNMarkedPerSec * dt
