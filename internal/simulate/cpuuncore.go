@@ -112,18 +112,6 @@ func loadUncoreHost(fixture string) (*uncoreHost, error) {
 	return h, nil
 }
 
-// perfReading mirrors the cpuuncore receiver's Sample entry (internal/recording/FORMAT.md).
-type perfReading struct {
-	CPU     int    `json:"cpu"`
-	PMU     string `json:"pmu"`
-	Config  uint64 `json:"config"`
-	Config1 uint64 `json:"config1,omitempty"`
-	Config2 uint64 `json:"config2,omitempty"`
-	Value   uint64 `json:"value"`
-	Enabled uint64 `json:"enabled"`
-	Running uint64 `json:"running"`
-}
-
 // uncoreCounters is the running state of every event of a node.
 type uncoreCounters struct {
 	counts  []float64
@@ -140,7 +128,7 @@ func (c *uncoreCounters) step(h *uncoreHost, tr Traffic, i, node int, dt float64
 	}
 	c.elapsed += dt
 	w := wobble(i, node)
-	out := make([]perfReading, len(h.events))
+	out := make([]recording.PerfReading, len(h.events))
 	for k, e := range h.events {
 		var bytes float64
 		share := 1.0
@@ -163,9 +151,9 @@ func (c *uncoreCounters) step(h *uncoreHost, tr Traffic, i, node int, dt float64
 		}
 		c.counts[k] += bytes * dt / e.bytes
 		ns := uint64(c.elapsed * 1e9)
-		out[k] = perfReading{CPU: e.cpu, PMU: e.pmu, Config: e.attr.Config, Config1: e.attr.Config1, Config2: e.attr.Config2,
+		out[k] = recording.PerfReading{CPU: e.cpu, PMU: e.pmu, Config: e.attr.Config, Config1: e.attr.Config1, Config2: e.attr.Config2,
 			Value: uint64(c.counts[k]), Enabled: ns, Running: ns}
 	}
-	b, _ := json.Marshal(map[string]any{"perf": out})
+	b, _ := json.Marshal(recording.PerfSample{Perf: out})
 	return b
 }

@@ -3,29 +3,22 @@ package simulate
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 )
 
 // gpuFacts is the gpu receiver's Facts payload (internal/recording/FORMAT.md): one A100 per node,
 // seen through DCGM.
 func gpuFacts(node int, sample time.Duration) []byte {
-	b, _ := json.Marshal(map[string]any{
-		"source":             "dcgm",
-		"sample_interval_us": sample.Microseconds(),
-		"devices": []map[string]any{{
-			"id": 0, "name": "gpu0", "uuid": "GPU-5f1d2c3b-0000-4000-8000-00000000000" + string(rune('1'+node)),
-			"model": "NVIDIA A100 80GB PCIe", "pci_bus_id": "0000:1a:00.0", "numa_node": 0,
+	b, _ := json.Marshal(recording.GPUFacts{
+		Source:           "dcgm",
+		SampleIntervalUs: sample.Microseconds(),
+		Devices: []recording.GPUDevice{{
+			ID: 0, Name: "gpu0", UUID: "GPU-5f1d2c3b-0000-4000-8000-00000000000" + string(rune('1'+node)),
+			Model: "NVIDIA A100 80GB PCIe", BusID: "0000:1a:00.0", NUMANode: 0,
 		}},
 	})
 	return b
-}
-
-type gpuValue struct {
-	GPU   int     `json:"gpu"`
-	Q     string  `json:"q"`
-	TS    int64   `json:"ts_us"`
-	Valid bool    `json:"valid"`
-	F     float64 `json:"f,omitempty"`
-	U     uint64  `json:"u,omitempty"`
 }
 
 // gpuSample is one poll: DCGM's profiling rates (bytes/s averaged over the sample period, as
@@ -33,9 +26,13 @@ type gpuValue struct {
 func gpuSample(tr Traffic, i, node int, at time.Time) []byte {
 	w := wobble(i, node)
 	ts := at.UnixMicro()
-	f := func(q string, v float64) gpuValue { return gpuValue{Q: q, TS: ts, Valid: true, F: v} }
-	u := func(q string, v uint64) gpuValue { return gpuValue{Q: q, TS: ts, Valid: true, U: v} }
-	vals := []gpuValue{
+	f := func(q string, v float64) recording.GPUValue {
+		return recording.GPUValue{Q: q, TS: ts, Valid: true, F: v}
+	}
+	u := func(q string, v uint64) recording.GPUValue {
+		return recording.GPUValue{Q: q, TS: ts, Valid: true, U: v}
+	}
+	vals := []recording.GPUValue{
 		f("pcie_tx_rate", tr.GPUPCIeTx*w),
 		f("pcie_rx_rate", tr.GPUPCIeRx*w),
 		f("dram_active", tr.DRAMActive*w),
@@ -50,6 +47,6 @@ func gpuSample(tr Traffic, i, node int, at time.Time) []byte {
 	if tr.XID != 0 && i%60 == 10 {
 		vals = append(vals, u("xid", tr.XID))
 	}
-	b, _ := json.Marshal(map[string]any{"samples": vals})
+	b, _ := json.Marshal(recording.GPUSample{Samples: vals})
 	return b
 }

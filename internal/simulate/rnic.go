@@ -201,6 +201,6 @@ func (c *rnicCounters) step(tr Traffic, i, node int, dt float64) (map[string]str
 		"rx_discards_phy":               0,
 		"tx_discards_phy":               0,
 	}
-	b, _ := json.Marshal(map[string]any{"ethtool": map[string]any{ethtoolNm: eth}})
+	b, _ := json.Marshal(recording.RNICSample{Ethtool: map[string]map[string]uint64{ethtoolNm: eth}})
 	return files, b
 }

@@ -23,22 +23,6 @@ import (
 // group read from the recorded counts, so that discovery, corrections, scaling and metrics run as
 // they do live.
 
-// perfReading is one event's reading inside a Sample.
-type perfReading struct {
-	CPU     int    `json:"cpu"`
-	PMU     string `json:"pmu"`
-	Config  uint64 `json:"config"`
-	Config1 uint64 `json:"config1,omitempty"`
-	Config2 uint64 `json:"config2,omitempty"`
-	Value   uint64 `json:"value"`
-	Enabled uint64 `json:"enabled"`
-	Running uint64 `json:"running"`
-}
-
-type perfSample struct {
-	Perf []perfReading `json:"perf"`
-}
-
 // eventKey identifies an event across record and replay: the PMU by name (its type number is
 // assigned at boot), the encoding, the CPU it counts on.
 type eventKey struct {
@@ -127,7 +111,7 @@ type recordingOpener struct {
 	w     *recording.Writer
 
 	mu      sync.Mutex
-	pending []perfReading
+	pending []recording.PerfReading
 }
 
 func newRecordingOpener(inner perf.Opener, root string, w *recording.Writer) (*recordingOpener, error) {
@@ -155,7 +139,7 @@ func (o *recordingOpener) flush() error {
 	events := o.pending
 	o.pending = nil
 	o.mu.Unlock()
-	b, err := json.Marshal(perfSample{Perf: events})
+	b, err := json.Marshal(recording.PerfSample{Perf: events})
 	if err != nil {
 		return err
 	}
@@ -176,7 +160,7 @@ func (g *recordingGroup) Read(r *perf.Reading) error {
 	g.o.mu.Lock()
 	defer g.o.mu.Unlock()
 	for i, a := range g.attrs {
-		g.o.pending = append(g.o.pending, perfReading{CPU: g.cpu, PMU: g.o.names[a.Type], Config: a.Config, Config1: a.Config1, Config2: a.Config2,
+		g.o.pending = append(g.o.pending, recording.PerfReading{CPU: g.cpu, PMU: g.o.names[a.Type], Config: a.Config, Config1: a.Config1, Config2: a.Config2,
 			Value: r.Values[i], Enabled: r.Enabled, Running: r.Running})
 	}
 	return nil
@@ -188,14 +172,14 @@ type replayOpener struct {
 	loop  bool
 
 	mu     sync.Mutex
-	queues map[eventKey][]perfReading
+	queues map[eventKey][]recording.PerfReading
 	pos    map[eventKey]int
 }
 
 func newReplayOpener(rec *recording.Recording, root string, loop bool) (*replayOpener, error) {
-	o := &replayOpener{names: pmuNames(root), loop: loop, queues: map[eventKey][]perfReading{}, pos: map[eventKey]int{}}
+	o := &replayOpener{names: pmuNames(root), loop: loop, queues: map[eventKey][]recording.PerfReading{}, pos: map[eventKey]int{}}
 	for _, r := range rec.Samples() {
-		var s perfSample
+		var s recording.PerfSample
 		if err := json.Unmarshal(r.Sample, &s); err != nil {
 			return nil, fmt.Errorf("sample at %s: %w", r.Time, err)
 		}

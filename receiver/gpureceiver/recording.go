@@ -15,39 +15,6 @@ import (
 // found) as Facts, and every sample a poll returned as a Sample, so that replay drives the same
 // integration, counter and metric code as a live DCGM or NVML (internal/recording/FORMAT.md).
 
-// recordedFacts is the Facts payload: the source's kind and its GPUs.
-type recordedFacts struct {
-	Source string `json:"source"`
-	// SampleIntervalUs is the library's sampling period; the integration of rates needs it.
-	SampleIntervalUs int64            `json:"sample_interval_us,omitempty"`
-	Devices          []recordedDevice `json:"devices"`
-}
-
-type recordedDevice struct {
-	ID       uint   `json:"id"`
-	Name     string `json:"name"`
-	UUID     string `json:"uuid,omitempty"`
-	Model    string `json:"model,omitempty"`
-	BusID    string `json:"pci_bus_id,omitempty"`
-	NUMANode int64  `json:"numa_node"`
-}
-
-// recordedSample is the Sample payload: the samples of one poll.
-type recordedSample struct {
-	Samples []recordedValue `json:"samples"`
-}
-
-// recordedValue is one sample; the quantity goes by name so that recordings survive a reordering
-// of the constants.
-type recordedValue struct {
-	GPU   int     `json:"gpu"`
-	Q     string  `json:"q"`
-	TS    int64   `json:"ts_us"`
-	Valid bool    `json:"valid"`
-	F     float64 `json:"f,omitempty"`
-	U     uint64  `json:"u,omitempty"`
-}
-
 var quantityByName = func() map[string]quantity {
 	m := make(map[string]quantity, numQuantities)
 	for q := quantity(0); q < numQuantities; q++ {
@@ -99,9 +66,9 @@ func newRecordingSource(src source, cfg *Config) (source, error) {
 }
 
 func (r *recordingSource) writeFacts() error {
-	f := recordedFacts{Source: r.kind(), SampleIntervalUs: r.sampleUs}
+	f := recording.GPUFacts{Source: r.kind(), SampleIntervalUs: r.sampleUs}
 	for _, d := range r.devices() {
-		f.Devices = append(f.Devices, recordedDevice{ID: d.id, Name: d.name, UUID: d.uuid, Model: d.model, BusID: d.busID, NUMANode: d.numaNode})
+		f.Devices = append(f.Devices, recording.GPUDevice{ID: d.id, Name: d.name, UUID: d.uuid, Model: d.model, BusID: d.busID, NUMANode: d.numaNode})
 	}
 	b, err := json.Marshal(f)
 	if err != nil {
@@ -123,9 +90,9 @@ func (r *recordingSource) poll(buf []sample) ([]sample, error) {
 	if err != nil {
 		return buf, err
 	}
-	rs := recordedSample{Samples: make([]recordedValue, 0, len(buf)-start)}
+	rs := recording.GPUSample{Samples: make([]recording.GPUValue, 0, len(buf)-start)}
 	for _, s := range buf[start:] {
-		rs.Samples = append(rs.Samples, recordedValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u})
+		rs.Samples = append(rs.Samples, recording.GPUValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u})
 	}
 	b, err := json.Marshal(rs)
 	if err != nil {
@@ -180,7 +147,7 @@ func (r *replaySource) applyFacts() error {
 	if b == nil {
 		return errors.New("no GPU facts before the first sample")
 	}
-	var f recordedFacts
+	var f recording.GPUFacts
 	if err := json.Unmarshal(b, &f); err != nil {
 		return fmt.Errorf("facts: %w", err)
 	}
@@ -210,7 +177,7 @@ func (r *replaySource) poll(buf []sample) ([]sample, error) {
 	if rec.Sample == nil {
 		return buf, nil
 	}
-	var rs recordedSample
+	var rs recording.GPUSample
 	if err := json.Unmarshal(rec.Sample, &rs); err != nil {
 		return buf, fmt.Errorf("sample at %s: %w", rec.Time, err)
 	}

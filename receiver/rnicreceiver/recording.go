@@ -20,11 +20,6 @@ import (
 // directory of its own, writes each scrape's values into it before the scrape reads them and fails
 // the reads that failed, so that discovery, counters, topology and metrics run as they do live.
 
-// rnicSample is the Sample payload: the ethtool statistics of each netdev.
-type rnicSample struct {
-	Ethtool map[string]map[string]uint64 `json:"ethtool,omitempty"`
-}
-
 // rnicRecorder writes a recording while the receiver reads the live node.
 type rnicRecorder struct {
 	w    *recording.Writer
@@ -131,7 +126,7 @@ func (r *rnicRecorder) flush() error {
 		rec.Errors = nil
 	}
 	if len(eth) > 0 {
-		b, err := json.Marshal(rnicSample{Ethtool: eth})
+		b, err := json.Marshal(recording.RNICSample{Ethtool: eth})
 		if err != nil {
 			return err
 		}
@@ -171,7 +166,7 @@ func (e *recordingEthtool) Stats(netdev string) (map[string]uint64, error) {
 // rnicReplay replays a recording in place of the node.
 type rnicReplay struct {
 	player *recording.Player
-	cur    rnicSample
+	cur    recording.RNICSample
 }
 
 func newRNICReplay(cfg *Config) (*rnicReplay, error) {
@@ -196,7 +191,7 @@ func (r *rnicReplay) step(now time.Time) error {
 	if err != nil || !ok {
 		return err
 	}
-	r.cur = rnicSample{}
+	r.cur = recording.RNICSample{}
 	if rec.Sample != nil {
 		if err := json.Unmarshal(rec.Sample, &r.cur); err != nil {
 			return fmt.Errorf("sample at %s: %w", rec.Time, err)
