@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
@@ -82,23 +83,9 @@ func replay(t *testing.T, f receiver.Factory, file string, scrapes int) map[stri
 }
 
 func collect(md pmetric.Metrics, into map[string]int64) {
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				if m.Name() != "interconnect.io" {
-					continue
-				}
-				dps := m.Sum().DataPoints()
-				for d := 0; d < dps.Len(); d++ {
-					a := dps.At(d).Attributes().AsRaw()
-					into[a["component"].(string)+" "+a["direction"].(string)] += dps.At(d).IntValue()
-				}
-			}
-		}
+	for _, dp := range metrictest.Points(md, "interconnect.io") {
+		a := dp.Attributes().AsRaw()
+		into[a["component"].(string)+" "+a["direction"].(string)] += dp.IntValue()
 	}
 }
 

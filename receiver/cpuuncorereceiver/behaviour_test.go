@@ -10,13 +10,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
@@ -240,13 +240,10 @@ func TestResctrlFallback(t *testing.T) {
 		ts.tick(5 * time.Second)
 		md, err := ts.scrape(t.Context())
 		out := map[string]point{}
-		forEachMetric(md, "cpuuncore.memory.io", func(m pmetric.Metric) {
-			for i := 0; i < m.Sum().DataPoints().Len(); i++ {
-				dp := m.Sum().DataPoints().At(i)
-				d, _ := dp.Attributes().Get("device")
-				out[d.Str()] = point{dp.IntValue(), dp.StartTimestamp()}
-			}
-		})
+		for _, dp := range metrictest.Points(md, "cpuuncore.memory.io") {
+			d, _ := dp.Attributes().Get("device")
+			out[d.Str()] = point{dp.IntValue(), dp.StartTimestamp()}
+		}
 		if err != nil {
 			out["error"] = point{}
 			t.Log(err)

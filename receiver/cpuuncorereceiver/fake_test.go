@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
@@ -159,7 +160,7 @@ type point struct {
 // ioPoints indexes the interconnect.io points by "component direction device bus numa".
 func ioPoints(t testing.TB, md pmetric.Metrics) map[string]point {
 	out := map[string]point{}
-	forEachMetric(md, "interconnect.io", func(m pmetric.Metric) {
+	for _, m := range metrictest.Metrics(md, "interconnect.io") {
 		require.Equal(t, pmetric.MetricTypeSum, m.Type())
 		require.True(t, m.Sum().IsMonotonic())
 		dps := m.Sum().DataPoints()
@@ -172,22 +173,14 @@ func ioPoints(t testing.TB, md pmetric.Metrics) map[string]point {
 			require.False(t, dup, "duplicate point %s", key)
 			out[key] = point{dp.IntValue(), dp.StartTimestamp()}
 		}
-	})
+	}
 	return out
 }
 
+// forEachMetric calls fn with every metric named name.
 func forEachMetric(md pmetric.Metrics, name string, fn func(pmetric.Metric)) {
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				if ms.At(k).Name() == name {
-					fn(ms.At(k))
-				}
-			}
-		}
+	for _, m := range metrictest.Metrics(md, name) {
+		fn(m)
 	}
 }
 

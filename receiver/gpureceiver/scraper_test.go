@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
 
@@ -74,29 +75,8 @@ type point struct {
 
 func points(m pmetric.Metrics, name string) []point {
 	var out []point
-	rms := m.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				mt := ms.At(k)
-				if mt.Name() != name {
-					continue
-				}
-				var dps pmetric.NumberDataPointSlice
-				switch mt.Type() {
-				case pmetric.MetricTypeSum:
-					dps = mt.Sum().DataPoints()
-				case pmetric.MetricTypeGauge:
-					dps = mt.Gauge().DataPoints()
-				}
-				for d := 0; d < dps.Len(); d++ {
-					dp := dps.At(d)
-					out = append(out, point{attrs: dp.Attributes().AsRaw(), i: dp.IntValue(), f: dp.DoubleValue(), start: dp.StartTimestamp()})
-				}
-			}
-		}
+	for _, dp := range metrictest.Points(m, name) {
+		out = append(out, point{attrs: dp.Attributes().AsRaw(), i: dp.IntValue(), f: dp.DoubleValue(), start: dp.StartTimestamp()})
 	}
 	return out
 }

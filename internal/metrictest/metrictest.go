@@ -1,0 +1,65 @@
+// Package metrictest finds metrics and number data points in pmetric.Metrics, for the tests of
+// every receiver and of the end-to-end paths.
+package metrictest // import "github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
+
+import "go.opentelemetry.io/collector/pdata/pmetric"
+
+// Metrics returns every metric named name, across resources and scopes.
+func Metrics(md pmetric.Metrics, name string) []pmetric.Metric {
+	var out []pmetric.Metric
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				if ms.At(k).Name() == name {
+					out = append(out, ms.At(k))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Points returns the number data points of every metric named name (sums and gauges).
+func Points(md pmetric.Metrics, name string) []pmetric.NumberDataPoint {
+	var out []pmetric.NumberDataPoint
+	for _, m := range Metrics(md, name) {
+		var dps pmetric.NumberDataPointSlice
+		switch m.Type() {
+		case pmetric.MetricTypeSum:
+			dps = m.Sum().DataPoints()
+		case pmetric.MetricTypeGauge:
+			dps = m.Gauge().DataPoints()
+		default:
+			continue
+		}
+		for i := 0; i < dps.Len(); i++ {
+			out = append(out, dps.At(i))
+		}
+	}
+	return out
+}
+
+// Find returns the first point of metric name whose attributes include every key of want with
+// the same value (attribute values compared as their raw Go values: string, int64, ...).
+func Find(md pmetric.Metrics, name string, want map[string]any) (pmetric.NumberDataPoint, bool) {
+	for _, dp := range Points(md, name) {
+		if Matches(dp, want) {
+			return dp, true
+		}
+	}
+	return pmetric.NewNumberDataPoint(), false
+}
+
+// Matches reports whether the point's attributes include every key of want with its value.
+func Matches(dp pmetric.NumberDataPoint, want map[string]any) bool {
+	for k, v := range want {
+		got, ok := dp.Attributes().Get(k)
+		if !ok || got.AsRaw() != v {
+			return false
+		}
+	}
+	return true
+}
