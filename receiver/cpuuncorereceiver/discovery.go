@@ -246,7 +246,7 @@ func (d *discovery) memory(names []string) {
 			continue
 		}
 		d.memorySources(names, []source{{pmu: t.pmu, events: t.events, note: t.note, reopenAfter: t.reopenAfter,
-			combined: t.combined, groupPerEvent: t.combined}})
+			combined: t.combined, groupPerEvent: t.groupPerEvent}})
 		if d.plan.memoryPMUs > 0 {
 			return
 		}
@@ -288,7 +288,8 @@ func (d *discovery) memorySources(names []string, sources []source) {
 						direction: m.direction,
 						device:    dev, numa: place.numa,
 					}
-					if src.combined && d.cfg.Memory.Granularity == GranularityController {
+					if src.groupPerEvent && d.cfg.Memory.Granularity == GranularityController {
+						// A Data Fabric event counts one channel: the controller is the channel.
 						key.device = fmt.Sprintf("%s/%s%d", prefix, deviceBase(name), m.port)
 					}
 					m.agg = d.aggregate(key)

@@ -49,9 +49,12 @@ type memoryTable struct {
 	reopenAfter uint64
 	// note is logged once when an event is replaced by its raw encoding.
 	note string
-	// combined: the events count reads and writes together (cpuuncore.memory.io), one group
-	// per event because there are more events than counters; port is the channel.
+	// combined: the events count reads and writes together (cpuuncore.memory.io); port is the
+	// channel.
 	combined bool
+	// groupPerEvent opens each event as its own group: there are more events than counters (the
+	// Data Fabric), so the kernel multiplexes them and the counts are extrapolated.
+	groupPerEvent bool
 }
 
 // iioTable is the IIO free-running PCIe source of one CPU generation.
@@ -191,7 +194,7 @@ var zen4 = platform{
 // about 50%, lore "perf/x86/amd/uncore: Add PerfMonV2 DF event format"); counts are extrapolated
 // and cpuuncore.counter.running_ratio shows it.
 var zen23DF = func() *memoryTable {
-	t := &memoryTable{pmu: amdDF, combined: true}
+	t := &memoryTable{pmu: amdDF, combined: true, groupPerEvent: true}
 	for ch := 0; ch < 8; ch++ {
 		t.events = append(t.events, eventDef{
 			name: fmt.Sprintf("dram_channel_data_controller_%d", ch),
@@ -199,6 +202,29 @@ var zen23DF = func() *memoryTable {
 			// direction stays empty: reads and writes together.
 			bytesPerCount: casBytes, port: ch,
 		})
+	}
+	return t
+}()
+
+// zen4DF: AMD Zen 4 on kernels before 6.7, which have no amd_umc PMU. The PerfMonV2 Data Fabric
+// (amd_df, format event config:0-7,32-37 and umask config:8-15,24-27) splits reads from writes
+// per DRAM channel ("chip select"): local_processor_read_data_beats_cs0..11, EventCode
+// 0x1f + 0x40*N, UMask 0x7fe; local_processor_write_data_beats_csN, UMask 0x7ff; one beat is
+// 64 bytes (tools/perf/pmu-events/arch/x86/amdzen4/data-fabric.json, ScaleUnit 6.103515625e-5MiB;
+// amdzen4/recommended.json dram_read_data_for_local_processor = the sum over cs0..11). These count
+// the DRAM traffic of this socket's processor; the remote_processor variants (reads by the other
+// socket) are left out, as the UMC events count them in their own socket. 24 events share the DF
+// counters: one group each, multiplexed and extrapolated.
+var zen4DF = func() *memoryTable {
+	t := &memoryTable{pmu: amdDF, groupPerEvent: true}
+	for cs := 0; cs < 12; cs++ {
+		ev := 0x1f + 0x40*cs
+		t.events = append(t.events,
+			eventDef{name: fmt.Sprintf("local_processor_read_data_beats_cs%d", cs), raw: fmt.Sprintf("event=%#x,umask=0x7fe", ev),
+				direction: dirRead, bytesPerCount: casBytes, port: cs},
+			eventDef{name: fmt.Sprintf("local_processor_write_data_beats_cs%d", cs), raw: fmt.Sprintf("event=%#x,umask=0x7ff", ev),
+				direction: dirWrite, bytesPerCount: casBytes, port: cs},
+		)
 	}
 	return t
 }()
@@ -256,8 +282,13 @@ func platformFor(c cpuID) platform {
 		return genericIntel
 	case "AuthenticAMD", "HygonGenuine":
 		p := zen4
-		if c.family == 0x17 && c.model >= 0x30 || c.family == 0x19 && (c.model < 0x10 || c.model >= 0x20 && c.model < 0x60) {
+		switch {
+		case c.family == 0x17 && c.model >= 0x30 || c.family == 0x19 && (c.model < 0x10 || c.model >= 0x20 && c.model < 0x60):
 			p.name, p.memoryFallback = "zen2/3", zen23DF
+		case c.family == 0x19:
+			// Zen 4 (Genoa 0x10-0x1f, Raphael 0x60-0x6f, Bergamo 0xa0-0xaf): the DF where the kernel
+			// predates amd_umc.
+			p.memoryFallback = zen4DF
 		}
 		return p
 	}

@@ -278,3 +278,28 @@ func TestZen3DataFabricCombined(t *testing.T) {
 	})
 	assert.Equal(t, map[string]int64{"socket0/df": 0, "socket1/df": 400 * 64}, combined)
 }
+
+// AMD Zen 4 on a kernel before 6.7 has no amd_umc PMU: the PerfMonV2 Data Fabric splits reads
+// from writes per channel (perf amdzen4/data-fabric.json local_processor_read/write_data_beats_csN,
+// EventCode 0x1f+0x40*N, UMask 0x7fe / 0x7ff, 64 B a beat): reported as cpu_memory read and write.
+func TestZen4DataFabricBeforeUMC(t *testing.T) {
+	ts := newTestScraper(t, "zen4_v6.1", nil)
+	assert.Equal(t, "zen4", ts.plat.name)
+	groups := ts.fake.openAttrs(11, 96)
+	require.Len(t, groups, 24, "one event per group: 12 channels x read/write")
+	assert.Equal(t, []uint64{0x000000000700fe1f}, groups[0], "research/uncore.md §4.2: Zen4 cs0 read")
+	assert.Equal(t, []uint64{0x000000000700ff1f}, groups[1], "cs0 write")
+	assert.Equal(t, []uint64{0x000000010700fe1f}, groups[8], "cs4 read: event 0x11f, bit 8 of the event at config:32")
+
+	ts.fake.runningPercent = 25 // 24 events on the DF counters: multiplexed (counts divisible by 4: the fake truncates)
+	ts.fake.add(96, 11, 0x000000000700fe1f, 100)
+	ts.fake.add(96, 11, 0x000000010700fe1f, 48)
+	ts.fake.add(96, 11, 0x000000000700ff1f, 12)
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	assert.Equal(t, int64((100+48)*64), got["cpu_memory read socket1/df  1"].value, "extrapolated by time_enabled/time_running")
+	assert.Equal(t, int64(12*64), got["cpu_memory write socket1/df  1"].value)
+	assert.Equal(t, int64(0), got["cpu_memory read socket0/df  0"].value)
+}

@@ -258,13 +258,16 @@ func gnr(t tree, old bool) {
 // numbered across sockets (12 per socket), cpumask one CPU of the socket, format event
 // config:0-7 and rdwrmask config:8-9, no events/ directory; amd_df with the PerfMonV2 format
 // (event config:0-7,32-37, umask config:8-15,24-27). No Intel uncore PMUs.
-func zen4(t tree) {
+func zen4(t tree, beforeUMC bool) {
 	t.write("proc/cpuinfo", cpuinfo("AuthenticAMD", 25, 0x11, "AMD EPYC 9654 96-Core Processor"))
 	t.cpu(0, 0, 0)
 	t.cpu(96, 1, 1)
 	t.pmu("amd_df", 11, "0,96", map[string]string{"event": "config:0-7,32-37", "umask": "config:8-15,24-27"}, nil)
 	t.pmu("amd_l3", 12, "0,8,16,24,32,40,48,56,64,72,80,88,96,104,112,120,128,136,144,152,160,168,176,184",
 		map[string]string{"event": "config:0-7", "umask": "config:8-15"}, nil)
+	if beforeUMC {
+		return // zen4_v6.1: kernels before 25e56847821f (v6.7) have no amd_umc PMU
+	}
 	for i := 0; i < 24; i++ {
 		cpu := "0"
 		if i >= 12 {
@@ -315,7 +318,7 @@ func main() {
 		"skx": skx, "icx": func(t tree) { icx(t, false) }, "icx_v5.15": func(t tree) { icx(t, true) },
 		"spr": func(t tree) { spr(t, false) }, "spr_v6.1": func(t tree) { spr(t, true) },
 		"gnr": func(t tree) { gnr(t, false) }, "gnr_unpatched": func(t tree) { gnr(t, true) },
-		"zen4": zen4, "zen3": zen3, "vm": vm, "resctrl": resctrl,
+		"zen4": func(t tree) { zen4(t, false) }, "zen4_v6.1": func(t tree) { zen4(t, true) }, "zen3": zen3, "vm": vm, "resctrl": resctrl,
 	} {
 		root := filepath.Join("testdata", name)
 		must(os.RemoveAll(root))
