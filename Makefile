@@ -21,7 +21,8 @@ RECEIVERS := $(patsubst %/metadata.yaml,%,$(wildcard receiver/*/metadata.yaml))
 GO_SOURCES := $(shell find receiver internal metadata -name '*.go' -o -name '*.yaml' 2>/dev/null) go.mod go.sum
 DIST_CONFIG ?= distributions/otelcol-iclens/config.yaml
 
-.PHONY: all generate build run test test-short lint bench clean tools
+
+.PHONY: all generate build run demo test test-short lint bench bench-compare bench-overhead clean tools
 
 all: lint test build
 
@@ -48,6 +49,13 @@ bin/otelcol-iclens: builder-config.yaml $(GO_SOURCES) | $(OCB)
 run: build
 	bin/otelcol-iclens --config $(DIST_CONFIG)
 
+## demo: build the collector and replay the simulated cases of a 2-node cluster in a loop, served
+## in Prometheus format on 127.0.0.1:9464 (ICLENS_PROMETHEUS_ENDPOINT); see internal/simulate
+DEMO_DIR ?= $(CURDIR)/.demo
+demo: build
+	$(GO) run ./internal/simulate/cmd/iclens-simulate -out $(DEMO_DIR) -collector-config $(DEMO_DIR)/otelcol.yaml
+	bin/otelcol-iclens --config $(DEMO_DIR)/otelcol.yaml
+
 ## test: everything: unit, fuzz seeds, generated and end-to-end tests (the end-to-end test builds the collector)
 test: build
 	ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens $(GO) test -count=1 ./...
@@ -57,9 +65,32 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-## bench: Go benchmarks of every scrape, one report
+## bench: Go benchmarks of every scrape, one report (bench.txt) and a summary
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./... | tee bench.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem ./... | tee bench.txt
+	@echo; echo "summary (bench.txt):"; awk '/^pkg:/ { n = split($$2, p, "/"); pkg = p[n] } \
+	  /^Benchmark/ { line = sprintf("%-18s %-38s", pkg, $$1); \
+	  for (i = 3; i < NF; i++) if ($$(i+1) ~ /\/op$$/) line = line sprintf(" %12s %s", $$i, $$(i+1)); print line }' bench.txt
+
+# node_exporter, the tool operators use today, built from the Go module proxy at a pinned version
+# (v1.12.0 is refused by the proxy here; v1.12.1 is served).
+NODE_EXPORTER_VERSION ?= v1.12.1
+NODE_EXPORTER := $(TOOLS)/node_exporter
+$(NODE_EXPORTER):
+	GOBIN=$(TOOLS) $(GO) install github.com/prometheus/node_exporter@$(NODE_EXPORTER_VERSION)
+
+# The harness counts opens with strace; install it where it is missing (Debian CI images).
+STRACE_CHECK = command -v strace >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace; }
+
+## bench-compare: node_exporter's infiniband collector vs the rnic receiver on one fixture node:
+## files read, CPU time per scrape, peak RSS; fails unless ours are below node_exporter's
+bench-compare: build $(NODE_EXPORTER)
+	@$(STRACE_CHECK)
+	$(GO) run ./.ci/bench-compare -mode compare -node-exporter $(NODE_EXPORTER) -collector bin/otelcol-iclens $(BENCH_FLAGS)
+
+## bench-overhead: the whole collector (distribution config) on the fixture node at 1 s and 100 ms, 60 s each
+bench-overhead: build
+	$(GO) run ./.ci/bench-compare -mode overhead -collector bin/otelcol-iclens -config $(DIST_CONFIG) $(BENCH_FLAGS)
 
 clean:
-	rm -rf bin $(OCB_OUT)
+	rm -rf bin $(OCB_OUT) $(DEMO_DIR)

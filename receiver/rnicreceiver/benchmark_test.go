@@ -2,51 +2,53 @@ package rnicreceiver
 
 import (
 	"context"
-	"fmt"
 	"testing"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
-// benchNode is the benchmark's node: 8 mlx5 RoCE devices of one port each, laid out like
-// mlx5_bond_0 of the synthetic fixture (21 PMA counters, telegraf's 28 hw_counters), each with its
-// own netdev, on two sockets.
-func benchNode() []fxDevice {
-	tmpl := syntheticNode()[0]
-	var devs []fxDevice
-	for i := range 8 {
-		d := tmpl
-		d.name = fmt.Sprintf("mlx5_%d", i)
-		d.pciPath = fmt.Sprintf("pci0000:%02x/0000:%02x:00.0/0000:%02x:00.0", 0x10*i, 0x10*i, 0x10*i+1)
-		d.numa = fmt.Sprint(i / 4)
-		nd := fmt.Sprintf("ens%dnp0", i)
-		p := tmpl.ports[0]
-		p.ndevs = map[int]string{0: nd}
-		d.ports = []fxPort{p}
-		d.netdevs = []fxNetdev{{name: nd, tx: 1, rx: 2}}
-		devs = append(devs, d)
-	}
-	return devs
-}
-
-// BenchmarkScrape measures one scrape of the 8-device node with the default configuration
-// (ethtool off: its cost is the driver's, not ours). files/op is the number of sysfs files opened.
+// BenchmarkScrape measures one scrape of the benchmark node (testfs.BenchRDMANode: 8 mlx5 RoCE
+// devices of one port each, the node .ci/bench-compare points node_exporter and the collector at)
+// with the default configuration but ethtool off (its cost is the driver's, not ours). files/op is
+// the number of sysfs files opened (each read once).
+//
+//   - full: every counter on every scrape (slow_interval: 0), what the receiver reads on the first
+//     scrape and every slow_interval;
+//   - between_slow: a scrape between two reads of the slow counters (errors, transport events);
+//   - default_1s: the mix at a 1 s collection interval with the default 10 s slow_interval, one
+//     full scrape in 10.
 func BenchmarkScrape(b *testing.B) {
-	root := b.TempDir()
-	writeNode(b, root, benchNode())
-	s, _ := newTestScraper(b, root, nil)
-	if _, err := s.scrape(context.Background()); err != nil { // discovery
-		b.Fatal(err)
+	for _, bc := range []struct {
+		name      string
+		slowEvery int // force a full scrape every slowEvery iterations; 1: always, 0: never
+	}{{"full", 1}, {"between_slow", 0}, {"default_1s", 10}} {
+		b.Run(bc.name, func(b *testing.B) {
+			root := b.TempDir()
+			if err := testfs.WriteRDMANode(root, testfs.BenchRDMANode()); err != nil {
+				b.Fatal(err)
+			}
+			s, _ := newTestScraper(b, root, nil)
+			if _, err := s.scrape(context.Background()); err != nil { // discovery
+				b.Fatal(err)
+			}
+			if len(s.ports) != 8 {
+				b.Fatalf("found %d ports, want 8", len(s.ports))
+			}
+			before := s.reader.Opened()
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				if bc.slowEvery > 0 && i%bc.slowEvery == 0 {
+					s.slowAt = s.slowAt.Add(-s.cfg.SlowInterval)
+				}
+				i++
+				if _, err := s.scrape(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(s.reader.Opened()-before)/float64(b.N), "files/op")
+		})
 	}
-	if len(s.ports) != 8 {
-		b.Fatalf("found %d ports, want 8", len(s.ports))
-	}
-	before := s.reader.Opened()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := s.scrape(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(s.reader.Opened()-before)/float64(b.N), "files/op")
 }

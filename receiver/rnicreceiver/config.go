@@ -36,6 +36,14 @@ type Config struct {
 	// Topology controls the PCIe topology and GPUDirect RDMA readiness metrics (rnic.topology.*).
 	Topology TopologyConfig `mapstructure:"topology"`
 
+	// SlowInterval is how often the counters that move rarely are read: the PMA error counters
+	// (rnic.port.errors), the transport events and errors (rnic.transport.*) and driver counters
+	// that feed only rnic.driver.counter. On mlx5 every counter read is a firmware command, and
+	// these are 33 of the 47 files a RoCE port costs. Bytes, packets, port_xmit_wait, CNPs, ECN marks, link
+	// state and rate are read on every scrape. A slow counter has a point only on the scrapes that
+	// read it (cadence.go). 0 reads everything on every scrape.
+	SlowInterval time.Duration `mapstructure:"slow_interval"`
+
 	// Recording records the raw readings (recording.write) or replays a recording instead of the
 	// node (recording.replay); see internal/recording/FORMAT.md.
 	Recording recording.Settings `mapstructure:"recording"`
@@ -66,6 +74,9 @@ func (cfg *Config) Validate() error {
 	var errs []error
 	if cfg.RootPath != "" && !filepath.IsAbs(cfg.RootPath) {
 		errs = append(errs, fmt.Errorf("root_path must be an absolute path, got %q", cfg.RootPath))
+	}
+	if cfg.SlowInterval < 0 {
+		errs = append(errs, fmt.Errorf("slow_interval must not be negative, got %s", cfg.SlowInterval))
 	}
 	if cfg.Topology.RefreshInterval < 0 {
 		errs = append(errs, fmt.Errorf("topology.refresh_interval must not be negative, got %s", cfg.Topology.RefreshInterval))

@@ -32,10 +32,12 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, 10*time.Second, cfg.CollectionInterval)
 	assert.True(t, cfg.Ethtool.Enabled)
 	assert.Equal(t, "/sys", cfg.sysRoot())
+	assert.Equal(t, 10*time.Second, cfg.SlowInterval)
 
 	cfg, err = loadConfig(t, "custom")
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Second, cfg.CollectionInterval)
+	assert.Equal(t, time.Duration(0), cfg.SlowInterval)
 	assert.Equal(t, "/hostfs/sys", cfg.sysRoot())
 	assert.Equal(t, []string{"mlx5_*", "rocep*"}, cfg.IncludeDevices)
 	assert.False(t, cfg.Ethtool.Enabled)
@@ -47,6 +49,8 @@ func TestLoadConfig(t *testing.T) {
 	assert.ErrorContains(t, err, `root_path must be an absolute path, got "hostfs"`)
 	_, err = loadConfig(t, "bad_pattern")
 	assert.ErrorContains(t, err, `include_devices: bad pattern "mlx5_["`)
+	_, err = loadConfig(t, "bad_slow")
+	assert.ErrorContains(t, err, "slow_interval must not be negative, got -1s")
 }
 
 func TestSelects(t *testing.T) {

@@ -147,6 +147,19 @@ type counterFile struct {
 	// source is set when the file also feeds rnic.driver.counter.
 	source metadata.AttributeCounterSource
 	driver bool
+	// slow marks a counter read only every slow_interval (Config.SlowInterval, cadence.go).
+	slow bool
+}
+
+// slowKind reports whether counters of the kind move rarely enough to be read every slow_interval
+// only: errors and transport events, which dashboards and alerts read through rate() over 20 s or
+// more. Traffic and congestion (bytes, packets, port_xmit_wait, CNPs, ECN marks) are not.
+func slowKind(k metricKind) bool {
+	switch k {
+	case kindPortError, kindTransportEvent, kindTransportError, kindNone:
+		return true
+	}
+	return false
 }
 
 func specFor(width uint8) counter.Spec {

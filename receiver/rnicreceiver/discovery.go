@@ -273,6 +273,7 @@ func (d *discovery) planCounters(dir string) []counterFile {
 			cf.driver, cf.source = true, source
 		}
 		if cf.kind != kindNone || cf.driver {
+			cf.slow = slowKind(cf.kind)
 			plan = append(plan, cf)
 		}
 	}

@@ -44,6 +44,11 @@ type rnicScraper struct {
 	topo   *topology
 	topoAt time.Time
 
+	// slowAt is when the slow counters were last read (zero: read them on the next scrape);
+	// slowDue says whether the current scrape reads them (cadence.go).
+	slowAt  time.Time
+	slowDue bool
+
 	// root is the host root the scraper reads: root_path, or a replay's materialized tree.
 	root string
 	// rec records the readings; replay stands in for the node (recording.go).
@@ -139,6 +144,7 @@ func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		}
 	}
 	s.refresh(&errs)
+	s.slowDue = s.slowCountersDue(now.AsTime())
 	if s.topo != nil {
 		s.topo.record(s.mb, now)
 	}
@@ -148,7 +154,11 @@ func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	for _, nd := range s.netdevs {
 		s.scrapeNetdev(nd, now, &errs)
 	}
-	s.series.Sweep()
+	if s.slowDue {
+		// Only now has every live series been observed since the last sweep (cadence.go).
+		s.series.Sweep()
+		s.slowAt = now.AsTime()
+	}
 	if s.rec != nil {
 		if err := s.rec.flush(); err != nil {
 			s.logger.Warn("cannot write the recording", zap.Error(err))
@@ -171,6 +181,8 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 	}
 	s.rediscover = false
 	s.devices = devices
+	// New ports are read in full on their first scrape.
+	s.slowAt = time.Time{}
 	ports, netdevs, derrs := s.disc.discover(devices)
 	for _, err := range derrs {
 		s.report(errs, "discovery:"+err.Error(), err)
@@ -293,6 +305,9 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 
 	for i := range p.counters {
 		cf := &p.counters[i]
+		if cf.slow && !s.slowDue {
+			continue
+		}
 		raw, err := s.reader.ReadUint(cf.path)
 		if err != nil {
 			s.report(errs, cf.path, err)

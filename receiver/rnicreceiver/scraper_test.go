@@ -117,7 +117,7 @@ func injectFaults(s *rnicScraper) {
 	}
 }
 
-// TestScrapeSyntheticNode scrapes the synthetic node (see fixture_test.go) and checks the values
+// TestScrapeSyntheticNode scrapes the synthetic node (internal/testfs/rdmanode.go) and checks the values
 // against the fixture's inputs, then against the golden file (which shows every point).
 func TestScrapeSyntheticNode(t *testing.T) {
 	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
@@ -370,16 +370,72 @@ func TestOnlyEnabledFilesRead(t *testing.T) {
 }
 
 // TestDefaultScrapeFiles counts the files a default scrape opens per port, the number the
-// benchmark reports: state, phys_state, rate, 17 counters (unicast/multicast feed no metric),
-// the 25 of telegraf's 28 hw_counters that feed a metric, and 2 netdev files per netdev.
+// benchmark reports. In full (the first scrape, then every slow_interval, or always with
+// slow_interval 0): state, phys_state, rate, 17 counters (unicast/multicast feed no metric), the 25
+// of telegraf's 28 hw_counters that feed a metric, and 2 netdev files per netdev. In between, the
+// error and transport counters are skipped: state, phys_state, rate, the 4 data and packet
+// counters, port_xmit_wait, 3 CNP and 1 ECN counter, and the 2 netdev files.
 func TestDefaultScrapeFiles(t *testing.T) {
+	const full, fast = 3 + 17 + 25 + 2, 3 + 5 + 4 + 2
+	count := func(s *rnicScraper) int64 {
+		before := s.reader.Opened()
+		_, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		return s.reader.Opened() - before
+	}
 	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
-	_, err := s.scrape(context.Background())
+	count(s) // discovery: the static files once, then everything
+	assert.Equal(t, int64(fast), count(s))
+	assert.Equal(t, int64(fast), count(s))
+	s.slowAt = s.slowAt.Add(-s.cfg.SlowInterval)
+	assert.Equal(t, int64(full), count(s), "slow_interval elapsed")
+	assert.Equal(t, int64(fast), count(s))
+
+	s, _ = newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
+		cfg.IncludeDevices = []string{"mlx5_bond_0"}
+		cfg.SlowInterval = 0
+	})
+	count(s)
+	assert.Equal(t, int64(full), count(s), "slow_interval 0: everything on every scrape")
+}
+
+// TestSlowCounters: between two reads a slow counter's file is not read and it has no point; its
+// series survives the scrapes in between (same start timestamp when it is read again, growth
+// reported, no reset).
+func TestSlowCounters(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
+	ooo := map[string]any{"device": "mlx5_bond_0/1", "counter": "out_of_sequence"}
+	symErr := map[string]any{"device": "mlx5_bond_0/1", "counter": "symbol_error"}
+	port := "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_bond_0/ports/1/"
+
+	md1, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	before := s.reader.Opened()
-	_, err = s.scrape(context.Background())
+	assert.Equal(t, int64(0), value(t, md1, "rnic.transport.events", ooo))
+	assert.Equal(t, int64(0), value(t, md1, "rnic.port.errors", symErr))
+	first, _ := point(md1, "rnic.transport.events", ooo)
+
+	testfs.SetUint(t, root, port+"hw_counters/out_of_sequence", 7)
+	testfs.SetUint(t, root, port+"counters/port_xmit_data", 85378896588+10)
+	var opened []string
+	s.reader.OnOpen = func(p string) error { opened = append(opened, p); return nil }
+	md2, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, int64(3+17+25+2), s.reader.Opened()-before)
+	absent(t, md2, "rnic.transport.events", ooo)
+	absent(t, md2, "rnic.port.errors", symErr)
+	for _, p := range opened {
+		assert.NotContains(t, p, "hw_counters/out_of_sequence", "a slow counter is not read between its reads")
+	}
+	assert.Equal(t, int64((85378896588+10)*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "traffic is read on every scrape")
+	assert.Equal(t, int64(4), value(t, md2, "rnic.port.state", map[string]any{"device": "mlx5_bond_0/1"}))
+
+	s.slowAt = s.slowAt.Add(-s.cfg.SlowInterval)
+	md3, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), value(t, md3, "rnic.transport.events", ooo))
+	third, _ := point(md3, "rnic.transport.events", ooo)
+	assert.Equal(t, first.StartTimestamp(), third.StartTimestamp(), "the series outlived the scrape in between")
 }
 
 // onlyMetrics disables every metric but the named fields of metadata.MetricsConfig.

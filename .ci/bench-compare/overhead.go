@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// overhead runs the distribution (its config.yaml, every receiver and processor in it) on the
+// fixture node at each collection interval and reports the CPU share of one core and the memory.
+// A Prometheus server is stood in for by a fetch of /metrics every 15 s (its common scrape
+// interval), so the exporter's encoding is counted too. With -baseline, the same collector on a
+// node without any of the hardware shows what the collector costs by itself (Go runtime, tickers,
+// processors, idle receivers), apart from the rnic scrapes.
+func overhead(o options, tmp, root string) error {
+	type run struct {
+		interval time.Duration
+		root     string
+		node     string
+		devices  bool
+	}
+	var runs []run
+	for s := range strings.SplitSeq(o.intervals, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("-intervals: bad duration %q", s)
+		}
+		runs = append(runs, run{d, root, "fixture (8 RoCE ports)", true})
+	}
+	if o.baseline {
+		empty := filepath.Join(tmp, "empty")
+		if err := os.MkdirAll(empty, 0o755); err != nil {
+			return err
+		}
+		runs = append(runs, run{runs[0].interval, empty, "no hardware (empty root)", false})
+	}
+
+	type row struct {
+		run
+		cpuPct         float64
+		cpu            time.Duration
+		elapsed        time.Duration
+		rssKiB, hwmKiB int64
+		said           []string
+	}
+	var rows []row
+	for i, rn := range runs {
+		promAddr, err := freePort()
+		if err != nil {
+			return err
+		}
+		healthAddr, err := freePort()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("collection interval %s, %s: measuring %s ...\n", rn.interval, rn.node, o.duration)
+		// Every receiver of the distribution at the interval; the GPU receiver's DCGM sampling
+		// period may not exceed it.
+		args := []string{"--config", o.distConfig}
+		for _, r := range []string{"rnic", "cpuuncore", "gpu"} {
+			args = append(args, "--set=receivers::"+r+"::collection_interval="+rn.interval.String())
+		}
+		args = append(args, "--set=receivers::gpu::dcgm::sample_interval="+min(rn.interval, time.Second).String())
+		args = append(args, o.sets.args()...)
+		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, "http://"+promAddr+"/metrics",
+			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr},
+			append([]string{o.collector}, args...)...)
+		if err != nil {
+			return err
+		}
+		r, err := func() (row, error) {
+			defer p.stop()
+			want := `component="rnic"`
+			if !rn.devices {
+				want = "" // the exporter answers, with nothing to say
+			}
+			if err := p.waitFor(want, 60*time.Second); err != nil {
+				return row{}, err
+			}
+			// Past start-up and discovery.
+			time.Sleep(5 * time.Second)
+			c0, err := p.cpu()
+			if err != nil {
+				return row{}, err
+			}
+			t0 := time.Now()
+			deadline := t0.Add(o.duration)
+			for time.Now().Before(deadline) {
+				time.Sleep(min(15*time.Second, time.Until(deadline)))
+				if _, err := p.fetch(); err != nil {
+					return row{}, err
+				}
+			}
+			c1, err := p.cpu()
+			if err != nil {
+				return row{}, err
+			}
+			elapsed := time.Since(t0)
+			r := row{run: rn, cpu: c1 - c0, elapsed: elapsed, cpuPct: 100 * float64(c1-c0) / float64(elapsed)}
+			if r.rssKiB, err = p.status("VmRSS"); err != nil {
+				return row{}, err
+			}
+			if r.hwmKiB, err = p.status("VmHWM"); err != nil {
+				return row{}, err
+			}
+			for _, what := range []string{"nothing to report", "No GPU metrics", "No RDMA ports"} {
+				if line := firstLine(p.log, what); line != "" {
+					r.said = append(r.said, line)
+				}
+			}
+			return r, nil
+		}()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+
+	fmt.Println()
+	printMachine()
+	fmt.Printf("distribution config %s (every receiver at the interval), ICLENS_ROOT_PATH on the node, /metrics fetched every 15 s, %s measured per row\n\n", o.distConfig, o.duration)
+	fmt.Printf("| %-19s | %-24s | %-16s | %-20s | %-9s | %-9s | %-17s |\n", "collection interval", "node", "CPU, % of 1 core", "CPU time / wall time", "RSS", "peak RSS", "target")
+	fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", dashes(21), dashes(26), dashes(18), dashes(22), dashes(11), dashes(11), dashes(19))
+	for _, r := range rows {
+		target := "-"
+		switch {
+		case !r.devices:
+		case r.interval == time.Second:
+			target = verdict(r.cpuPct < 0.1) + " (<0.1%)"
+		case r.interval == 100*time.Millisecond:
+			target = verdict(r.cpuPct < 1) + " (<1%)"
+		}
+		fmt.Printf("| %-19s | %-24s | %16.3f | %20s | %9s | %9s | %-17s |\n", r.interval, r.node, r.cpuPct,
+			fmt.Sprintf("%s / %s", r.cpu, r.elapsed.Round(time.Second)), mib(r.rssKiB), mib(r.hwmKiB), target)
+	}
+	fmt.Printf("\nCPU time resolution: 1/%d s (utime+stime of /proc/<pid>/stat)\n", clockTicks)
+	if len(rows) > 0 && len(rows[0].said) > 0 {
+		fmt.Println("what the idle receivers said (first run):")
+		for _, line := range rows[0].said {
+			fmt.Println("  " + line)
+		}
+	}
+	return nil
+}
+
+// firstLine returns the first line of the log file that mentions what, shortened.
+func firstLine(path, what string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if strings.Contains(line, what) {
+			// zap's console format: time, level, caller, message, fields; keep the message.
+			if f := strings.Split(line, "\t"); len(f) >= 4 {
+				line = f[2] + ": " + f[3]
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// printMachine says where the numbers come from: CPU, cores, kernel, Go, commit.
+func printMachine() {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	commit := "unknown"
+	if out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+		if out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(out) > 0 {
+			commit += " (with uncommitted changes)"
+		}
+	}
+	fmt.Printf("machine: %s, %d CPUs, Linux %s, %s; commit %s; %s\n", model, runtime.NumCPU(),
+		strings.TrimSpace(string(kernel)), runtime.Version(), commit, time.Now().UTC().Format(time.RFC3339))
+}

@@ -1,0 +1,309 @@
+package testfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// RDMA fixture nodes, written the way the kernel lays out sysfs (no public dump of a RoCE mlx5
+// tree exists, ../shared/research/rnic.md §6). The rnic receiver's tests (testdata/synthetic) and
+// the benchmark harness (.ci/bench-compare, which points node_exporter at the same tree) share
+// this writer, so it is not test-only code:
+//
+//   - /sys/class/infiniband/<dev> is a symlink to the device under its parent:
+//     ../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_bond_0 for a PCI device
+//     (node_exporter issue #2846 shows this listing), ../../devices/virtual/infiniband/rxe0 for
+//     Soft-RoCE, which has no parent (rxe_verbs.c registers it with a NULL dma device).
+//   - <dev>/device links back to the PCI function, which holds numa_node ("-1" if unknown,
+//     Documentation/ABI/testing/sysfs-bus-pci), and net/<netdev> for the function's netdevs with
+//     dev_port (Documentation/ABI/testing/sysfs-class-net).
+//   - <dev>/ports/<n>/{link_layer,state,phys_state,rate}, counters/ (the 21-file extended or
+//     17-file basic PMA table, drivers/infiniband/core/sysfs.c), hw_counters/ (driver names),
+//     gid_attrs/ndevs/<index> (Documentation/ABI/stable/sysfs-class-infiniband). Empty GID entries
+//     fail with EINVAL on a real kernel; a file cannot, so they are left out here and tests inject
+//     the errno through sysfs.Reader.OnOpen instead.
+//   - /sys/class/net/<netdev> links to the netdev, whose statistics/{tx,rx}_bytes are the byte
+//     counters; a bond is a virtual device (/sys/devices/virtual/net/bond0).
+//
+// Counter values of mlx5_bond_0 are the real ones of a RoCE LAG port printed in telegraf's
+// infiniband README (influxdata/telegraf plugins/inputs/infiniband/README.md, device mlx5_bond_0).
+
+// RDMANetdev is a network device of a PCI function (or a virtual one).
+type RDMANetdev struct {
+	Name    string
+	DevPort int
+	TX, RX  uint64
+}
+
+// RDMAPort is one port of an RDMA device.
+type RDMAPort struct {
+	Num       int
+	LinkLayer string
+	State     string
+	PhysState string
+	Rate      string
+	Counters  map[string]string // nil: no counters/ directory (rxe, bnxt_re)
+	HW        map[string]string // nil: no hw_counters/
+	Ndevs     map[int]string    // gid_attrs/ndevs/<index>
+}
+
+// RDMADevice is one RDMA device with its PCI function.
+type RDMADevice struct {
+	Name    string
+	PCIPath string // below /sys/devices; empty for a virtual device
+	NUMA    string
+	Attrs   map[string]string // fw_ver, hca_type, node_guid, board_id, parent, ...
+	Ports   []RDMAPort
+	Netdevs []RDMANetdev // the PCI function's netdevs
+}
+
+// ExtendedCounters returns the 21 files of the extended PMA table (pma_group_ext).
+func ExtendedCounters(xmitData, rcvData, xmitPkts, rcvPkts uint64) map[string]string {
+	return map[string]string{
+		"VL15_dropped": "0", "excessive_buffer_overrun_errors": "0", "link_downed": "0",
+		"link_error_recovery": "0", "local_link_integrity_errors": "0", "multicast_rcv_packets": "0",
+		"multicast_xmit_packets": "0", "port_rcv_constraint_errors": "0", "port_rcv_data": u(rcvData),
+		"port_rcv_errors": "0", "port_rcv_packets": u(rcvPkts), "port_rcv_remote_physical_errors": "0",
+		"port_rcv_switch_relay_errors": "0", "port_xmit_constraint_errors": "0", "port_xmit_data": u(xmitData),
+		"port_xmit_discards": "0", "port_xmit_packets": u(xmitPkts), "port_xmit_wait": "0",
+		"symbol_error": "0", "unicast_rcv_packets": u(rcvPkts), "unicast_xmit_packets": u(xmitPkts),
+	}
+}
+
+// BasicCounters returns the 17 files of the basic PMA table (pma_group): no unicast/multicast.
+func BasicCounters(xmitData, rcvData, xmitPkts, rcvPkts uint64) map[string]string {
+	m := ExtendedCounters(xmitData, rcvData, xmitPkts, rcvPkts)
+	for _, k := range []string{"unicast_rcv_packets", "unicast_xmit_packets", "multicast_rcv_packets", "multicast_xmit_packets"} {
+		delete(m, k)
+	}
+	return m
+}
+
+func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// SyntheticRDMANode is the node of receiver/rnicreceiver/testdata/synthetic: a RoCE LAG port, a
+// 2-port mlx4 function, a 12-port ConnectX-8, Soft-RoCE, Broadcom and a device whose files fail.
+func SyntheticRDMANode() []RDMADevice {
+	bondHW := map[string]string{ // telegraf README, mlx5_bond_0 port 1
+		"duplicate_request": "0", "implied_nak_seq_err": "0", "lifespan": "10", "local_ack_timeout_err": "0",
+		"np_cnp_sent": "0", "np_ecn_marked_roce_packets": "0", "out_of_buffer": "0", "out_of_sequence": "0",
+		"packet_seq_err": "0", "req_cqe_error": "0", "req_cqe_flush_error": "0", "req_remote_access_errors": "0",
+		"req_remote_invalid_request": "0", "resp_cqe_error": "0", "resp_cqe_flush_error": "0",
+		"resp_local_length_error": "0", "resp_remote_access_errors": "0", "rnr_nak_retry_err": "0",
+		"roce_adp_retrans": "0", "roce_adp_retrans_to": "0", "roce_slow_restart": "0", "roce_slow_restart_cnps": "0",
+		"roce_slow_restart_trans": "0", "rp_cnp_handled": "0", "rp_cnp_ignored": "0", "rx_atomic_requests": "0",
+		"rx_icrc_encapsulated": "0", "rx_read_requests": "6000", "rx_write_requests": "19000",
+	}
+	bondCounters := ExtendedCounters(85378896588, 34600185253, 82002535, 34914071)
+
+	var cx8Ports []RDMAPort
+	for n := 1; n <= 12; n++ {
+		// ConnectX-8 multi-plane: 12 ports per device, the data path on ports 3/6/9/12
+		// (scitix/sichek PR #98).
+		state, phys := "1: DOWN", "3: Disabled"
+		if n%3 == 0 {
+			state, phys = "4: ACTIVE", "5: LinkUp"
+		}
+		cx8Ports = append(cx8Ports, RDMAPort{
+			Num: n, LinkLayer: "InfiniBand", State: state, PhysState: phys, Rate: "200 Gb/sec (2X NDR)",
+			Counters: ExtendedCounters(uint64(n)*1000, uint64(n)*2000, uint64(n), uint64(n)),
+		})
+	}
+
+	rxeHW := map[string]string{ // rxe_hw_counters.c: the 14 software counters + lifespan
+		"sent_pkts": "1200", "rcvd_pkts": "1100", "duplicate_request": "0", "out_of_seq_request": "2",
+		"rcvd_rnr_err": "0", "send_rnr_err": "0", "rcvd_seq_err": "1", "retry_exceeded_err": "0",
+		"retry_rnr_exceeded_err": "0", "completer_retry_err": "0", "send_err": "0", "link_downed": "0",
+		"rdma_sends": "600", "rdma_recvs": "550", "lifespan": "10",
+	}
+
+	return []RDMADevice{
+		{
+			Name: "mlx5_bond_0", PCIPath: "pci0000:3a/0000:3a:00.0/0000:3b:00.0", NUMA: "0",
+			Attrs: map[string]string{"fw_ver": "22.39.1002", "hca_type": "MT4125", "node_guid": "b83f:d203:00a1:b2c4", "board_id": "MT_0000000359", "node_type": "1: CA"},
+			Ports: []RDMAPort{{
+				Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "100 Gb/sec (4X EDR)",
+				Counters: bondCounters, HW: bondHW, Ndevs: map[int]string{0: "bond0", 1: "bond0"},
+			}},
+			Netdevs: []RDMANetdev{{Name: "ens1f0np0", DevPort: 0, TX: 10, RX: 20}},
+		},
+		{
+			// A 2-port function whose netdevs are told apart by dev_port; basic (32-bit) PMA table,
+			// port 2's port_xmit_data stuck at all ones; no netdev in the GID tables.
+			Name: "mlx4_1", PCIPath: "pci0000:00/0000:00:03.0/0000:05:00.0", NUMA: "1",
+			Attrs: map[string]string{"fw_ver": "2.42.5000", "hca_type": "MT4099", "node_guid": "0002:c903:0010:1a20", "board_id": "MT_1090120019"},
+			Ports: []RDMAPort{
+				{Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "40 Gb/sec (4X QDR)",
+					Counters: BasicCounters(1000, 2000, 10, 20)},
+				{Num: 2, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "10 Gb/sec (1X QDR)",
+					Counters: BasicCounters(4294967295, 3000, 30, 40)},
+			},
+			Netdevs: []RDMANetdev{{Name: "eth4", DevPort: 0, TX: 100, RX: 200}, {Name: "eth5", DevPort: 1, TX: 300, RX: 400}},
+		},
+		{
+			Name: "mlx5_4", PCIPath: "pci0000:80/0000:80:01.0/0000:81:00.0/0000:82:00.0/0000:83:00.0", NUMA: "1",
+			Attrs:   map[string]string{"fw_ver": "40.44.1036", "hca_type": "MT4131", "node_guid": "a088:c203:0050:6e70"},
+			Ports:   cx8Ports,
+			Netdevs: []RDMANetdev{{Name: "ibp131s0", DevPort: 0, TX: 5, RX: 6}},
+		},
+		{
+			Name: "rxe0", NUMA: "",
+			Attrs: map[string]string{"parent": "eth0", "node_type": "1: CA", "fw_ver": "0.0.0", "node_guid": "5254:00ff:fe12:3456"},
+			Ports: []RDMAPort{{Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "100 Gb/sec (4X EDR)",
+				HW: rxeHW, Ndevs: map[int]string{0: "eth0", 1: "eth0"}}},
+		},
+		{
+			// Broadcom: no counters/ directory (procfs #687); byte counters in hw_counters (procfs PR #675).
+			Name: "bnxt_re0", PCIPath: "pci0000:00/0000:00:02.0/0000:04:00.0", NUMA: "0",
+			Attrs: map[string]string{"fw_ver": "227.0.130.0", "hca_type": "bnxt_re", "node_guid": "0a0b:0cff:fe0d:0e0f"},
+			Ports: []RDMAPort{{Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "25 Gb/sec (1X EDR)",
+				HW:    map[string]string{"rx_bytes": "5000", "tx_bytes": "7000", "rx_pkts": "50", "tx_pkts": "70", "lifespan": "10"},
+				Ndevs: map[int]string{0: "ens2f0np0"}}},
+			Netdevs: []RDMANetdev{{Name: "ens2f0np0", DevPort: 0, TX: 1, RX: 2}},
+		},
+		{
+			// A device whose files fail: symbol_error holds garbage; the tests make reads of
+			// port_rcv_data, port_xmit_packets and rate fail with errnos through sysfs.Reader.OnOpen.
+			Name: "mlx5_bad", PCIPath: "pci0000:00/0000:00:01.0/0000:02:00.0", NUMA: "0",
+			Attrs: map[string]string{"fw_ver": "16.35.2000", "hca_type": "MT4119", "node_guid": "1c34:da03:0055:aa10"},
+			Ports: []RDMAPort{{Num: 1, LinkLayer: "InfiniBand", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "56 Gb/sec (4X FDR)",
+				Counters: func() map[string]string {
+					m := ExtendedCounters(400, 800, 4, 8)
+					m["symbol_error"] = "12abc"
+					return m
+				}()}},
+		},
+	}
+}
+
+// BenchRDMANode is the benchmark node: 8 mlx5 RoCE devices of one port each, laid out like
+// mlx5_bond_0 of the synthetic node (21 PMA counters, telegraf's 28 hw_counters + lifespan), each
+// with its own netdev, on two sockets. It has every file node_exporter's infiniband collector reads.
+func BenchRDMANode() []RDMADevice {
+	tmpl := SyntheticRDMANode()[0]
+	var devs []RDMADevice
+	for i := range 8 {
+		d := tmpl
+		d.Name = fmt.Sprintf("mlx5_%d", i)
+		d.PCIPath = fmt.Sprintf("pci0000:%02x/0000:%02x:00.0/0000:%02x:00.0", 0x10*i, 0x10*i, 0x10*i+1)
+		d.NUMA = fmt.Sprint(i / 4)
+		nd := fmt.Sprintf("ens%dnp0", i)
+		p := tmpl.Ports[0]
+		p.Ndevs = map[int]string{0: nd}
+		d.Ports = []RDMAPort{p}
+		d.Netdevs = []RDMANetdev{{Name: nd, TX: 1, RX: 2}}
+		devs = append(devs, d)
+	}
+	return devs
+}
+
+// WriteRDMANode lays the devices out under root (root/sys/...). It returns the first error (a
+// fixture half written is of no use), naming the path.
+func WriteRDMANode(root string, devs []RDMADevice) error {
+	w := &rdmaWriter{sys: filepath.Join(root, "sys")}
+	w.node(devs)
+	return w.err
+}
+
+// rdmaWriter keeps the first error so that the layout code reads as a plain list of files.
+type rdmaWriter struct {
+	sys string
+	err error
+}
+
+func (w *rdmaWriter) file(p, content string) {
+	if w.err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		w.err = err
+		return
+	}
+	w.err = os.WriteFile(p, []byte(content+"\n"), 0o644)
+}
+
+func (w *rdmaWriter) link(p, target string) {
+	if w.err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		w.err = err
+		return
+	}
+	w.err = os.Symlink(target, p)
+}
+
+func (w *rdmaWriter) netdev(parentDir, relFromClass string, nd RDMANetdev) {
+	dir := filepath.Join(parentDir, "net", nd.Name)
+	w.file(filepath.Join(dir, "dev_port"), strconv.Itoa(nd.DevPort))
+	w.file(filepath.Join(dir, "statistics", "tx_bytes"), u(nd.TX))
+	w.file(filepath.Join(dir, "statistics", "rx_bytes"), u(nd.RX))
+	w.link(filepath.Join(w.sys, "class", "net", nd.Name), filepath.Join("..", "..", relFromClass, "net", nd.Name))
+}
+
+func (w *rdmaWriter) node(devs []RDMADevice) {
+	sys := w.sys
+	virtualNetdevs := map[string]bool{}
+	for _, d := range devs {
+		if d.Name == "" {
+			w.err = errors.Join(w.err, errors.New("testfs: RDMA device without a name"))
+			return
+		}
+		var devDir, rel string
+		if d.PCIPath != "" {
+			fn := filepath.Join(sys, "devices", d.PCIPath)
+			w.file(filepath.Join(fn, "numa_node"), d.NUMA)
+			w.file(filepath.Join(fn, "vendor"), "0x15b3")
+			w.file(filepath.Join(fn, "class"), "0x020000")
+			for _, nd := range d.Netdevs {
+				w.netdev(fn, filepath.Join("devices", d.PCIPath), nd)
+			}
+			rel = filepath.Join("devices", d.PCIPath, "infiniband", d.Name)
+			devDir = filepath.Join(sys, rel)
+			// As the kernel links it: device -> ../../../0000:3b:00.0
+			w.link(filepath.Join(devDir, "device"), "../../../"+filepath.Base(d.PCIPath))
+		} else {
+			rel = filepath.Join("devices", "virtual", "infiniband", d.Name)
+			devDir = filepath.Join(sys, rel)
+		}
+		w.link(filepath.Join(sys, "class", "infiniband", d.Name), filepath.Join("..", "..", rel))
+		for k, v := range d.Attrs {
+			w.file(filepath.Join(devDir, k), v)
+		}
+		for _, p := range d.Ports {
+			pd := filepath.Join(devDir, "ports", strconv.Itoa(p.Num))
+			w.file(filepath.Join(pd, "link_layer"), p.LinkLayer)
+			w.file(filepath.Join(pd, "state"), p.State)
+			w.file(filepath.Join(pd, "phys_state"), p.PhysState)
+			w.file(filepath.Join(pd, "rate"), p.Rate)
+			for k, v := range p.Counters {
+				w.file(filepath.Join(pd, "counters", k), v)
+			}
+			for k, v := range p.HW {
+				w.file(filepath.Join(pd, "hw_counters", k), v)
+			}
+			for i, v := range p.Ndevs {
+				w.file(filepath.Join(pd, "gid_attrs", "ndevs", strconv.Itoa(i)), v)
+				w.file(filepath.Join(pd, "gid_attrs", "types", strconv.Itoa(i)), map[bool]string{true: "IB/RoCE v1", false: "RoCE v2"}[i%2 == 0])
+				if v == "bond0" || v == "eth0" {
+					virtualNetdevs[v] = true
+				}
+			}
+		}
+	}
+	// The bond is a virtual netdev; eth0 (rxe's parent) is a plain on-board NIC.
+	if virtualNetdevs["bond0"] {
+		w.netdev(filepath.Join(sys, "devices", "virtual"), filepath.Join("devices", "virtual"), RDMANetdev{Name: "bond0", TX: 4000, RX: 3000})
+	}
+	if virtualNetdevs["eth0"] {
+		fn := filepath.Join(sys, "devices", "pci0000:00", "0000:00:1f.6")
+		w.file(filepath.Join(fn, "numa_node"), "-1")
+		w.netdev(fn, filepath.Join("devices", "pci0000:00", "0000:00:1f.6"), RDMANetdev{Name: "eth0", TX: 9000, RX: 8000})
+	}
+	if w.err != nil {
+		w.err = fmt.Errorf("testfs: writing RDMA node: %w", w.err)
+	}
+}
