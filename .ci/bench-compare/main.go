@@ -65,7 +65,7 @@ func main() {
 	flag.DurationVar(&o.straceWindow, "strace-window", 30*time.Second, "compare mode: how long the collector is traced; several slow_intervals (10 s by default) so that the rarely read counters are amortized")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "overhead mode: measured time per collection interval")
 	flag.StringVar(&o.intervals, "intervals", "1s,100ms", "overhead mode: collection intervals to measure")
-	flag.BoolVar(&o.withoutScope, "without-scope-info", false, "compare mode: set the Prometheus exporter's without_scope_info (no otel_scope_* labels on every sample, as node_exporter has none)")
+	flag.BoolVar(&o.withoutScope, "without-scope-info", true, "compare mode: the Prometheus exporter's without_scope_info, as in the distribution's default config (no otel_scope_* labels on every sample)")
 	flag.BoolVar(&o.baseline, "baseline", true, "overhead mode: also measure the collector on a node without hardware, at the first interval")
 	flag.Var(&o.sets, "set", "a collector --set option for both modes, repeatable (receivers::rnic::slow_interval=0s reads every counter on every scrape)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (fixture, configs, logs, strace output)")

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
@@ -48,38 +49,7 @@ func newTestScraper(t testing.TB, root string, tweak func(*Config)) (*rnicScrape
 
 // point finds the data point of metric name whose attributes include want.
 func point(md pmetric.Metrics, name string, want map[string]any) (pmetric.NumberDataPoint, bool) {
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				if m.Name() != name {
-					continue
-				}
-				var dps pmetric.NumberDataPointSlice
-				switch m.Type() {
-				case pmetric.MetricTypeSum:
-					dps = m.Sum().DataPoints()
-				case pmetric.MetricTypeGauge:
-					dps = m.Gauge().DataPoints()
-				}
-			next:
-				for d := 0; d < dps.Len(); d++ {
-					dp := dps.At(d)
-					for key, v := range want {
-						got, ok := dp.Attributes().Get(key)
-						if !ok || got.AsRaw() != v {
-							continue next
-						}
-					}
-					return dp, true
-				}
-			}
-		}
-	}
-	return pmetric.NewNumberDataPoint(), false
+	return metrictest.Find(md, name, want)
 }
 
 func value(t *testing.T, md pmetric.Metrics, name string, want map[string]any) int64 {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
@@ -229,18 +230,5 @@ func mustPath(t *testing.T, md pmetric.Metrics, gpu, nic string) string {
 }
 
 func countPoints(md pmetric.Metrics, name string) int {
-	n := 0
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				if m := ms.At(k); m.Name() == name {
-					n += m.Gauge().DataPoints().Len()
-				}
-			}
-		}
-	}
-	return n
+	return len(metrictest.Points(md, name))
 }
