@@ -1,12 +1,13 @@
 package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver"
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 )
@@ -30,48 +31,24 @@ func newHostPaths(root string) hostPaths {
 	}
 }
 
-// readCPUID reads vendor, family, model and the hypervisor flag of the first processor in
-// /proc/cpuinfo (arch/x86/kernel/cpu/proc.c show_cpuinfo). Only the first block is read.
+// readCPUID identifies the first processor of the cpuinfo file at path (vendor, family, model,
+// the hypervisor flag), parsed with prometheus/procfs.
 func readCPUID(path string) (cpuID, error) {
-	f, err := os.Open(path)
+	fs, err := procfs.NewFS(filepath.Dir(path))
 	if err != nil {
 		return cpuID{}, err
 	}
-	defer f.Close()
-	var id cpuID
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024) // the flags line is long
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			break // end of the first processor's block
-		}
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
-		switch key {
-		case "vendor_id":
-			id.vendor = val
-		case "cpu family":
-			id.family, _ = strconv.Atoi(val)
-		case "model":
-			id.model, _ = strconv.Atoi(val)
-		case "flags":
-			for _, fl := range strings.Fields(val) {
-				if fl == "hypervisor" {
-					id.hypervisor = true
-				}
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
+	infos, err := fs.CPUInfo()
+	if err != nil {
 		return cpuID{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if id.vendor == "" {
+	if len(infos) == 0 || infos[0].VendorID == "" {
 		return cpuID{}, fmt.Errorf("%s: no vendor_id", path)
 	}
+	first := infos[0]
+	id := cpuID{vendor: first.VendorID, hypervisor: slices.Contains(first.Flags, "hypervisor")}
+	id.family, _ = strconv.Atoi(first.CPUFamily)
+	id.model, _ = strconv.Atoi(first.Model)
 	return id, nil
 }
 
