@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
 )
 
 // overhead runs the distribution (its config.yaml, every receiver and processor in it) on the
@@ -15,7 +17,9 @@ import (
 // A Prometheus server is stood in for by a fetch of /metrics every 15 s (its common scrape
 // interval), so the exporter's encoding is counted too. With -baseline, the same collector on a
 // node without any of the hardware shows what the collector costs by itself (Go runtime, tickers,
-// processors, idle receivers), apart from the rnic scrapes.
+// processors, idle receivers), apart from the rnic scrapes. With -replay (the default) the
+// cpuuncore and gpu receivers replay the simulator's recordings of a healthy AllReduce node, as
+// this machine has no uncore PMU or GPU, so that every receiver works at the interval.
 func overhead(o options, tmp, root string) error {
 	type run struct {
 		interval time.Duration
@@ -37,6 +41,21 @@ func overhead(o options, tmp, root string) error {
 			return err
 		}
 		runs = append(runs, run{runs[0].interval, empty, "no hardware (empty root)", false})
+	}
+
+	// The cpuuncore and gpu receivers have nothing to read here: let them replay the simulated
+	// healthy AllReduce (internal/simulate), so that the three receivers all scrape.
+	var replaySets []string
+	if o.replay {
+		dir := filepath.Join(tmp, "recordings")
+		if _, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120,
+			UncoreFixture: filepath.Join("receiver", "cpuuncorereceiver", "testdata", "skx")}); err != nil {
+			return fmt.Errorf("writing the recordings: %w", err)
+		}
+		for _, r := range []string{"cpuuncore", "gpu"} {
+			file := filepath.Join(dir, "healthy_allreduce", "node1-"+r+".jsonl")
+			replaySets = append(replaySets, "--set=receivers::"+r+"::recording::replay="+file, "--set=receivers::"+r+"::recording::loop=true")
+		}
 	}
 
 	type row struct {
@@ -65,6 +84,9 @@ func overhead(o options, tmp, root string) error {
 			args = append(args, "--set=receivers::"+r+"::collection_interval="+rn.interval.String())
 		}
 		args = append(args, "--set=receivers::gpu::dcgm::sample_interval="+min(rn.interval, time.Second).String())
+		if rn.devices {
+			args = append(args, replaySets...)
+		}
 		args = append(args, o.sets.args()...)
 		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, "http://"+promAddr+"/metrics",
 			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr},
