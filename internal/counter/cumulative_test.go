@@ -96,3 +96,13 @@ func TestStatusString(t *testing.T) {
 	assert.Equal(t, "saturated", Saturated.String())
 	assert.Equal(t, "reset", Reset.String())
 }
+
+func TestStartTimes(t *testing.T) {
+	var resets []pcommon.Timestamp
+	st := NewStartTimes(func(ts pcommon.Timestamp) { resets = append(resets, ts) })
+	st.Use(ts(1))
+	st.Use(ts(1))
+	st.Use(ts(2))
+	st.Use(ts(1))
+	assert.Equal(t, []pcommon.Timestamp{ts(1), ts(2), ts(1)}, resets, "the builder is reset only when the start changes")
+}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -35,19 +34,7 @@ type PMU struct {
 // ListPMUs returns the names of the PMUs under devicesDir, sorted. A missing directory is not an
 // error (no perf support, or sysfs not mounted where expected): it yields no names.
 func ListPMUs(devicesDir string) ([]string, error) {
-	entries, err := os.ReadDir(devicesDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names, nil
+	return sysfs.ListDir(devicesDir)
 }
 
 // LoadPMU reads a PMU's type, cpumask and format fields. A PMU without a cpumask file (core PMUs,

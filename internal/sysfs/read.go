@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"sort"
 	"strconv"
 	"sync/atomic"
 
@@ -184,4 +186,31 @@ func readRetry(fd int, buf []byte) (int, error) {
 			return n, err
 		}
 	}
+}
+
+// ListDir returns the names of the entries of dir, sorted. A missing directory yields no names
+// and no error: the subsystem is simply not there (no RDMA stack, no perf support).
+func ListDir(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// HostRoot returns a receiver's root_path with its default: the host's filesystem root, under
+// which sys/ and proc/ are read ("/", or where a container mounts the host's root).
+func HostRoot(rootPath string) string {
+	if rootPath == "" {
+		return "/"
+	}
+	return rootPath
 }

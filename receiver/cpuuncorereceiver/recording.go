@@ -293,7 +293,7 @@ func openSeams(cfg *Config) (*seams, error) {
 		if err != nil {
 			return nil, err
 		}
-		o, err := newRecordingOpener(live.opener, rootOrSlash(cfg.RootPath), w)
+		o, err := newRecordingOpener(live.opener, sysfs.HostRoot(cfg.RootPath), w)
 		if err != nil {
 			_ = w.Close()
 			return nil, err
@@ -301,11 +301,4 @@ func openSeams(cfg *Config) (*seams, error) {
 		return &seams{opener: o, root: cfg.RootPath, afterScrape: o.flush, close: w.Close}, nil
 	}
 	return live, nil
-}
-
-func rootOrSlash(root string) string {
-	if root == "" {
-		return "/"
-	}
-	return root
 }

@@ -59,15 +59,15 @@ type uncoreScraper struct {
 	lastDiscovery   time.Time
 	needDiscovery   bool
 	rediscoverEvery time.Duration
-	// builderStart is the start time the builder holds now.
-	builderStart pcommon.Timestamp
+	// starts points the builder at each series' start timestamp.
+	starts *counter.StartTimes
 
 	// foldStop and foldDone control the background reader (fold.go), nil when none runs.
 	foldStop, foldDone chan struct{}
 }
 
 func newScraper(cfg *Config, set receiver.Settings, opener perf.Opener) *uncoreScraper {
-	return &uncoreScraper{
+	s := &uncoreScraper{
 		cfg:             cfg,
 		logger:          set.Logger,
 		mb:              metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
@@ -82,6 +82,8 @@ func newScraper(cfg *Config, set receiver.Settings, opener perf.Opener) *uncoreS
 		said:            map[string]bool{},
 		rediscoverEvery: rediscoverEvery,
 	}
+	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
+	return s
 }
 
 // start identifies the CPU and runs the first discovery. It never fails: a host without uncore
@@ -358,10 +360,7 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		if !p.Report() {
 			continue
 		}
-		if p.Start != s.builderStart {
-			s.mb.Reset(metadata.WithStartTime(p.Start))
-			s.builderStart = p.Start
-		}
+		s.starts.Use(p.Start)
 		if a.key.combined {
 			s.mb.RecordCpuuncoreMemoryIoDataPoint(ts, int64(p.Value), a.key.device, a.key.numa)
 			continue
@@ -382,10 +381,7 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		}
 		s.errs.Recover(m.path)
 		p := s.tracker.Observe(m.key, v, counter.Spec{Kind: counter.Monotonic}, ts)
-		if p.Start != s.builderStart {
-			s.mb.Reset(metadata.WithStartTime(p.Start))
-			s.builderStart = p.Start
-		}
+		s.starts.Use(p.Start)
 		s.mb.RecordCpuuncoreMemoryIoDataPoint(ts, int64(p.Value), m.device, m.key.numa)
 	}
 	s.tracker.Sweep()

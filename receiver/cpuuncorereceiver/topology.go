@@ -21,7 +21,8 @@ type hostPaths struct {
 	resctrl    string // sys/fs/resctrl
 }
 
-func newHostPaths(root string) hostPaths {
+func newHostPaths(rootPath string) hostPaths {
+	root := sysfs.HostRoot(rootPath)
 	return hostPaths{
 		pmus:       filepath.Join(root, "sys", "bus", "event_source", "devices"),
 		sysDevices: filepath.Join(root, "sys", "devices"),

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
 
@@ -161,9 +162,4 @@ func (cfg *Config) selects(d gpuDevice) bool {
 }
 
 // rootPath returns root_path with its default.
-func (cfg *Config) rootPath() string {
-	if cfg.RootPath == "" {
-		return "/"
-	}
-	return cfg.RootPath
-}
+func (cfg *Config) rootPath() string { return sysfs.HostRoot(cfg.RootPath) }

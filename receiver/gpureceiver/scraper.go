@@ -82,13 +82,14 @@ type gpuScraper struct {
 	firstSeen map[string]pcommon.Timestamp // per GPU: when the receiver started watching it
 	buf       []sample
 	cur       []latest
-	builderAt pcommon.Timestamp
-	sampleUs  int64
-	maxGapUs  int64
+	// starts points the builder at each series' start timestamp.
+	starts   *counter.StartTimes
+	sampleUs int64
+	maxGapUs int64
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
-	return &gpuScraper{
+	s := &gpuScraper{
 		cfg:       cfg,
 		logger:    set.Logger,
 		mb:        metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
@@ -104,6 +105,8 @@ func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 		sampleUs:  cfg.DCGM.SampleInterval.Microseconds(),
 		maxGapUs:  3 * cfg.DCGM.SampleInterval.Microseconds(),
 	}
+	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
+	return s
 }
 
 // wantedQuantities returns what the enabled metrics need: nothing else is read.
@@ -281,23 +284,23 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 		for _, ln := range links {
 			if ln.hasCounter && l.set[ln.counter] {
 				p := s.counters.Observe(seriesKey{key, ln.counter}, l.u[ln.counter], counter.Spec{Kind: counter.Monotonic}, now)
-				s.startAt(p.Start)
+				s.starts.Use(p.Start)
 				s.mb.RecordInterconnectIoDataPoint(now, int64(p.Value), ln.component, ln.direction, d.name, d.busID, d.numaNode)
 				continue
 			}
 			if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.updated {
 				g.updated = false
-				s.startAt(g.start)
+				s.starts.Use(g.start)
 				s.mb.RecordInterconnectIoDataPoint(now, int64(g.whole), ln.component, ln.direction, d.name, d.busID, d.numaNode)
 			}
 		}
 
 		if l.set[qPCIeReplays] {
 			p := s.counters.Observe(seriesKey{key, qPCIeReplays}, l.u[qPCIeReplays], counter.Spec{Kind: counter.Monotonic}, now)
-			s.startAt(p.Start)
+			s.starts.Use(p.Start)
 			s.mb.RecordGpuPcieReplaysDataPoint(now, int64(p.Value), d.name)
 		}
-		s.startAt(s.firstSeen[key])
+		s.starts.Use(s.firstSeen[key])
 		if l.set[qDRAMActive] {
 			s.mb.RecordGpuDramActiveDataPoint(now, l.f[qDRAMActive], d.name)
 		}
@@ -330,7 +333,7 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 		if !present[k.gpu] {
 			continue
 		}
-		s.startAt(c.start)
+		s.starts.Use(c.start)
 		s.mb.RecordGpuXidErrorsDataPoint(now, int64(c.count), s.deviceName(devs, keys, k.gpu), int64(k.xid))
 	}
 
@@ -351,14 +354,6 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 			delete(s.firstSeen, k)
 			delete(s.lastXID, k)
 		}
-	}
-}
-
-// startAt sets the builder's start timestamp for the points recorded next, if it differs.
-func (s *gpuScraper) startAt(start pcommon.Timestamp) {
-	if start != s.builderAt {
-		s.mb.Reset(metadata.WithStartTime(start))
-		s.builderAt = start
 	}
 }
 

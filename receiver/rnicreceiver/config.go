@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
@@ -95,12 +96,7 @@ func (cfg *Config) Validate() error {
 }
 
 // rootPath returns the host's root, "/" by default.
-func (cfg *Config) rootPath() string {
-	if cfg.RootPath == "" {
-		return "/"
-	}
-	return cfg.RootPath
-}
+func (cfg *Config) rootPath() string { return sysfs.HostRoot(cfg.RootPath) }
 
 // sysRoot returns where sysfs is, given root_path.
 func (cfg *Config) sysRoot() string { return filepath.Join(cfg.rootPath(), "sys") }

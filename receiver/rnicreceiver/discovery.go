@@ -60,19 +60,7 @@ func (d *discovery) classDir() string { return filepath.Join(d.sys, "class", "in
 // listDevices returns the RDMA device names, sorted. A missing class directory (no RDMA stack
 // loaded) is no error: there are simply no devices.
 func (d *discovery) listDevices() ([]string, error) {
-	entries, err := os.ReadDir(d.classDir())
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names, nil
+	return sysfs.ListDir(d.classDir())
 }
 
 // discover builds the ports of the given devices. A device that cannot be read costs only itself;

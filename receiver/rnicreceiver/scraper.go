@@ -63,8 +63,8 @@ type rnicScraper struct {
 	hardwareLogged bool
 	hadDevices     bool
 
-	// builderStart is the builder's current start timestamp (see setStart).
-	builderStart pcommon.Timestamp
+	// starts points the builder at each series' start timestamp.
+	starts *counter.StartTimes
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
@@ -77,6 +77,7 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 		newEthtool: newIoctlEthtool,
 		rediscover: true,
 	}
+	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
 	s.disc = discovery{sys: cfg.sysRoot(), cfg: cfg, metrics: cfg.Metrics, reader: &s.reader}
 	s.root = cfg.rootPath()
 	return s
@@ -263,15 +264,6 @@ func (s *rnicScraper) ok(key string) {
 	}
 }
 
-// setStart points the builder at the start timestamp of the next point. The generated builder has
-// one start time for every point; Reset only sets it, so calling it per series start is cheap.
-func (s *rnicScraper) setStart(start pcommon.Timestamp) {
-	if start != s.builderStart {
-		s.mb.Reset(metadata.WithStartTime(start))
-		s.builderStart = start
-	}
-}
-
 func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
 	if p.statePath != "" {
 		if id, err := s.readStateID(p.statePath); err != nil {
@@ -320,7 +312,7 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, p.name, cf.name)
 			continue
 		}
-		s.setStart(pt.Start)
+		s.starts.Use(pt.Start)
 		s.recordCounter(p, cf, pt.Value, now)
 	}
 }
@@ -368,7 +360,7 @@ func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.Attribut
 	}
 	s.ok(path)
 	pt := s.series.Observe(path, raw, counter.Spec{Kind: counter.Monotonic}, now)
-	s.setStart(pt.Start)
+	s.starts.Use(pt.Start)
 	s.mb.RecordInterconnectIoDataPoint(now, int64(pt.Value), metadata.AttributeComponentNetdev, dir,
 		nd.name, nd.pciBusID, nd.numaNode)
 }
@@ -389,7 +381,7 @@ func (s *rnicScraper) scrapeEthtool(nd *netdev, now pcommon.Timestamp, errs *scr
 			continue
 		}
 		pt := s.series.Observe(keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
-		s.setStart(pt.Start)
+		s.starts.Use(pt.Start)
 		v := int64(pt.Value)
 		switch st.metric {
 		case ethPFCPause:
