@@ -214,28 +214,43 @@ type replayGroup struct {
 	attrs []perf.Attr
 }
 
-// Read returns each event's next recorded reading. At the end a looping replay starts over (the
-// counters go back, which the receiver treats as a reset); otherwise the last reading repeats, as
-// an idle counter would.
+// Read returns each event's next recorded reading. At the end a looping replay starts over;
+// otherwise the last reading repeats, as an idle counter would.
 func (g *replayGroup) Read(r *perf.Reading) error {
 	g.o.mu.Lock()
 	defer g.o.mu.Unlock()
 	for i, a := range g.attrs {
 		k := g.o.key(g.cpu, a)
 		q := g.o.queues[k]
-		idx := g.o.pos[k]
-		if idx >= len(q) {
-			if g.o.loop {
-				idx = 0
-			} else {
-				idx = len(q) - 1
-			}
+		n := g.o.pos[k]
+		g.o.pos[k] = n + 1
+		idx, lap := n, 0
+		switch {
+		case n < len(q):
+		case g.o.loop:
+			idx, lap = n%len(q), n/len(q)
+		default:
+			idx = len(q) - 1
 		}
-		g.o.pos[k] = idx + 1
-		r.Values[i] = q[idx].Value
-		r.Enabled, r.Running = q[idx].Enabled, q[idx].Running
+		r.Values[i] = lapped(q, idx, lap, func(p recording.PerfReading) uint64 { return p.Value })
+		r.Enabled = lapped(q, idx, lap, func(p recording.PerfReading) uint64 { return p.Enabled })
+		r.Running = lapped(q, idx, lap, func(p recording.PerfReading) uint64 { return p.Running })
 	}
 	return nil
+}
+
+// lapped returns field of reading idx in lap lap of a looping replay. The count of an open perf
+// event never goes backwards, and the receiver relies on that (a lower count is taken for a
+// multiplexing dip, not a reset): each lap continues from where the previous one ended, one
+// recorded interval later, so that the replayed traffic repeats instead of stopping.
+func lapped(q []recording.PerfReading, idx, lap int, field func(recording.PerfReading) uint64) uint64 {
+	v := field(q[idx])
+	if lap == 0 || len(q) < 2 {
+		return v
+	}
+	first, last := field(q[0]), field(q[len(q)-1])
+	step := field(q[1]) - first
+	return v + uint64(lap)*(last-first+step)
 }
 
 func (g *replayGroup) Close() error { return nil }

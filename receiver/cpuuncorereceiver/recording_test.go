@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
@@ -79,4 +80,30 @@ func TestReplayRefusesOtherReceivers(t *testing.T) {
 	cfg.Recording.Replay = file
 	_, err = openSeams(cfg)
 	assert.ErrorContains(t, err, `of the "gpu" receiver, not cpuuncore`)
+}
+
+// TestReplayLoopKeepsCounting: a looping replay continues the counters from lap to lap (an open
+// perf event never counts backwards), so the replayed traffic repeats instead of stopping.
+func TestReplayLoopKeepsCounting(t *testing.T) {
+	q := []recording.PerfReading{{Value: 100}, {Value: 150}, {Value: 230}}
+	o := &replayOpener{names: map[uint32]string{7: "uncore_imc_0"}, loop: true, pos: map[eventKey]int{},
+		queues: map[eventKey][]recording.PerfReading{{cpu: 0, pmu: "uncore_imc_0", config: 4}: q}}
+	g, err := o.OpenGroup(0, []perf.Attr{{Type: 7, Config: 4}})
+	require.NoError(t, err)
+	var got []uint64
+	for range 7 {
+		r := perf.Reading{Values: make([]uint64, 1)}
+		require.NoError(t, g.Read(&r))
+		got = append(got, r.Values[0])
+	}
+	// Lap 2 starts one recorded step (50) after lap 1 ended, then repeats lap 1's increments.
+	assert.Equal(t, []uint64{100, 150, 230, 280, 330, 410, 460}, got)
+
+	o.loop, o.pos = false, map[eventKey]int{}
+	for range 5 {
+		r := perf.Reading{Values: make([]uint64, 1)}
+		require.NoError(t, g.Read(&r))
+		got = append(got[:0], r.Values[0])
+	}
+	assert.Equal(t, []uint64{230}, got, "without loop the last reading repeats")
 }
