@@ -123,10 +123,10 @@ func overhead(o options, tmp, root string) error {
 			}
 			elapsed := time.Since(t0)
 			r := row{run: rn, cpu: c1 - c0, elapsed: elapsed, cpuPct: 100 * float64(c1-c0) / float64(elapsed)}
-			if r.rssKiB, err = p.status("VmRSS"); err != nil {
+			if r.rssKiB, err = p.rss(); err != nil {
 				return row{}, err
 			}
-			if r.hwmKiB, err = p.status("VmHWM"); err != nil {
+			if r.hwmKiB, err = p.peakRSS(); err != nil {
 				return row{}, err
 			}
 			for _, what := range []string{"nothing to report", "No GPU metrics", "No RDMA ports"} {
@@ -157,9 +157,9 @@ func overhead(o options, tmp, root string) error {
 			target = verdict(r.cpuPct < 1) + " (<1%)"
 		}
 		fmt.Printf("| %-19s | %-24s | %16.3f | %20s | %9s | %9s | %-17s |\n", r.interval, r.node, r.cpuPct,
-			fmt.Sprintf("%s / %s", r.cpu, r.elapsed.Round(time.Second)), mib(r.rssKiB), mib(r.hwmKiB), target)
+			fmt.Sprintf("%s / %s", r.cpu.Round(100*time.Microsecond), r.elapsed.Round(time.Second)), mib(r.rssKiB), mib(r.hwmKiB), target)
 	}
-	fmt.Printf("\nCPU time resolution: 1/%d s (utime+stime of /proc/<pid>/stat)\n", clockTicks)
+	fmt.Println("\nCPU time: the sum of the threads' run time in /proc/<pid>/task/*/schedstat (ns)")
 	if len(rows) > 0 && len(rows[0].said) > 0 {
 		fmt.Println("what the idle receivers said (first run):")
 		for _, line := range rows[0].said {

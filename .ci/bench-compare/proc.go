@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,15 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
-)
 
-// clockTicks is USER_HZ, the unit of utime/stime in /proc/<pid>/stat. It is 100 on every Linux
-// architecture Go supports (the kernel exports it as a constant; sysconf(_SC_CLK_TCK) needs cgo).
-const clockTicks = 100
+	"github.com/prometheus/procfs"
+)
 
 // proc is one measured process: a server on 127.0.0.1 whose /metrics we fetch.
 type proc struct {
@@ -73,43 +68,47 @@ func (p *proc) stop() {
 func (p *proc) pause() error  { return p.cmd.Process.Signal(syscall.SIGSTOP) }
 func (p *proc) resume() error { return p.cmd.Process.Signal(syscall.SIGCONT) }
 
-// cpu returns the process's user+system CPU time, all threads, from /proc/<pid>/stat.
+// cpu returns the process's CPU time: the sum over its threads of the time the scheduler ran them
+// (/proc/<pid>/task/<tid>/schedstat, nanoseconds), read through prometheus/procfs. utime+stime of
+// /proc/<pid>/stat counts in 10 ms ticks, too coarse for an idle collector over a minute; the
+// schedstat sum is exact. Go does not end its threads, so no thread's time is lost by summing the
+// live ones.
 func (p *proc) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
+	threads, err := procfs.AllThreads(p.pid())
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may hold spaces; the fields after its closing parenthesis start
-	// at field 3 (state). utime and stime are fields 14 and 15 (proc(5)).
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", p.pid())
+	var ns uint64
+	for _, t := range threads {
+		st, err := t.Schedstat()
+		if err != nil {
+			return 0, fmt.Errorf("thread %d of %s: %w", t.PID, p.name, err)
+		}
+		ns += st.RunningNanoseconds
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", p.pid(), len(f))
-	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", p.pid(), err)
-	}
-	return time.Duration(ut+st) * time.Second / clockTicks, nil
+	return time.Duration(ns), nil
 }
 
-// status returns a field of /proc/<pid>/status in KiB (VmHWM, VmRSS).
-func (p *proc) status(field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
+// peakRSS returns the process's peak resident set size (VmHWM), in KiB.
+func (p *proc) peakRSS() (int64, error) {
+	return p.memKiB(func(st procfs.ProcStatus) uint64 { return st.VmHWM })
+}
+
+// rss returns the process's resident set size (VmRSS), in KiB.
+func (p *proc) rss() (int64, error) {
+	return p.memKiB(func(st procfs.ProcStatus) uint64 { return st.VmRSS })
+}
+
+func (p *proc) memKiB(field func(procfs.ProcStatus) uint64) (int64, error) {
+	pr, err := procfs.NewProc(p.pid())
 	if err != nil {
 		return 0, err
 	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb := strings.TrimSuffix(strings.TrimSpace(rest), " kB")
-			return strconv.ParseInt(kb, 10, 64)
-		}
+	st, err := pr.NewStatus()
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no %s", p.pid(), field)
+	return int64(field(st) / 1024), nil
 }
 
 var client = &http.Client{Timeout: 10 * time.Second}

@@ -10,35 +10,43 @@ import (
 	"time"
 )
 
-// opens counts what a process opened below the fixture's sys directory while it was traced.
-type opens struct {
-	files   int // regular files opened (each is then read: one sysfs show() call on a real node)
+// fileIO counts what a process did below the fixture's sys directory while it was traced.
+type fileIO struct {
+	reads   int // reads of a file that returned data: each one show() call on a real node
+	files   int // regular files opened
 	dirs    int // directories opened to be listed
 	failed  int // opens that failed (ENOENT of an optional directory, ...)
-	scrapes int // opens of <sys>/class/infiniband: both programs list it exactly once per scrape
+	scrapes int // reads of the marker file, which both programs read exactly once per scrape
 }
 
-func (o opens) perScrape(n int) float64 {
+// scrapeMarker ends the resolved path of the file that counts scrapes: port 1 of mlx5_0's state,
+// which node_exporter reads (open, read, close) and the collector reads (pread of a kept
+// descriptor) once per scrape.
+const scrapeMarker = "/infiniband/mlx5_0/ports/1/state"
+
+func (o fileIO) perScrape(n int) float64 {
 	if o.scrapes == 0 {
 		return 0
 	}
 	return float64(n) / float64(o.scrapes)
 }
 
-// traceOpens runs strace on pid (all threads, open/openat only) while during runs, and counts the
-// opens below sys. strace is the public tool the issue names; it slows the traced process, which
-// is why no CPU time is measured while it is attached.
-func traceOpens(pid int, sys, out string, during func() error) (opens, error) {
-	cmd := exec.Command("strace", "-f", "-e", "trace=open,openat", "-o", out, "-p", fmt.Sprint(pid))
+// traceIO runs strace on pid (all threads; open, openat, read and pread64, with -y so that each
+// read names the file behind its descriptor) while during runs, and counts the opens and reads
+// below sys. strace is the public tool the issue names; it slows the traced process, which is why
+// no CPU time is measured while it is attached. Reads are counted as well as opens because the
+// collector keeps the files it reads on every scrape open and reads them again with pread.
+func traceIO(pid int, sys, out string, during func() error) (fileIO, error) {
+	cmd := exec.Command("strace", "-f", "-y", "-e", "trace=open,openat,read,pread64", "-o", out, "-p", fmt.Sprint(pid))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return opens{}, err
+		return fileIO{}, err
 	}
 	if err := cmd.Start(); err != nil {
-		return opens{}, fmt.Errorf("strace (apt-get install -y strace): %w", err)
+		return fileIO{}, fmt.Errorf("strace (apt-get install -y strace): %w", err)
 	}
 	// strace says "Process N attached" once per thread; wait for the first, then a little for the
-	// rest of the threads, so that no open of the measured window is missed.
+	// rest of the threads, so that nothing of the measured window is missed.
 	attached := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -57,34 +65,34 @@ func traceOpens(pid int, sys, out string, during func() error) (opens, error) {
 	case err := <-attached:
 		if err != nil {
 			_ = cmd.Wait()
-			return opens{}, err
+			return fileIO{}, err
 		}
 	case <-time.After(10 * time.Second):
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return opens{}, fmt.Errorf("strace did not attach to %d within 10 s", pid)
+		return fileIO{}, fmt.Errorf("strace did not attach to %d within 10 s", pid)
 	}
 	time.Sleep(500 * time.Millisecond)
 	derr := during()
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	_ = cmd.Wait()
 	if derr != nil {
-		return opens{}, derr
+		return fileIO{}, derr
 	}
-	return countOpens(out, sys)
+	return countIO(out, sys)
 }
 
-// countOpens parses strace's output. With -f, a call interrupted by another thread's is printed in
-// two lines ("openat(... <unfinished ...>" and "<... openat resumed>) = 7"), joined here by thread id.
-func countOpens(path, sys string) (opens, error) {
+// countIO parses strace's output. With -f, a call interrupted by another thread's is printed in
+// two lines ("openat(... <unfinished ...>" and "<... openat resumed>) = 7"), joined here by thread
+// id. With -y a descriptor is printed with its path: read(7</.../ports/1/state>, "4: ACTIVE\n", 4096) = 10.
+func countIO(path, sys string) (fileIO, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return opens{}, err
+		return fileIO{}, err
 	}
 	defer f.Close()
-	var o opens
+	var o fileIO
 	pending := map[string]string{}
-	classDir := `"` + sys + `/class/infiniband"`
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -96,7 +104,7 @@ func countOpens(path, sys string) (opens, error) {
 			pending[tid] = rest
 			continue
 		}
-		if strings.HasPrefix(rest, "<... open") {
+		if strings.HasPrefix(rest, "<... ") {
 			start, ok := pending[tid]
 			if !ok {
 				continue
@@ -105,24 +113,42 @@ func countOpens(path, sys string) (opens, error) {
 			_, res, _ := strings.Cut(rest, "resumed>")
 			rest = strings.TrimSuffix(start, "<unfinished ...>") + res
 		}
-		if !strings.HasPrefix(rest, "open") || !strings.Contains(rest, `"`+sys) {
-			continue
-		}
 		i := strings.LastIndex(rest, " = ")
 		if i < 0 {
 			continue
 		}
+		result := rest[i+3:]
 		switch {
-		case strings.HasPrefix(rest[i+3:], "-1"):
-			o.failed++
-		case strings.Contains(rest, "O_DIRECTORY"):
-			o.dirs++
-			if strings.Contains(rest, classDir+",") {
+		case strings.HasPrefix(rest, "read(") || strings.HasPrefix(rest, "pread64("):
+			file := fdPath(rest)
+			if !strings.HasPrefix(file, sys+"/") || strings.HasPrefix(result, "-1") || strings.HasPrefix(result, "0") {
+				continue // not the fixture's, failed, or end of file
+			}
+			o.reads++
+			if strings.HasSuffix(file, scrapeMarker) {
 				o.scrapes++
 			}
-		default:
-			o.files++
+		case strings.HasPrefix(rest, "open") && strings.Contains(rest, `"`+sys):
+			switch {
+			case strings.HasPrefix(result, "-1"):
+				o.failed++
+			case strings.Contains(rest, "O_DIRECTORY"):
+				o.dirs++
+			default:
+				o.files++
+			}
 		}
 	}
 	return o, sc.Err()
+}
+
+// fdPath returns the path strace -y prints with a call's first argument, a descriptor:
+// "read(7</sys/x>, ..." yields "/sys/x".
+func fdPath(call string) string {
+	_, after, ok := strings.Cut(call, "<")
+	if !ok {
+		return ""
+	}
+	p, _, _ := strings.Cut(after, ">")
+	return p
 }

@@ -27,6 +27,8 @@ type Player struct {
 	shift   time.Duration
 	started bool
 	laps    int
+	// trees counts the Tree records materialized so far.
+	trees int
 	// facts is the latest Facts payload applied.
 	facts []byte
 }
@@ -61,6 +63,11 @@ func (p *Player) Header() Header { return p.rec.Header }
 // Laps counts how many times a looping replay started over.
 func (p *Player) Laps() int { return p.laps }
 
+// Trees counts the Tree records materialized so far (NewPlayer applies the first). A Tree is where
+// the recorded receiver discovered its devices again; a replaying receiver that sees the count
+// change does the same, and lets go of what it holds of the old tree (open files).
+func (p *Player) Trees() int { return p.trees }
+
 // applyUntilSample applies Tree records until the next record that carries readings.
 func (p *Player) applyUntilSample() error {
 	for p.next < len(p.rec.Records) {
@@ -69,6 +76,7 @@ func (p *Player) applyUntilSample() error {
 			if err := Materialize(p.dir, r.Tree); err != nil {
 				return err
 			}
+			p.trees++
 		}
 		if r.Facts != nil {
 			p.facts = r.Facts

@@ -148,6 +148,7 @@ func TestPlayer(t *testing.T) {
 	}
 	assert.Equal(t, []string{"1", "11", "111", "1", "11", "111", "1"}, values)
 	assert.Equal(t, 2, p.Laps())
+	assert.Equal(t, 3, p.Trees(), "the tree is materialized once per lap: a replaying receiver discovers again")
 	assert.Equal(t, now.Add(6*time.Second), p.Time(t0), "after two laps recorded time is 2 x 3 s later")
 
 	once, err := NewPlayer(rec, t.TempDir(), false)

@@ -47,9 +47,18 @@ func (e *PathError) Error() string { return e.Op + " " + e.Path + ": " + e.Err.E
 func (e *PathError) Unwrap() error { return e.Err }
 
 // Is lets errors.Is(err, ErrNotAvailable) match the errnos with which the kernel says that a
-// counter cannot be read on this port, as opposed to a real failure.
+// counter cannot be read on this port, as opposed to a real failure. errors.Is(err,
+// os.ErrNotExist) also matches ENODEV: kernfs fails reads of a file kept open after its device
+// was removed with ENODEV (fs/kernfs/file.c, kernfs_get_active fails), where a new open would
+// fail with ENOENT. Both mean the same to a caller: the device went away.
 func (e *PathError) Is(target error) bool {
-	return target == ErrNotAvailable && (errors.Is(e.Err, unix.EINVAL) || errors.Is(e.Err, unix.EOPNOTSUPP))
+	switch target {
+	case ErrNotAvailable:
+		return errors.Is(e.Err, unix.EINVAL) || errors.Is(e.Err, unix.EOPNOTSUPP)
+	case os.ErrNotExist:
+		return errors.Is(e.Err, unix.ENODEV)
+	}
+	return false
 }
 
 // maxValueLen is larger than any single-value attribute file (a 64-bit decimal counter, a rate
@@ -57,15 +66,20 @@ func (e *PathError) Is(target error) bool {
 // the files read through this package are tiny.
 const maxValueLen = 256
 
-// Reader reads sysfs files with one open/read/close each and no allocation beyond the error path.
-// It counts the files it opened so that tests and benchmarks can hold the per-scrape cost down.
-// A Reader is not safe for concurrent use (it reuses one buffer).
+// Reader reads sysfs files with one open/read/close each, or, for the files read on every scrape,
+// with one pread of a descriptor kept open (ReadBytesKept), and no allocation beyond the error
+// path and the first open of a kept file. It counts the files it read and opened so that tests and
+// benchmarks can hold the per-scrape cost down. A Reader is not safe for concurrent use (it reuses
+// one buffer).
 type Reader struct {
 	buf    [maxValueLen]byte
 	opened atomic.Int64
-	// OnOpen, when set, is called with every path before it is opened. Tests use it to check what
-	// a scrape touches and to make a read fail the way the kernel fails it (EINVAL, EACCES, ...):
-	// a non-nil error is returned as the read's error.
+	reads  atomic.Int64
+	// kept holds the descriptors of the files read through ReadBytesKept, by path.
+	kept map[string]int
+	// OnOpen, when set, is called with every path before it is opened or, for a kept file, read.
+	// Tests use it to check what a scrape touches and to make a read fail the way the kernel fails
+	// it (EINVAL, EACCES, ...): a non-nil error is returned as the read's error.
 	OnOpen func(path string) error
 	// OnRead, when set, sees every read's outcome: the trimmed content or the error. Recordings
 	// use it to keep the raw readings of a scrape.
@@ -74,6 +88,12 @@ type Reader struct {
 
 // Opened returns the number of files opened so far.
 func (r *Reader) Opened() int64 { return r.opened.Load() }
+
+// Reads returns the number of file reads so far (each a show() call on sysfs), kept files included.
+func (r *Reader) Reads() int64 { return r.reads.Load() }
+
+// Kept returns the number of descriptors kept open by ReadBytesKept.
+func (r *Reader) Kept() int { return len(r.kept) }
 
 // ReadBytes returns the file's content with surrounding white space trimmed. The slice is only
 // valid until the next read.
@@ -86,6 +106,7 @@ func (r *Reader) ReadBytes(path string) ([]byte, error) {
 }
 
 func (r *Reader) readBytes(path string) ([]byte, error) {
+	r.reads.Add(1)
 	r.opened.Add(1)
 	if r.OnOpen != nil {
 		if err := r.OnOpen(path); err != nil {
@@ -102,6 +123,77 @@ func (r *Reader) readBytes(path string) ([]byte, error) {
 		return nil, &PathError{Op: "read", Path: path, Err: err}
 	}
 	return bytes.TrimSpace(r.buf[:n]), nil
+}
+
+// ReadBytesKept is ReadBytes for a file that is read again and again, such as a counter read on
+// every scrape: its descriptor stays open and every read after the first is one pread at offset 0.
+// sysfs calls the attribute's show() again for each such read (Documentation/filesystems/sysfs.rst:
+// "If userspace seeks back to zero or does a pread(2) with an offset of '0' the show() method will
+// be called again, rearmed, to fill the buffer"), so the value is as fresh as after an open, while
+// the path walk through the class symlinks, the open and the close are saved: on sysfs most of the
+// cost of a read of a small attribute.
+//
+// A failed read closes the descriptor, so that the next read opens the path afresh: a file of a
+// device that went away fails with ENODEV, which matches os.ErrNotExist. CloseKept closes them all;
+// call it when the paths may lead elsewhere (a rediscovery) and at shutdown.
+func (r *Reader) ReadBytesKept(path string) ([]byte, error) {
+	b, err := r.readKept(path)
+	if r.OnRead != nil {
+		r.OnRead(path, b, err)
+	}
+	return b, err
+}
+
+func (r *Reader) readKept(path string) ([]byte, error) {
+	r.reads.Add(1)
+	if r.OnOpen != nil {
+		if err := r.OnOpen(path); err != nil {
+			r.closeKept(path)
+			return nil, &PathError{Op: "read", Path: path, Err: err}
+		}
+	}
+	fd, ok := r.kept[path]
+	if !ok {
+		r.opened.Add(1)
+		var err error
+		if fd, err = openRetry(path); err != nil {
+			return nil, &PathError{Op: "open", Path: path, Err: err}
+		}
+		if r.kept == nil {
+			r.kept = map[string]int{}
+		}
+		r.kept[path] = fd
+	}
+	n, err := preadRetry(fd, r.buf[:])
+	if err != nil {
+		r.closeKept(path)
+		return nil, &PathError{Op: "read", Path: path, Err: err}
+	}
+	return bytes.TrimSpace(r.buf[:n]), nil
+}
+
+// ReadUintKept is ReadUint through ReadBytesKept.
+func (r *Reader) ReadUintKept(path string) (uint64, error) {
+	b, err := r.ReadBytesKept(path)
+	if err != nil {
+		return 0, err
+	}
+	return ParseUint(path, b)
+}
+
+func (r *Reader) closeKept(path string) {
+	if fd, ok := r.kept[path]; ok {
+		_ = unix.Close(fd)
+		delete(r.kept, path)
+	}
+}
+
+// CloseKept closes every descriptor kept open by ReadBytesKept.
+func (r *Reader) CloseKept() {
+	for _, fd := range r.kept {
+		_ = unix.Close(fd)
+	}
+	clear(r.kept)
 }
 
 // ReadString returns the trimmed content of a file.
@@ -182,6 +274,15 @@ func openRetry(path string) (int, error) {
 func readRetry(fd int, buf []byte) (int, error) {
 	for {
 		n, err := unix.Read(fd, buf)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func preadRetry(fd int, buf []byte) (int, error) {
+	for {
+		n, err := unix.Pread(fd, buf, 0)
 		if err != unix.EINTR {
 			return n, err
 		}

@@ -3,6 +3,7 @@ package sysfs
 import (
 	"bytes"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -146,4 +147,101 @@ func TestOnRead(t *testing.T) {
 	_, _ = r.ReadUint(p)
 	_, _ = r.ReadUint(filepath.Join(dir, "missing"))
 	assert.Equal(t, []read{{p, "42", false}, {filepath.Join(dir, "missing"), "", true}}, reads)
+}
+
+// A kept file is read with pread at offset 0, which must show a fresh value each time. On real
+// sysfs that is the kernel's documented behaviour (Documentation/filesystems/sysfs.rst: a pread
+// with offset 0 calls show() again); this test checks it against this machine's kernel with the
+// loopback device's byte counter, which moves when the test sends itself a datagram.
+func TestReadKeptRealSysfs(t *testing.T) {
+	const path = "/sys/class/net/lo/statistics/tx_bytes"
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no loopback statistics in sysfs here: %v", err)
+	}
+	var r Reader
+	before, err := r.ReadUintKept(path)
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Kept())
+
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer conn.Close()
+	payload := make([]byte, 1000)
+	for range 3 {
+		_, err = conn.WriteTo(payload, conn.LocalAddr())
+		require.NoError(t, err)
+	}
+	after, err := r.ReadUintKept(path)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, after-before, uint64(3000), "the kept descriptor must read the counter afresh")
+	assert.Equal(t, int64(1), r.Opened(), "the second read reuses the descriptor")
+	assert.Equal(t, int64(2), r.Reads())
+	r.CloseKept()
+	assert.Equal(t, 0, r.Kept())
+}
+
+// Test fixtures and replays rewrite files in place (os.WriteFile truncates the same inode), which
+// a kept descriptor sees too. A read that fails drops the descriptor and the next read opens the
+// path again: a device that went away fails kept reads with ENODEV, which callers see as gone.
+func TestReadKeptFailureReopens(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "port_xmit_data", "10\n")
+	var inject error
+	r := Reader{OnOpen: func(string) error { return inject }}
+	defer r.CloseKept()
+
+	v, err := r.ReadUintKept(p)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(10), v)
+	write(t, dir, "port_xmit_data", "1234567\n")
+	v, err = r.ReadUintKept(p)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1234567), v, "a longer value written in place")
+	write(t, dir, "port_xmit_data", "9\n")
+	v, err = r.ReadUintKept(p)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(9), v, "a shorter value written in place leaves nothing of the old one")
+	assert.Equal(t, int64(1), r.Opened())
+
+	inject = unix.ENODEV
+	_, err = r.ReadUintKept(p)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, os.ErrNotExist, "ENODEV on a kept file means the device is gone")
+	assert.Contains(t, err.Error(), p)
+	assert.Equal(t, 0, r.Kept(), "the failed descriptor is closed")
+
+	inject = nil
+	v, err = r.ReadUintKept(p)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(9), v)
+	assert.Equal(t, int64(2), r.Opened(), "reopened after the failure")
+
+	// A file that is not there is an open error naming it, and nothing is kept.
+	missing := filepath.Join(dir, "missing")
+	_, err = r.ReadUintKept(missing)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.Contains(t, err.Error(), missing)
+	assert.Equal(t, 1, r.Kept())
+}
+
+func BenchmarkRead(b *testing.B) {
+	dir := b.TempDir()
+	p := filepath.Join(dir, "port_xmit_data")
+	require.NoError(b, os.WriteFile(p, []byte("2880761508848\n"), 0o644))
+	var r Reader
+	defer r.CloseKept()
+	b.Run("open_read_close", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r.ReadUint(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kept_pread", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r.ReadUintKept(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

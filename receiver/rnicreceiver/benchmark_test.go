@@ -10,7 +10,8 @@ import (
 // BenchmarkScrape measures one scrape of the benchmark node (testfs.BenchRDMANode: 8 mlx5 RoCE
 // devices of one port each, the node .ci/bench-compare points node_exporter and the collector at)
 // with the default configuration but ethtool off (its cost is the driver's, not ours). files/op is
-// the number of sysfs files opened (each read once).
+// the number of sysfs files read (each one show() call on a real node), opens/op the number of
+// them opened: the files read on every scrape stay open and are read again with pread.
 //
 //   - full: every counter on every scrape (slow_interval: 0), what the receiver reads on the first
 //     scrape and every slow_interval;
@@ -34,7 +35,7 @@ func BenchmarkScrape(b *testing.B) {
 			if len(s.ports) != 8 {
 				b.Fatalf("found %d ports, want 8", len(s.ports))
 			}
-			before := s.reader.Opened()
+			reads, opens := s.reader.Reads(), s.reader.Opened()
 			b.ReportAllocs()
 			b.ResetTimer()
 			i := 0
@@ -48,7 +49,8 @@ func BenchmarkScrape(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(s.reader.Opened()-before)/float64(b.N), "files/op")
+			b.ReportMetric(float64(s.reader.Reads()-reads)/float64(b.N), "files/op")
+			b.ReportMetric(float64(s.reader.Opened()-opens)/float64(b.N), "opens/op")
 		})
 	}
 }

@@ -167,6 +167,7 @@ func (e *recordingEthtool) Stats(netdev string) (map[string]uint64, error) {
 type rnicReplay struct {
 	player *recording.Player
 	cur    recording.RNICSample
+	trees  int // player.Trees() at the previous step
 }
 
 func newRNICReplay(cfg *Config) (*rnicReplay, error) {
@@ -184,20 +185,24 @@ func newRNICReplay(cfg *Config) (*rnicReplay, error) {
 	return &rnicReplay{player: p}, nil
 }
 
-// step writes the next recorded scrape into the replayed tree. At the end of a non-looping replay
-// the tree keeps its last values.
-func (r *rnicReplay) step(now time.Time) error {
+// step writes the next recorded scrape into the replayed tree and reports whether a new tree was
+// materialized before it (the recorded receiver discovered again: so must the replaying one). At
+// the end of a non-looping replay the tree keeps its last values.
+func (r *rnicReplay) step(now time.Time) (newTree bool, err error) {
 	rec, ok, err := r.player.Next(now)
+	if trees := r.player.Trees(); trees != r.trees {
+		r.trees, newTree = trees, true
+	}
 	if err != nil || !ok {
-		return err
+		return newTree, err
 	}
 	r.cur = recording.RNICSample{}
 	if rec.Sample != nil {
 		if err := json.Unmarshal(rec.Sample, &r.cur); err != nil {
-			return fmt.Errorf("sample at %s: %w", rec.Time, err)
+			return newTree, fmt.Errorf("sample at %s: %w", rec.Time, err)
 		}
 	}
-	return nil
+	return newTree, nil
 }
 
 func (r *rnicReplay) close() error { return r.player.Close() }

@@ -119,6 +119,7 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 }
 
 func (s *rnicScraper) shutdown(context.Context) error {
+	s.reader.CloseKept()
 	if s.ethtool != nil {
 		s.ethtool.Close()
 		s.ethtool = nil
@@ -140,11 +141,19 @@ func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	var errs scrapererror.ScrapeErrors
 
 	if s.replay != nil {
-		if err := s.replay.step(now.AsTime()); err != nil {
+		newTree, err := s.replay.step(now.AsTime())
+		if newTree {
+			s.rediscover = true
+		}
+		if err != nil {
 			return pmetric.NewMetrics(), err
 		}
 	}
-	s.refresh(&errs)
+	if s.listDue(now.AsTime()) {
+		s.refresh(&errs)
+	} else {
+		s.refreshTopology(&errs, false)
+	}
 	s.slowDue = s.slowCountersDue(now.AsTime())
 	if s.topo != nil {
 		s.topo.record(s.mb, now)
@@ -182,6 +191,8 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 	}
 	s.rediscover = false
 	s.devices = devices
+	// The kept descriptors belong to the old plan: a path may now lead to another device.
+	s.reader.CloseKept()
 	// New ports are read in full on their first scrape.
 	s.slowAt = time.Time{}
 	ports, netdevs, derrs := s.disc.discover(devices)
@@ -292,15 +303,18 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 			}
 		}
 	}
-	s.mb.RecordRnicPortInfoDataPoint(now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
-		p.hcaType, p.fwVersion, p.nodeGUID, p.boardID)
+	if s.slowDue {
+		// Static facts, resolved at discovery: they follow the slow cadence (cadence.go).
+		s.mb.RecordRnicPortInfoDataPoint(now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
+			p.hcaType, p.fwVersion, p.nodeGUID, p.boardID)
+	}
 
 	for i := range p.counters {
 		cf := &p.counters[i]
 		if cf.slow && !s.slowDue {
 			continue
 		}
-		raw, err := s.reader.ReadUint(cf.path)
+		raw, err := s.readCounter(cf)
 		if err != nil {
 			s.report(errs, cf.path, err)
 			continue
@@ -315,6 +329,16 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 		s.starts.Use(pt.Start)
 		s.recordCounter(p, cf, pt.Value, now)
 	}
+}
+
+// readCounter reads a counter file. The ones read on every scrape keep their descriptor open
+// between scrapes (sysfs.Reader.ReadBytesKept); the slow ones, read every slow_interval, are opened
+// each time, so that a node does not hold a descriptor and a sysfs buffer for each of them.
+func (s *rnicScraper) readCounter(cf *counterFile) (uint64, error) {
+	if cf.slow && s.cfg.SlowInterval > 0 {
+		return s.reader.ReadUint(cf.path)
+	}
+	return s.reader.ReadUintKept(cf.path)
 }
 
 func (s *rnicScraper) recordCounter(p *port, cf *counterFile, v uint64, now pcommon.Timestamp) {
@@ -353,7 +377,7 @@ func (s *rnicScraper) scrapeNetdev(nd *netdev, now pcommon.Timestamp, errs *scra
 }
 
 func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.AttributeDirection, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	raw, err := s.reader.ReadUint(path)
+	raw, err := s.reader.ReadUintKept(path)
 	if err != nil {
 		s.report(errs, path, err)
 		return
@@ -403,7 +427,7 @@ func (s *rnicScraper) scrapeEthtool(nd *netdev, now pcommon.Timestamp, errs *scr
 // readStateID parses a state or phys_state file: "4: ACTIVE", "5: LinkUp" (core sysfs.c state_show
 // and phys_state_show print "%d: %s").
 func (s *rnicScraper) readStateID(path string) (int64, error) {
-	b, err := s.reader.ReadBytes(path)
+	b, err := s.reader.ReadBytesKept(path)
 	if err != nil {
 		return 0, err
 	}
@@ -423,7 +447,7 @@ func parseStateID(path string, b []byte) (int64, error) {
 }
 
 func (s *rnicScraper) readRate(path string) (int64, int64, error) {
-	b, err := s.reader.ReadBytes(path)
+	b, err := s.reader.ReadBytesKept(path)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -301,9 +301,20 @@ func TestDeviceVanishes(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, os.RemoveAll(filepath.Join(root, "sys/devices/pci0000:00/0000:00:03.0/0000:05:00.0/infiniband/mlx4_1")))
+	// The counters read on every scrape are kept open (sysfs.Reader.ReadBytesKept). On sysfs a
+	// read of a file kept open after its device was removed fails with ENODEV (kernfs_fop_read_iter
+	// cannot get an active reference on the removed node); a file on a disk stays readable after
+	// its directory is removed, so the stand-in fails such reads the way kernfs does.
+	s.reader.OnOpen = func(p string) error {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			return unix.ENODEV
+		}
+		return nil
+	}
 	md, err := s.scrape(context.Background())
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no such file"))
+	assert.Contains(t, err.Error(), "sys/class/infiniband/mlx4_1/ports/1/counters/port_xmit_data: no such device")
+	assert.True(t, s.rediscover, "a device gone (ENODEV) makes the next scrape rediscover")
 	_, ok := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.True(t, ok, "the other device is still scraped")
 
@@ -339,34 +350,68 @@ func TestOnlyEnabledFilesRead(t *testing.T) {
 	}, opened)
 }
 
+// TestDeviceListCadence: with ports present the device list is read with the slow counters, so a
+// device that appears is picked up within slow_interval; one that vanishes is noticed at once.
+func TestDeviceListCadence(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+	link := filepath.Join(root, "sys/class/infiniband/mlx4_1")
+	target, err := os.Readlink(link)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(link))
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"} })
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	require.Len(t, s.ports, 1)
+
+	require.NoError(t, os.Symlink(target, link))
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	absent(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/1"})
+
+	s.slowAt = s.slowAt.Add(-s.cfg.SlowInterval)
+	md, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/1"}), "picked up with the slow counters")
+	_, ok := point(md, "rnic.port.info", map[string]any{"device": "mlx4_1/1"})
+	assert.True(t, ok, "a new port's facts come with its first scrape")
+}
+
 // TestDefaultScrapeFiles counts the files a default scrape opens per port, the number the
 // benchmark reports. In full (the first scrape, then every slow_interval, or always with
 // slow_interval 0): state, phys_state, rate, 17 counters (unicast/multicast feed no metric), the 25
 // of telegraf's 28 hw_counters that feed a metric, and 2 netdev files per netdev. In between, the
 // error and transport counters are skipped: state, phys_state, rate, the 4 data and packet
 // counters, port_xmit_wait, 3 CNP and 1 ECN counter, and the 2 netdev files.
+//
+// The files read on every scrape stay open between scrapes, so after the first scrape only the
+// slow counters are opened (each time they are read) and the fast ones are read with one pread each.
 func TestDefaultScrapeFiles(t *testing.T) {
 	const full, fast = 3 + 17 + 25 + 2, 3 + 5 + 4 + 2
-	count := func(s *rnicScraper) int64 {
-		before := s.reader.Opened()
+	type cost struct{ reads, opens int64 }
+	count := func(s *rnicScraper) cost {
+		r0, o0 := s.reader.Reads(), s.reader.Opened()
 		_, err := s.scrape(context.Background())
 		require.NoError(t, err)
-		return s.reader.Opened() - before
+		return cost{s.reader.Reads() - r0, s.reader.Opened() - o0}
 	}
 	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
 	count(s) // discovery: the static files once, then everything
-	assert.Equal(t, int64(fast), count(s))
-	assert.Equal(t, int64(fast), count(s))
+	assert.Equal(t, cost{fast, 0}, count(s))
+	assert.Equal(t, cost{fast, 0}, count(s))
 	s.slowAt = s.slowAt.Add(-s.cfg.SlowInterval)
-	assert.Equal(t, int64(full), count(s), "slow_interval elapsed")
-	assert.Equal(t, int64(fast), count(s))
+	assert.Equal(t, cost{full, full - fast}, count(s), "slow_interval elapsed: the slow counters are opened")
+	assert.Equal(t, cost{fast, 0}, count(s))
+	assert.Equal(t, fast, s.reader.Kept())
 
 	s, _ = newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
 		cfg.IncludeDevices = []string{"mlx5_bond_0"}
 		cfg.SlowInterval = 0
 	})
 	count(s)
-	assert.Equal(t, int64(full), count(s), "slow_interval 0: everything on every scrape")
+	assert.Equal(t, cost{full, 0}, count(s), "slow_interval 0: everything on every scrape, all kept open")
+	require.NoError(t, s.shutdown(context.Background()))
+	assert.Equal(t, 0, s.reader.Kept(), "shutdown closes the kept files")
 }
 
 // TestSlowCounters: between two reads a slow counter's file is not read and it has no point; its
@@ -399,11 +444,17 @@ func TestSlowCounters(t *testing.T) {
 	}
 	assert.Equal(t, int64((85378896588+10)*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "traffic is read on every scrape")
 	assert.Equal(t, int64(4), value(t, md2, "rnic.port.state", map[string]any{"device": "mlx5_bond_0/1"}))
+	info := map[string]any{"device": "mlx5_bond_0/1"}
+	_, ok := point(md1, "rnic.port.info", info)
+	assert.True(t, ok, "the static facts are recorded with the slow counters")
+	absent(t, md2, "rnic.port.info", info)
 
 	s.slowAt = s.slowAt.Add(-s.cfg.SlowInterval)
 	md3, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), value(t, md3, "rnic.transport.events", ooo))
+	_, ok = point(md3, "rnic.port.info", info)
+	assert.True(t, ok)
 	third, _ := point(md3, "rnic.transport.events", ooo)
 	assert.Equal(t, first.StartTimestamp(), third.StartTimestamp(), "the series outlived the scrape in between")
 }

@@ -1468,7 +1468,7 @@ type metricRnicPortInfo struct {
 // init fills rnic.port.info metric with initial data.
 func (m *metricRnicPortInfo) init() {
 	m.data.SetName("rnic.port.info")
-	m.data.SetDescription("Static facts of the port, always 1, for joining and inventory.")
+	m.data.SetDescription("Static facts of the port, always 1, for joining and inventory. Recorded with the slow counters, on the first scrape after a discovery and then every slow_interval.")
 	m.data.SetUnit("{info}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

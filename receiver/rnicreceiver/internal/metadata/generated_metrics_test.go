@@ -908,7 +908,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.port.info"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Static facts of the port, always 1, for joining and inventory.", mi.Description())
+						assert.Equal(t, "Static facts of the port, always 1, for joining and inventory. Recorded with the slow counters, on the first scrape after a discovery and then every slow_interval.", mi.Description())
 						assert.Equal(t, "{info}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -947,7 +947,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.port.info"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Static facts of the port, always 1, for joining and inventory.", mi.Description())
+						assert.Equal(t, "Static facts of the port, always 1, for joining and inventory. Recorded with the slow counters, on the first scrape after a discovery and then every slow_interval.", mi.Description())
 						assert.Equal(t, "{info}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
