@@ -313,7 +313,8 @@ func report(o options, ne, oc, ex *result) error {
 	row("CPU time, median of rounds", us(neMed), us(ocMed), float64(ocMed)/float64(neMed))
 	row("CPU time, min..max of rounds", us(neLo)+".."+us(neHi), us(ocLo)+".."+us(ocHi), 0)
 	row("CPU time, all scrapes", us(neMean), us(ocMean), float64(ocMean)/float64(neMean))
-	row("  of which the Prometheus exporter alone (median)", "", us(exMed)+" ("+us(exLo)+".."+us(exHi)+")", float64(exMed)/float64(neMed))
+	row("  of which the Prometheus exporter alone, median", "", us(exMed), float64(exMed)/float64(neMed))
+	row("  of which the Prometheus exporter alone, min..max", "", us(exLo)+".."+us(exHi), 0)
 	row("peak RSS (VmHWM), whole run", mib(ne.hwmKiB), mib(oc.hwmKiB), float64(oc.hwmKiB)/float64(ne.hwmKiB))
 	row("samples in a /metrics answer", fmt.Sprint(ne.metricsLn), fmt.Sprint(oc.metricsLn), float64(oc.metricsLn)/float64(ne.metricsLn))
 	fmt.Printf("\nscrapes traced: node_exporter %d, collector %d (%s window); ratio column: otelcol-iclens / node_exporter\n",

@@ -1,6 +1,7 @@
 package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,6 +115,9 @@ type replaySource struct {
 	kindStr  string
 	devs     []gpuDevice
 	sampleUs int64
+	// facts is the Facts payload last applied: a recording carries new facts only where the
+	// recorded receiver found its GPUs again, so most polls have nothing to decode.
+	facts []byte
 }
 
 // sampleInterval is the recorded library's sampling period (0 if the recording does not say):
@@ -147,6 +151,9 @@ func (r *replaySource) applyFacts() error {
 	if b == nil {
 		return errors.New("no GPU facts before the first sample")
 	}
+	if r.facts != nil && bytes.Equal(b, r.facts) {
+		return nil
+	}
 	var f recording.GPUFacts
 	if err := json.Unmarshal(b, &f); err != nil {
 		return fmt.Errorf("facts: %w", err)
@@ -157,6 +164,7 @@ func (r *replaySource) applyFacts() error {
 	for _, d := range f.Devices {
 		r.devs = append(r.devs, gpuDevice{id: d.ID, name: d.Name, uuid: d.UUID, model: d.Model, busID: d.BusID, numaNode: d.NUMANode})
 	}
+	r.facts = b
 	return nil
 }
 
