@@ -99,6 +99,11 @@ func (r *Reader) Kept() int { return len(r.kept) }
 // valid until the next read.
 func (r *Reader) ReadBytes(path string) ([]byte, error) {
 	b, err := r.readBytes(path)
+	return r.seen(path, b, err)
+}
+
+// seen hands a read's outcome to OnRead and returns it.
+func (r *Reader) seen(path string, b []byte, err error) ([]byte, error) {
 	if r.OnRead != nil {
 		r.OnRead(path, b, err)
 	}
@@ -138,10 +143,7 @@ func (r *Reader) readBytes(path string) ([]byte, error) {
 // call it when the paths may lead elsewhere (a rediscovery) and at shutdown.
 func (r *Reader) ReadBytesKept(path string) ([]byte, error) {
 	b, err := r.readKept(path)
-	if r.OnRead != nil {
-		r.OnRead(path, b, err)
-	}
-	return b, err
+	return r.seen(path, b, err)
 }
 
 func (r *Reader) readKept(path string) ([]byte, error) {
