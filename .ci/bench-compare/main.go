@@ -68,7 +68,7 @@ func main() {
 	flag.StringVar(&o.intervals, "intervals", "1s,100ms", "overhead mode: collection intervals to measure")
 	flag.BoolVar(&o.withoutScope, "without-scope-info", true, "compare mode: the Prometheus exporter's without_scope_info, as in the distribution's default config (no otel_scope_* labels on every sample)")
 	flag.BoolVar(&o.replay, "replay", true, "overhead mode: the cpuuncore and gpu receivers replay the simulator's healthy AllReduce recordings (this machine has no uncore PMU or GPU), so all three receivers do their work")
-	flag.BoolVar(&o.baseline, "baseline", true, "overhead mode: also measure the collector on a node without hardware, at the first interval")
+	flag.BoolVar(&o.baseline, "baseline", true, "overhead mode: also measure the collector on a node without hardware, at each interval")
 	flag.Var(&o.sets, "set", "a collector --set option for both modes, repeatable (receivers::rnic::slow_interval=0s reads every counter on every scrape)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (fixture, configs, logs, strace output)")
 	flag.Parse()

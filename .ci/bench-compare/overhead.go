@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 // fixture node at each collection interval and reports the CPU share of one core and the memory.
 // A Prometheus server is stood in for by a fetch of /metrics every 15 s (its common scrape
 // interval), so the exporter's encoding is counted too. With -baseline, the same collector on a
-// node without any of the hardware shows what the collector costs by itself (Go runtime, tickers,
-// processors, idle receivers), apart from the rnic scrapes. With -replay (the default) the
+// node without any of the hardware, at each interval, shows what the collector costs by itself
+// (Go runtime, the receivers' tickers, processors, idle receivers), apart from any data. With -replay (the default) the
 // cpuuncore and gpu receivers replay the simulator's recordings of a healthy AllReduce node, as
 // this machine has no uncore PMU or GPU, so that every receiver works at the interval.
 func overhead(o options, tmp, root string) error {
@@ -40,7 +41,9 @@ func overhead(o options, tmp, root string) error {
 		if err := os.MkdirAll(empty, 0o755); err != nil {
 			return err
 		}
-		runs = append(runs, run{runs[0].interval, empty, "no hardware (empty root)", false})
+		for _, r := range slices.Clone(runs) {
+			runs = append(runs, run{r.interval, empty, "no hardware (empty root)", false})
+		}
 	}
 
 	// The cpuuncore and gpu receivers have nothing to read here: let them replay the simulated
