@@ -18,9 +18,10 @@ import (
 // A Prometheus server is stood in for by a fetch of /metrics every 15 s (its common scrape
 // interval), so the exporter's encoding is counted too. With -baseline, the same collector on a
 // node without any of the hardware, at each interval, shows what the collector costs by itself
-// (Go runtime, the receivers' tickers, processors, idle receivers), apart from any data. With -replay (the default) the
-// cpuuncore and gpu receivers replay the simulator's recordings of a healthy AllReduce node, as
-// this machine has no uncore PMU or GPU, so that every receiver works at the interval.
+// (Go runtime, the receivers' tickers, processors, idle receivers), apart from any data. With
+// -replay (the default) the cpuuncore and gpu receivers replay the simulator's recordings of a
+// healthy AllReduce node, as this machine has no uncore PMU or GPU, so that every receiver works at
+// the interval.
 func overhead(o options, tmp, root string) error {
 	type run struct {
 		interval time.Duration
