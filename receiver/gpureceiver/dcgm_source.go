@@ -118,7 +118,24 @@ type dcgmSource struct {
 	since int64
 	// failing[i] holds the quantities of devices[i] whose last value was refused with a reason.
 	failing []quantitySet
+
+	// proven holds, per GPU UUID (or name), the cumulative counters that have produced a valid
+	// value. DCGM 4.6 lists the GPM counters 1091/1092 (and the C2C and NVLink ranges) on every
+	// GPM GPU whatever the driver supports (DcgmModuleCore::ProcessProfGetMetricGroups), and a GPM
+	// value is blank until two GPM samples exist: until a counter has proven itself, its link's
+	// rate is read too. It survives rediscovery and reconnection.
+	proven map[string]quantitySet
+	// blankPolls counts, per GPU index, the polls since the watch in which an unproven counter
+	// was read but blank; after gpmDecidePolls the rate is taken as the link's source.
+	blankPolls []int
+	// sources is the per-GPU description of where each link's bytes come from, as last logged.
+	sources map[string]string
 }
+
+// gpmDecidePolls is how many polls an unproven counter may stay blank before its rate is named
+// the link's source: a GPM value needs two GPM samples (the first is blank, DCGM test_prof.py),
+// taken at the collection interval of the latest-values watch.
+const gpmDecidePolls = 3
 
 // dcgmSpecByID maps a field id to its spec.
 var dcgmSpecByID = func() map[uint16]dcgmFieldSpec {
@@ -144,7 +161,8 @@ func openDCGM(api dcgmAPI, cfg *Config, logger *zap.Logger, want quantitySet, nu
 	if err := api.connect(cfg.DCGM); err != nil {
 		return nil, err
 	}
-	s := &dcgmSource{api: api, cfg: cfg, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode}
+	s := &dcgmSource{api: api, cfg: cfg, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode,
+		proven: map[string]quantitySet{}, sources: map[string]string{}}
 	if err := s.refresh(); err != nil {
 		_ = s.close()
 		return nil, err
@@ -187,6 +205,7 @@ func (s *dcgmSource) refresh() error {
 	s.unwatchAll()
 	s.plan = plan
 	s.failing = make([]quantitySet, len(plan.ids))
+	s.blankPolls = make([]int, len(plan.ids))
 	s.index = make(map[uint]int, len(plan.ids))
 	for i, id := range plan.ids {
 		s.index[id] = i
@@ -242,6 +261,12 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 		if err == nil {
 			for _, v := range vals {
 				if _, ok, _ := convertDCGM(v, dcgmSpecByID[v.field]); ok {
+					if i := slices.Index(ids, v.gpu); i >= 0 {
+						key := plan.devices[i].key()
+						p := s.proven[key]
+						p.add(dcgmSpecByID[v.field].q)
+						s.proven[key] = p
+					}
 					if probe[v.gpu] == nil {
 						probe[v.gpu] = map[uint16]bool{}
 					}
@@ -280,10 +305,16 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 			}
 			reads.add(f.q)
 		}
-		// Where a link has a working cumulative counter, its rate is not read: one series, one origin.
+		// Where a link's cumulative counter has produced a value, its rate is not read: one
+		// series, one origin. A counter DCGM lists but that has not produced a value yet (GPM
+		// fields are blank until two GPM samples exist, and DCGM 4.6 lists 1091/1092 even where
+		// the driver's NVML has no GPM PCIe counter) is read next to the rate, which carries the
+		// link until the counter proves itself.
 		for q := qPCIeTxRate; q <= qC2CRxRate; q++ {
 			if c, ok := counterFor(q); ok && reads.has(c) {
-				reads &^= 1 << q
+				if s.proven[dev.key()].has(c) {
+					reads &^= 1 << q
+				}
 				missing = slices.DeleteFunc(missing, func(m string) bool { return m == q.String() })
 			}
 		}
@@ -447,7 +478,89 @@ func (s *dcgmSource) poll(buf []sample) ([]sample, error) {
 			s.note("latest", err)
 		}
 	}
+	if s.settleSources(buf) {
+		// A counter proved itself: watch it alone, without the rate it replaces.
+		if err := s.refresh(); err != nil {
+			s.note("refresh", err)
+		}
+	}
 	return buf, nil
+}
+
+// settleSources records which counters produced a valid value in this poll, logs once per GPU
+// where each link's bytes come from as soon as that is decided, and reports whether a counter
+// newly proved itself (so the plan can drop its rate).
+func (s *dcgmSource) settleSources(buf []sample) bool {
+	var valid = make([]quantitySet, len(s.plan.devices))
+	for _, smp := range buf {
+		if smp.valid && smp.q.isCounter() && smp.gpu >= 0 && smp.gpu < len(valid) {
+			valid[smp.gpu].add(smp.q)
+		}
+	}
+	changed := false
+	for i, dev := range s.plan.devices {
+		key := dev.key()
+		reads := s.plan.reads[i]
+		undecided := false
+		for q := qPCIeTxRate; q <= qC2CRxRate; q++ {
+			c, ok := counterFor(q)
+			if !ok || !reads.has(c) || s.proven[key].has(c) {
+				continue
+			}
+			if valid[i].has(c) {
+				p := s.proven[key]
+				p.add(c)
+				s.proven[key] = p
+				changed = true
+				continue
+			}
+			undecided = true
+		}
+		if undecided {
+			s.blankPolls[i]++
+			if s.blankPolls[i] < gpmDecidePolls {
+				continue
+			}
+		}
+		desc := describeSources(reads, s.proven[key])
+		if s.sources[key] != desc {
+			s.sources[key] = desc
+			fields := []zap.Field{zap.String("device", dev.name), zap.String("gpu.uuid", dev.uuid)}
+			for _, l := range strings.Split(desc, "; ") {
+				name, what, _ := strings.Cut(l, ": ")
+				fields = append(fields, zap.String(name, what))
+			}
+			s.logger.Info("GPU interconnect bytes: source per quantity", fields...)
+		}
+	}
+	return changed
+}
+
+// describeSources names, per link quantity, the DCGM field its bytes come from.
+func describeSources(reads, proven quantitySet) string {
+	var parts []string
+	for _, l := range []struct {
+		name     string
+		tx, rx   quantity
+		ctr      bool
+		txC, rxC quantity
+	}{
+		{"gpu_pcie", qPCIeTxRate, qPCIeRxRate, true, qPCIeTxBytes, qPCIeRxBytes},
+		{"gpu_nvlink", qNVLinkTxRate, qNVLinkRxRate, true, qNVLinkTxBytes, qNVLinkRxBytes},
+		{"gpu_c2c", qC2CTxRate, qC2CRxRate, false, 0, 0},
+	} {
+		var what string
+		switch {
+		case l.ctr && reads.has(l.txC) && !reads.has(l.tx) || l.ctr && proven.has(l.txC):
+			what = fmt.Sprintf("counter DCGM fields %d/%d (cumulative bytes)", dcgmFieldOf(l.txC).id, dcgmFieldOf(l.rxC).id)
+		case reads.has(l.tx):
+			what = fmt.Sprintf("rate DCGM fields %d/%d (bytes/s, integrated)", dcgmFieldOf(l.tx).id, dcgmFieldOf(l.rx).id)
+		default:
+			what = "none (not supported by DCGM on this GPU)"
+		}
+		parts = append(parts, l.name+": "+what)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // appendSamples converts DCGM values into samples, dropping those of GPUs and fields not planned.

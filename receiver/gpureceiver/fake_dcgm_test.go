@@ -34,6 +34,73 @@ type fakeDCGM struct {
 	nextID  dcgmWatchID
 	// sinceCalls counts GetValuesSince calls.
 	sinceCalls int
+
+	// hopper, when set, models a DCGM 4.6 hostengine on GPM GPUs (see newFakeDCGMHopper).
+	hopper *hopperModel
+	// latestCalls counts cached (not live) latest-value reads: one per scrape.
+	latestCalls int
+}
+
+// hopperModel is what a DCGM 4.6 hostengine does on Hopper/Blackwell (GPM) GPUs:
+//   - dcgmProfGetSupportedMetricGroups answers with three fixed field ranges on every GPM GPU,
+//     whatever the hardware and driver support (DCGM 4.6 modules/core/DcgmModuleCore.cpp
+//     ProcessProfGetMetricGroups, lines 2246-2293): 1001-1034, 1040-1083 (NVLink, C2C), and
+//     1084-1096 (the cumulative cycle counters and 1091/1092 PCIE_TX/RX_BYTES_TOTAL);
+//   - a GPM field is blank until two GPM samples exist (DCGM testing/python3/tests/test_prof.py
+//     1328-1337), and stays blank when the driver's NVML has no such GPM metric: 1091/1092 map to
+//     NVML_GPM_METRIC_PCIE_TX/RX (dcgm_fields.cpp 6824-6828), new in the CUDA 13.2 nvml.h; on an
+//     NVML error the value stays DCGM_FP64_BLANK, served as DCGM_INT64_BLANK
+//     (DcgmGpmManager.cpp 307-314, DcgmCacheManager.cpp 14094-14114).
+type hopperModel struct {
+	// pcieCounter: the driver's NVML has NVML_GPM_METRIC_PCIE_TX/RX (255/256).
+	pcieCounter bool
+	// bootTx/bootRx: what the since-boot PCIe counters held when the receiver started.
+	bootTx, bootRx int64
+	// txRate/rxRate in bytes/s, interval between latest reads.
+	txRate, rxRate int64
+	interval       int64 // s
+}
+
+// hopperProfFields is the three fixed ranges DCGM 4.6 lists on every GPM GPU.
+func hopperProfFields() []uint16 {
+	var out []uint16
+	for _, r := range [][2]uint16{{1001, 1034}, {1040, 1083}, {1084, 1096}} {
+		for id := r[0]; id <= r[1]; id++ {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// newFakeDCGMHopper is a DCGM 4.6 hostengine with n H100s; pcieCounter says whether the
+// driver's NVML has the GPM PCIe byte counters.
+func newFakeDCGMHopper(n int, pcieCounter bool) *fakeDCGM {
+	f := newFakeDCGM(n)
+	f.hopper = &hopperModel{pcieCounter: pcieCounter, bootTx: 5_000_000_000_000, bootRx: 7_000_000_000_000,
+		txRate: 3_000_000, rxRate: 1_000_000, interval: 10}
+	for _, g := range f.gpus {
+		f.prof[g] = hopperProfFields()
+	}
+	return f
+}
+
+// hopperLatest serves a GPM counter: blank for the first two GPM samples, and forever where the
+// driver lacks the metric; else the since-boot total at that read.
+func (f *fakeDCGM) hopperLatest(field uint16) (dcgmValue, bool) {
+	h := f.hopper
+	if h == nil || (field != dcgmFieldPCIeTxTotal && field != dcgmFieldPCIeRxTotal) {
+		return dcgmValue{}, false
+	}
+	blank := dcgmValue{fieldType: dcgmTypeInt64, i: dcgmInt64Blank, ts: int64(f.latestCalls)}
+	if !h.pcieCounter || f.latestCalls < 2 {
+		return blank, true
+	}
+	elapsed := int64(f.latestCalls) * h.interval
+	v := h.bootTx + h.txRate*elapsed
+	if field == dcgmFieldPCIeRxTotal {
+		v = h.bootRx + h.rxRate*elapsed
+	}
+	return dcgmValue{fieldType: dcgmTypeInt64, i: v, ts: int64(f.latestCalls)}, true
 }
 
 func newFakeDCGM(n int) *fakeDCGM {
@@ -94,6 +161,9 @@ func (f *fakeDCGM) latestValues(gpus []uint, fields []uint16, live bool) ([]dcgm
 	if f.latestErr != nil && !live {
 		return nil, f.latestErr
 	}
+	if !live {
+		f.latestCalls++
+	}
 	var out []dcgmValue
 	for _, g := range gpus {
 		for _, fid := range fields {
@@ -103,6 +173,9 @@ func (f *fakeDCGM) latestValues(gpus []uint, fields []uint16, live bool) ([]dcgm
 				out = append(out, dcgmValue{gpu: g, field: fid, fieldType: dcgmTypeString, s: f.identity[g][idx]})
 			default:
 				v, ok := f.latest[g][fid]
+				if hv, isGPM := f.hopperLatest(fid); isGPM {
+					v, ok = hv, true
+				}
 				if !ok {
 					// An unwatched field with no data: DCGM answers with a blank.
 					v = dcgmValue{fieldType: dcgmTypeInt64, i: dcgmInt64Blank}

@@ -16,6 +16,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 )
 
@@ -148,19 +149,26 @@ func TestNVMLSource(t *testing.T) {
 	assert.EqualValues(t, 1, info.attrs["numa.node"])
 	assert.Equal(t, "nvml", info.attrs["source"])
 	assert.Equal(t, "NVIDIA H100 80GB HBM3", info.attrs["gpu.model"])
-	assert.EqualValues(t, 2000, one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_pcie", "direction", "transmit").i)
-	assert.EqualValues(t, 4096, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "receive").i, "KiB x 1024")
+	// The start-time rule (metadata/start-time.md): NVML's counters count since boot, so the first
+	// point is 0 at the first reading and the next ones what was counted since.
+	first := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
+	assert.EqualValues(t, 0, first.i, "the first point of a since-boot counter")
+	assert.Equal(t, pcommon.NewTimestampFromTime(clock.t), first.start, "starts at the first reading")
+	assert.EqualValues(t, 0, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "receive").i)
 	assert.Len(t, find(m, "interconnect.io", "component", "gpu_nvlink", "direction", "transmit"), 8, "a zero counter is a value")
 	assert.InDelta(t, 0.8, one(t, m, "gpu.utilization", "device", "gpu7").f, 1e-9)
 	assert.InDelta(t, 0.3, one(t, m, "gpu.memory.copy_utilization", "device", "gpu7").f, 1e-9)
-	assert.EqualValues(t, 2, one(t, m, "gpu.pcie.replays", "device", "gpu3").i)
+	assert.EqualValues(t, 0, one(t, m, "gpu.pcie.replays", "device", "gpu3").i, "replays since boot: 0 at the first reading")
 	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.width", "device", "gpu3").i)
 	assert.Empty(t, points(m, "gpu.dram.active"), "the first GPM sample only starts the period")
 
-	first := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
 	clock.t = clock.t.Add(10 * time.Second)
+	node.pcieTx, node.nvlinkRxKiB = 1500, 6
 	m = scrapeOnce(t, s)
-	assert.Equal(t, first.start, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit").start)
+	p := one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_pcie", "direction", "transmit")
+	assert.Equal(t, first.start, p.start)
+	assert.EqualValues(t, 2*500, p.i, "bytes counted since the first reading")
+	assert.EqualValues(t, 2*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "receive").i, "KiB x 1024")
 	assert.InDelta(t, 0.375, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9, "GPM, from the second sample on")
 
 	// GPU 2 falls off the bus; the counter of GPU 0 is reset by a driver reload.

@@ -61,6 +61,12 @@ var links = []struct {
 	{metadata.AttributeComponentGpuC2c, metadata.AttributeDirectionReceive, qC2CRxRate, 0, false},
 }
 
+// handover is where a link's rate-integrated series stood when its counter took over.
+type handover struct {
+	bytes uint64
+	start pcommon.Timestamp
+}
+
 type gpuScraper struct {
 	cfg    *Config
 	logger *zap.Logger
@@ -75,7 +81,10 @@ type gpuScraper struct {
 	// problems says each failure of the source as a whole once.
 	problems *errtrack.Tracker
 
-	counters  *counter.Tracker[seriesKey]
+	counters *counter.Tracker[seriesKey]
+	// handover holds, per counter series, the bytes its link had counted from the rate before
+	// the counter produced its first value, and that series' start: the link stays one series.
+	handover  map[seriesKey]handover
 	integ     map[seriesKey]*integrator
 	xids      map[xidKey]*xidCount
 	lastXID   map[string]int64             // per GPU: timestamp of the last XID counted
@@ -90,14 +99,17 @@ type gpuScraper struct {
 
 func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 	s := &gpuScraper{
-		cfg:       cfg,
-		logger:    set.Logger,
-		mb:        metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		open:      openerFor(cfg),
-		now:       time.Now,
-		want:      wantedQuantities(cfg.Metrics),
-		problems:  errtrack.New(),
-		counters:  counter.NewTracker[seriesKey](),
+		cfg:      cfg,
+		logger:   set.Logger,
+		mb:       metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		open:     openerFor(cfg),
+		now:      time.Now,
+		want:     wantedQuantities(cfg.Metrics),
+		problems: errtrack.New(),
+		// The start-time rule (metadata/start-time.md): a counter read since boot reports what it
+		// counted since the series began.
+		counters:  counter.NewTracker[seriesKey](counter.SinceFirstReading()),
+		handover:  map[seriesKey]handover{},
 		integ:     map[seriesKey]*integrator{},
 		xids:      map[xidKey]*xidCount{},
 		lastXID:   map[string]int64{},
@@ -283,9 +295,26 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 
 		for _, ln := range links {
 			if ln.hasCounter && l.set[ln.counter] {
-				p := s.counters.Observe(seriesKey{key, ln.counter}, l.u[ln.counter], counter.Spec{Kind: counter.Monotonic}, now)
-				s.starts.Use(p.Start)
-				s.mb.RecordInterconnectIoDataPoint(now, int64(p.Value), ln.component, ln.direction, d.name, d.busID, d.numaNode)
+				ck := seriesKey{key, ln.counter}
+				p := s.counters.Observe(ck, l.u[ln.counter], counter.Spec{Kind: counter.Monotonic}, now)
+				switch p.Status {
+				case counter.First:
+					// The counter takes over from the rate (DCGM 4.6 GPM counters produce their
+					// first value two GPM samples after the watch): the link's series goes on
+					// from the bytes the rate counted, with the rate's start.
+					if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.lastTS != 0 {
+						s.handover[ck] = handover{bytes: g.whole, start: g.start}
+						delete(s.integ, seriesKey{key, ln.rate})
+					}
+				case counter.Reset:
+					delete(s.handover, ck)
+				}
+				start, v := p.Start, p.Value
+				if h, ok := s.handover[ck]; ok {
+					start, v = h.start, h.bytes+p.Value
+				}
+				s.starts.Use(start)
+				s.mb.RecordInterconnectIoDataPoint(now, int64(v), ln.component, ln.direction, d.name, d.busID, d.numaNode)
 				continue
 			}
 			if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.updated {
@@ -339,6 +368,11 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 
 	// A GPU that is gone loses its state, so that one that comes back starts new series.
 	s.counters.Sweep()
+	for k := range s.handover {
+		if !present[k.gpu] {
+			delete(s.handover, k)
+		}
+	}
 	for k := range s.integ {
 		if !present[k.gpu] {
 			delete(s.integ, k)

@@ -117,6 +117,14 @@ type gpuDevice struct {
 	numaNode int64
 }
 
+// key names the GPU across rediscoveries and reconnections: its UUID, else its name.
+func (d gpuDevice) key() string {
+	if d.uuid != "" {
+		return d.uuid
+	}
+	return d.name
+}
+
 // source is a library that can tell what GPUs there are and what they did.
 type source interface {
 	// kind names the library in logs and in the gpu.info metric's source attribute.

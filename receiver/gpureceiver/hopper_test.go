@@ -1,0 +1,98 @@
+package gpureceiver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// addHopperRates appends the PCIe rate samples DCGM 4.6 takes on a GPM GPU for the seconds
+// (from, to]: 1009/1010 in bytes/s, the very first blank (a GPM value needs two GPM samples,
+// DCGM test_prof.py 1328-1337).
+func addHopperRates(f *fakeDCGM, gpu uint, base int64, from, to int64) {
+	for k := from + 1; k <= to; k++ {
+		tx, rx := f.hopper.txRate, f.hopper.rxRate
+		if k == 1 {
+			tx, rx = dcgmInt64Blank, dcgmInt64Blank
+		}
+		f.addSample(gpu, dcgmFieldPCIeTxRate, base+k*sec, tx)
+		f.addSample(gpu, dcgmFieldPCIeRxRate, base+k*sec, rx)
+	}
+}
+
+func sourceLines(logs *observer.ObservedLogs, device string) []observer.LoggedEntry {
+	return logs.FilterMessage("GPU interconnect bytes: source per quantity").FilterField(zap.String("device", device)).All()
+}
+
+// TestHopperDCGM46WithoutGPMPCIeCounter (G1): DCGM 4.6 on an H100 whose driver's NVML has no GPM
+// PCIe counter lists 1091/1092 anyway and serves them blank forever. The receiver must still
+// report PCIe bytes, from the rates 1009/1010, and say once that the rate is the source.
+func TestHopperDCGM46WithoutGPMPCIeCounter(t *testing.T) {
+	f := newFakeDCGMHopper(1, false)
+	base := int64(1_800_000_000) * sec
+	s, logs, clock := newTestScraper(t, f, nil)
+	require.NoError(t, s.start(context.Background(), nil))
+
+	var tx, rx int64
+	for scrape := int64(0); scrape < 4; scrape++ {
+		addHopperRates(f, 0, base, scrape*10, scrape*10+10)
+		clock.t = clock.t.Add(10 * time.Second)
+		m := scrapeOnce(t, s)
+		tx = one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "transmit").i
+		rx = one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "receive").i
+	}
+	// 40 one-second samples; the first (blank) only opens the series.
+	assert.EqualValues(t, 39*f.hopper.txRate, tx)
+	assert.EqualValues(t, 39*f.hopper.rxRate, rx)
+
+	lines := sourceLines(logs, "gpu0")
+	require.Len(t, lines, 1, "one line per GPU, once the source is decided")
+	assert.Contains(t, lines[0].ContextMap()["gpu_pcie"], "rate DCGM fields 1009/1010")
+	assert.Contains(t, lines[0].ContextMap()["gpu_nvlink"], "rate DCGM fields 1011/1012")
+}
+
+// TestHopperDCGM46CounterTakesOver (G1, G2): where the driver has the GPM PCIe counter, it is blank
+// for the first two GPM samples; the rate carries the link until then, and the counter takes
+// over in the same series (same start, bytes going on from the rate's total), after which the
+// rate is no longer watched.
+func TestHopperDCGM46CounterTakesOver(t *testing.T) {
+	f := newFakeDCGMHopper(1, true)
+	base := int64(1_800_000_000) * sec
+	s, logs, clock := newTestScraper(t, f, nil)
+	require.NoError(t, s.start(context.Background(), nil))
+
+	var starts []int64
+	var values []int64
+	for scrape := int64(0); scrape < 5; scrape++ {
+		addHopperRates(f, 0, base, scrape*10, scrape*10+10)
+		clock.t = clock.t.Add(10 * time.Second)
+		m := scrapeOnce(t, s)
+		p := one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "transmit")
+		starts = append(starts, int64(p.start))
+		values = append(values, p.i)
+	}
+	// Scrapes 1 and 2: the counter is blank, the rate counts (9 then 10 periods).
+	assert.EqualValues(t, 9*f.hopper.txRate, values[0])
+	assert.EqualValues(t, 19*f.hopper.txRate, values[1])
+	// Scrape 3: the counter's first value is its baseline, taken as the rate's samples of this
+	// scrape end; the series goes on from the rate's 29 periods, without the since-boot total.
+	assert.EqualValues(t, 29*f.hopper.txRate, values[2], "no jump to the since-boot total")
+	// Scrapes 4 and 5: the counter's growth, 10 s at the fake's rate each.
+	assert.EqualValues(t, 39*f.hopper.txRate, values[3])
+	assert.EqualValues(t, 49*f.hopper.txRate, values[4])
+	for i := range starts {
+		assert.Equal(t, starts[0], starts[i], "one series, one start: scrape %d", i+1)
+	}
+	assert.Equal(t, (base+sec)*1000, starts[0], "the series began with the first rate sample")
+	for _, w := range f.watches {
+		assert.NotContains(t, w, dcgmFieldPCIeTxRate, "the rate is no longer watched once the counter works")
+	}
+	lines := sourceLines(logs, "gpu0")
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0].ContextMap()["gpu_pcie"], "counter DCGM fields 1091/1092")
+}
