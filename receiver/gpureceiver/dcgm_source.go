@@ -130,6 +130,43 @@ type dcgmSource struct {
 	blankPolls []int
 	// sources is the per-GPU description of where each link's bytes come from, as last logged.
 	sources map[string]string
+
+	now func() time.Time
+	// lastPoll is when the history was last read; keep is how long DCGM keeps it.
+	lastPoll time.Time
+	keep     time.Duration
+	// lost says that samples were lost before the next ones (history expired, or skipped past
+	// go-dcgm's value cap): the integrators must not charge the gap to the next sample.
+	lost bool
+}
+
+// goDCGMValueCap is go-dcgm's limit on the values one GetValuesSince may return
+// (pkg/dcgm/field_values.go maxCallbackValues = DCGM_GROUP_MAX_ENTITIES_V2 * 128): beyond it the
+// whole call fails with "field value limit exceeded" and returns nothing.
+const goDCGMValueCap = 131072
+
+// isValueCapError reports whether err is go-dcgm refusing a GetValuesSince over its value cap.
+func isValueCapError(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "field value limit exceeded")
+}
+
+// historyKeep is how long DCGM keeps the samples of the history watch: three collection
+// intervals (at least 30 s) for a late scrape, but no more than half of go-dcgm's value cap can
+// hold, so that a poll after a late scrape (or the first poll, from 0) still fits in one call.
+func historyKeep(cfg *Config, gpus, fields int) time.Duration {
+	keep := max(3*cfg.CollectionInterval, 30*time.Second)
+	if gpus == 0 || fields == 0 {
+		return keep
+	}
+	fit := time.Duration(goDCGMValueCap/2/(gpus*fields)) * cfg.DCGM.SampleInterval
+	return max(min(keep, fit), cfg.DCGM.SampleInterval)
+}
+
+// historyLost reports, once, that samples were lost since the previous poll.
+func (s *dcgmSource) historyLost() bool {
+	l := s.lost
+	s.lost = false
+	return l
 }
 
 // gpmDecidePolls is how many polls an unproven counter may stay blank before its rate is named
@@ -162,7 +199,7 @@ func openDCGM(api dcgmAPI, cfg *Config, logger *zap.Logger, want quantitySet, nu
 		return nil, err
 	}
 	s := &dcgmSource{api: api, cfg: cfg, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode,
-		proven: map[string]quantitySet{}, sources: map[string]string{}}
+		proven: map[string]quantitySet{}, sources: map[string]string{}, now: time.Now}
 	if err := s.refresh(); err != nil {
 		_ = s.close()
 		return nil, err
@@ -387,13 +424,14 @@ func (s *dcgmSource) identify(plan *dcgmPlan) {
 // kept for a late scrape, everything else at the collection interval.
 func (s *dcgmSource) watchAll() error {
 	p := s.plan
-	keep := max(3*s.cfg.CollectionInterval, 30*time.Second)
+	keep := historyKeep(s.cfg, len(p.ids), len(p.history))
+	s.keep = keep
 	var err error
 	s.history, s.hasHistory, err = s.watchFields("iclens-history", &p.history, s.cfg.DCGM.SampleInterval, keep, 0)
 	if err != nil {
 		return err
 	}
-	s.latest, s.hasLatest, err = s.watchFields("iclens-latest", &p.latest, s.cfg.CollectionInterval, keep, 2)
+	s.latest, s.hasLatest, err = s.watchFields("iclens-latest", &p.latest, s.cfg.CollectionInterval, max(3*s.cfg.CollectionInterval, 30*time.Second), 2)
 	return err
 }
 
@@ -452,7 +490,22 @@ func (s *dcgmSource) poll(buf []sample) ([]sample, error) {
 		return buf, nil
 	}
 	if s.hasHistory {
+		now := s.now()
+		if !s.lastPoll.IsZero() && now.Sub(s.lastPoll) > s.keep {
+			// DCGM dropped what is older than keep: the gap up to the first sample is not the
+			// period that sample averages.
+			s.lost = true
+		}
+		s.lastPoll = now
 		vals, next, err := s.api.valuesSince(s.history, s.since)
+		if isValueCapError(err) {
+			// The cursor would never move again: the next call asks for even more. Skip to one
+			// collection interval before now and ask again; what lies before is lost, and said once.
+			s.since = max(s.since, now.Add(-s.cfg.CollectionInterval).UnixMicro())
+			s.lost = true
+			s.note("history", fmt.Errorf("%w: samples older than one collection interval skipped", err))
+			vals, next, err = s.api.valuesSince(s.history, s.since)
+		}
 		switch {
 		case err == nil:
 			s.recovered("history")
@@ -462,6 +515,9 @@ func (s *dcgmSource) poll(buf []sample) ([]sample, error) {
 			buf = s.appendSamples(buf, vals)
 		case dcgmErrorCode(err) == dcgmStConnectionNotValid:
 			return buf, err
+		case isValueCapError(err):
+			// Even one collection interval is over the cap: start from now next time.
+			s.since = max(s.since, now.UnixMicro())
 		default:
 			s.note("history", err)
 		}

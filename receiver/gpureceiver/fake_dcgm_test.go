@@ -39,6 +39,11 @@ type fakeDCGM struct {
 	hopper *hopperModel
 	// latestCalls counts cached (not live) latest-value reads: one per scrape.
 	latestCalls int
+	// valueCap > 0 fails a GetValuesSince that would return more values, as go-dcgm does at
+	// 131072 (pkg/dcgm/field_values.go maxCallbackValues, "field value limit exceeded").
+	valueCap int
+	// keepAges records the maxKeepAge of every watch.
+	keepAges []time.Duration
 }
 
 // hopperModel is what a DCGM 4.6 hostengine does on Hopper/Blackwell (GPM) GPUs:
@@ -188,8 +193,9 @@ func (f *fakeDCGM) latestValues(gpus []uint, fields []uint16, live bool) ([]dcgm
 	return out, nil
 }
 
-func (f *fakeDCGM) watch(_ string, _ []uint, fields []uint16, _, _ time.Duration, _ int32) (dcgmWatchID, error) {
+func (f *fakeDCGM) watch(_ string, _ []uint, fields []uint16, _, keep time.Duration, _ int32) (dcgmWatchID, error) {
 	f.mustBeConnected()
+	f.keepAges = append(f.keepAges, keep)
 	if f.watchErr != nil {
 		if err := f.watchErr(fields); err != nil {
 			return 0, err
@@ -214,6 +220,9 @@ func (f *fakeDCGM) valuesSince(w dcgmWatchID, since int64) ([]dcgmValue, int64, 
 			out = append(out, v)
 			next = max(next, v.ts+1)
 		}
+	}
+	if f.valueCap > 0 && len(out) > f.valueCap {
+		return nil, 0, &dcgmError{op: "reading samples", msg: fmt.Sprintf("field value limit exceeded (%d), reduce time range, field count, or entity count", f.valueCap)}
 	}
 	return out, next, nil
 }

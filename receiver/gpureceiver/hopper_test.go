@@ -96,3 +96,72 @@ func TestHopperDCGM46CounterTakesOver(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Contains(t, lines[0].ContextMap()["gpu_pcie"], "counter DCGM fields 1091/1092")
 }
+
+// TestValueCapMovesTheCursor (G3): go-dcgm fails a whole GetValuesSince over 131072 values
+// (pkg/dcgm/field_values.go maxCallbackValues). 8 GPUs x 6 rate fields x 30 s of history at the
+// allowed 10 ms sample interval is 144000: the keep age is capped so that one poll fits, and a
+// poll that still exceeds the cap moves the cursor instead of stalling it forever.
+func TestValueCapMovesTheCursor(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.DCGM.SampleInterval = 10 * time.Millisecond
+	keep := historyKeep(cfg, 8, 7)
+	assert.LessOrEqual(t, int(keep/cfg.DCGM.SampleInterval)*8*7, goDCGMValueCap, "a full history fits in one poll")
+	assert.Equal(t, 30*time.Second, historyKeep(cfg, 1, 1), "small configurations keep 30 s")
+
+	f := newFakeDCGM(1)
+	f.valueCap = 50
+	now := int64(1_800_000_000) * sec
+	for k := int64(0); k < 100; k++ { // a backlog larger than the cap
+		f.addSample(0, dcgmFieldPCIeTxRate, now-10*sec+k*100_000, 1000)
+	}
+	s, logs, clock := newTestScraper(t, f, nil)
+	s.open = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
+		src, err := openDCGM(f, cfg, logger, want, numa)
+		if err == nil {
+			src.now = clock.now
+		}
+		return src, err
+	}
+	clock.t = time.UnixMicro(now)
+	require.NoError(t, s.start(context.Background(), nil))
+	scrapeOnce(t, s)
+	assert.Equal(t, 1, logs.FilterField(zap.String("series", "history")).Len(), "said once")
+
+	// New samples after the skip are read again.
+	for k := int64(1); k <= 10; k++ {
+		f.addSample(0, dcgmFieldPCIeTxRate, now+k*sec, 1000)
+	}
+	clock.t = clock.t.Add(10 * time.Second)
+	m := scrapeOnce(t, s)
+	assert.EqualValues(t, 9*1000, one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "transmit").i,
+		"the cursor moved past the backlog")
+	clock.t = clock.t.Add(10 * time.Second)
+	scrapeOnce(t, s)
+	assert.Equal(t, 1, logs.FilterMessage("GPU series collected again").FilterField(zap.String("series", "history")).Len())
+}
+
+// TestConnectionLossClampsTheGap (G4): after nv-hostengine went away and came back, the samples
+// in between are lost: the first sample after the reconnection is charged one nominal period,
+// while a late sample on a live connection is charged its whole real interval.
+func TestConnectionLossClampsTheGap(t *testing.T) {
+	f := newFakeDCGM(1)
+	f.addSample(0, dcgmFieldPCIeTxRate, 1*sec, 100)
+	f.addSample(0, dcgmFieldPCIeTxRate, 2*sec, 100)
+	f.addSample(0, dcgmFieldPCIeTxRate, 6*sec, 100) // late: covers 4 s
+	s, _, clock := newTestScraper(t, f, nil)
+	require.NoError(t, s.start(context.Background(), nil))
+	m := scrapeOnce(t, s)
+	assert.EqualValues(t, 500, one(t, m, "interconnect.io", "direction", "transmit").i, "1 s + the late sample's 4 s")
+
+	f.historyErr = &dcgmError{op: "reading samples", code: dcgmStConnectionNotValid, msg: "dcgmGetValuesSince_v2 failed with error code -21"}
+	clock.t = clock.t.Add(10 * time.Second)
+	scrapeOnce(t, s)
+	require.Nil(t, s.src)
+	f.historyErr = nil
+	f.addSample(0, dcgmFieldPCIeTxRate, 60*sec, 100) // the first after the hostengine restarted
+	f.addSample(0, dcgmFieldPCIeTxRate, 61*sec, 100)
+	clock.t = clock.t.Add(10 * time.Second)
+	m = scrapeOnce(t, s)
+	assert.EqualValues(t, 500+100+100, one(t, m, "interconnect.io", "direction", "transmit").i,
+		"the gap over the reconnection is one nominal period, not 54 s")
+}

@@ -95,6 +95,9 @@ type gpuScraper struct {
 	starts   *counter.StartTimes
 	sampleUs int64
 	maxGapUs int64
+	// resync: samples may have been lost before this poll's (a new connection, or the source
+	// said so); each integrator clamps the gap to its next sample.
+	resync bool
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
@@ -172,6 +175,7 @@ func (s *gpuScraper) connect(now time.Time) {
 	}
 	s.problems.Recover("source")
 	s.src = src
+	s.resync = true
 	// A replay integrates with the sampling period of the recorded library.
 	if r, ok := src.(interface{ sampleInterval() time.Duration }); ok && r.sampleInterval() > 0 {
 		s.sampleUs = r.sampleInterval().Microseconds()
@@ -232,6 +236,9 @@ func (s *gpuScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		s.lastAttempt = time.Time{}
 		return pmetric.NewMetrics(), nil
 	}
+	if l, ok := s.src.(interface{ historyLost() bool }); ok && l.historyLost() {
+		s.resync = true
+	}
 	s.record(pcommon.NewTimestampFromTime(now))
 	return s.mb.Emit(), nil
 }
@@ -256,6 +263,12 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 		}
 	}
 
+	if s.resync {
+		for _, g := range s.integ {
+			g.resync = true
+		}
+		s.resync = false
+	}
 	for _, smp := range s.buf {
 		if smp.gpu < 0 || smp.gpu >= len(devs) {
 			continue

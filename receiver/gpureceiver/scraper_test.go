@@ -161,10 +161,17 @@ func TestIntegrator(t *testing.T) {
 	g.add(sample{ts: 13 * sec}, sec, 3*sec)
 	g.add(sample{ts: 14 * sec, valid: true, f: 10}, sec, 3*sec)
 	assert.EqualValues(t, 13, g.whole, "a blank sample's period is not charged to the next one")
+	// G4: a late sample (nv-hostengine slow) averages the whole real gap, as a GPM value covers
+	// the span back to its baseline (DCGM DcgmGpmManager.cpp 272-307): 86 s at 10 B/s.
 	g.add(sample{ts: 100 * sec, valid: true, f: 10}, sec, 3*sec)
-	assert.EqualValues(t, 23, g.whole, "after lost samples only the sample's own period counts")
-	g.add(sample{ts: 100*sec + 250_000, valid: true, f: 4e12}, sec, 3*sec)
-	assert.EqualValues(t, 23+1e12, g.whole, "sub-second periods and large rates")
+	assert.EqualValues(t, 13+860, g.whole, "a late sample is charged its real interval")
+	// After lost samples (reconnection, history expired) only the sample's own period counts.
+	g.resync = true
+	g.add(sample{ts: 200 * sec, valid: true, f: 10}, sec, 3*sec)
+	assert.EqualValues(t, 13+860+10, g.whole, "after a resync the gap is one nominal period")
+	assert.False(t, g.resync, "only the first sample after the loss is clamped")
+	g.add(sample{ts: 200*sec + 250_000, valid: true, f: 4e12}, sec, 3*sec)
+	assert.EqualValues(t, 13+860+10+1e12, g.whole, "sub-second periods and large rates")
 }
 
 // TestCountersPreferredAndReset: where DCGM 4.6 has the cumulative PCIe counters, they are used

@@ -23,12 +23,34 @@
  * Knobs: FAKE_DCGM_LIVE=1 (each GetValuesSince serves the ten seconds after its cursor, for
  *   benchmarks), FAKE_DCGM_CONNECT_FAIL=1 (dcgmConnect_v2 answers DCGM_ST_CONNECTION_NOT_VALID),
  *   FAKE_DCGM_NO_PROF=1 (profiling module not loaded), FAKE_DCGM_CALL_LOG=<file> (one line per
- *   call, with the arguments worth checking).
+ *   call, with the arguments worth checking), FAKE_DCGM_SAMPLES=<n> (scripted samples per field,
+ *   default 10: 8 GPUs x 4 fields x 4097 samples exceed go-dcgm's 131072-value cap,
+ *   pkg/dcgm/field_values.go maxCallbackValues), FAKE_DCGM_DROP_AT=<n> (the n-th
+ *   dcgmGetValuesSince_v2 answers DCGM_ST_CONNECTION_NOT_VALID: the hostengine went away, as
+ *   DcgmClientHandler.cpp reports it; the next connect works), FAKE_DCGM_LATE=1 (PCIe TX has no
+ *   samples at seconds 6-8: the sample at 9 is late and averages the whole 4 s gap, as a GPM value
+ *   covers the span back to its baseline, DcgmGpmManager.cpp 272-307).
+ *
+ * DCGM 4.6 Hopper mode, FAKE_DCGM_HOPPER=1: a hostengine on GPM GPUs (H100/H200/B200).
+ *   - dcgmProfGetSupportedMetricGroups lists three fixed ranges on every GPU whatever the driver
+ *     supports (DCGM 4.6 modules/core/DcgmModuleCore.cpp ProcessProfGetMetricGroups 2246-2293):
+ *     1001-1034, 1040-1083 (NVLink, C2C), 1084-1096 (cumulative counters, 1091/1092 PCIe totals).
+ *   - GPM values are blank until two GPM samples exist (testing/python3/tests/test_prof.py
+ *     1328-1337): the first 1009/1010 sample is blank, and 1091/1092 are blank for the first two
+ *     latest reads.
+ *   - FAKE_DCGM_GPM_PCIE=0 (default): the driver's NVML lacks NVML_GPM_METRIC_PCIE_TX/RX, so
+ *     1091/1092 stay DCGM_INT64_BLANK forever (DcgmGpmManager.cpp 307-314: the NVML error leaves
+ *     DCGM_FP64_BLANK). FAKE_DCGM_GPM_PCIE=1: from the third read they hold a since-boot total
+ *     (5e12 / 7e12 bytes at start) growing at the rates below.
+ *   - FAKE_DCGM_REALTIME=1: history follows the wall clock, one sample a second from the first
+ *     connect to now, PCIe TX (g+1)*1000 B/s and RX 2000 B/s, so that a running collector sees
+ *     bytes grow at those rates.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "dcgm_agent.h"
 #include "dcgm_fields.h"
@@ -40,6 +62,15 @@
 
 static int initialized;
 static int connected;
+static long long startUs;      /* wall clock at the first connect (FAKE_DCGM_REALTIME) */
+static int sinceCalls;         /* dcgmGetValuesSince_v2 calls (FAKE_DCGM_DROP_AT) */
+static int gpmReads[DCGM_MAX_NUM_DEVICES]; /* cached reads of 1091/1092 per GPU (Hopper mode) */
+
+static long long nowUs(void) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (long long)tv.tv_sec * 1000000LL + tv.tv_usec;
+}
 
 static struct {
     int used;
@@ -119,6 +150,7 @@ dcgmReturn_t dcgmConnect_v2(const char *ipAddress, dcgmConnectV2Params_t *connec
     if (envInt("FAKE_DCGM_CONNECT_FAIL", 0)) return DCGM_ST_CONNECTION_NOT_VALID;
     *pDcgmHandle = 1;
     connected = 1;
+    if (!startUs) startUs = nowUs() / 1000000LL * 1000000LL;
     return DCGM_ST_OK;
 }
 
@@ -151,6 +183,19 @@ dcgmReturn_t dcgmProfGetSupportedMetricGroups(dcgmHandle_t h, dcgmProfGetMetricG
     if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
     if (!mg || mg->version != dcgmProfGetMetricGroups_version3) return DCGM_ST_VER_MISMATCH;
     if (envInt("FAKE_DCGM_NO_PROF", 0)) return DCGM_ST_MODULE_NOT_LOADED;
+    if (envInt("FAKE_DCGM_HOPPER", 0)) {
+        static const unsigned short ranges[3][2] = {{1001, 1034}, {1040, 1083}, {1084, 1096}};
+        mg->numMetricGroups = 3;
+        for (int g = 0; g < 3; g++) {
+            mg->metricGroups[g].majorId = (unsigned short)g;
+            mg->metricGroups[g].minorId = 0;
+            mg->metricGroups[g].numFieldIds = 0;
+            for (unsigned short id = ranges[g][0]; id <= ranges[g][1]; id++) {
+                mg->metricGroups[g].fieldIds[mg->metricGroups[g].numFieldIds++] = id;
+            }
+        }
+        return DCGM_ST_OK;
+    }
     static const unsigned short g0[] = {DCGM_FI_PROF_GR_ENGINE_ACTIVE, DCGM_FI_PROF_SM_ACTIVE, DCGM_FI_PROF_DRAM_ACTIVE};
     static const unsigned short g1[] = {DCGM_FI_PROF_PCIE_TX_BYTES, DCGM_FI_PROF_PCIE_RX_BYTES,
                                         DCGM_FI_PROF_NVLINK_TX_BYTES, DCGM_FI_PROF_NVLINK_RX_BYTES};
@@ -267,6 +312,28 @@ static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2
     case DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH: v->value.i64 = 16; return;
     case DCGM_FI_DEV_PCIE_LINK_GEN: v->value.i64 = 4; return;
     case DCGM_FI_DEV_PCIE_LINK_WIDTH: v->value.i64 = gpu == 1 ? 8 : 16; return;
+    case DCGM_FI_PROF_PCIE_TX_BYTES_TOTAL:
+    case DCGM_FI_PROF_PCIE_RX_BYTES_TOTAL:
+        if (!envInt("FAKE_DCGM_HOPPER", 0)) {
+            v->value.i64 = DCGM_INT64_BLANK;
+            return;
+        }
+        /* Hopper mode: blank for the first two GPM samples, forever without the NVML metric. */
+        if (field == DCGM_FI_PROF_PCIE_TX_BYTES_TOTAL && gpu < DCGM_MAX_NUM_DEVICES) gpmReads[gpu]++;
+        if (!envInt("FAKE_DCGM_GPM_PCIE", 0) || gpu >= DCGM_MAX_NUM_DEVICES || gpmReads[gpu] <= 2) {
+            v->value.i64 = DCGM_INT64_BLANK;
+            return;
+        }
+        v->ts = nowUs();
+        {
+            long long elapsedUs = v->ts - startUs;
+            if (field == DCGM_FI_PROF_PCIE_TX_BYTES_TOTAL) {
+                v->value.i64 = 5000000000000LL + 1000LL * (gpu + 1) * elapsedUs / 1000000LL;
+            } else {
+                v->value.i64 = 7000000000000LL + 2000LL * elapsedUs / 1000000LL;
+            }
+        }
+        return;
     case DCGM_FI_DEV_NVLINK_TX_BYTES_TOTAL:
     case DCGM_FI_DEV_NVLINK_RX_BYTES_TOTAL: v->value.i64 = DCGM_INT64_NOT_SUPPORTED; return;
     case DCGM_FI_PROF_GR_ENGINE_ACTIVE: v->fieldType = DCGM_FT_DOUBLE; v->value.dbl = 0.25; return;
@@ -310,8 +377,12 @@ static int historySample(unsigned int gpu, unsigned short field, long long base,
     v->fieldType = DCGM_FT_INT64;
     v->status = DCGM_ST_OK;
     v->ts = base + (long long)k * 1000000LL;
+    int hopper = envInt("FAKE_DCGM_HOPPER", 0);
     switch (field) {
-    case DCGM_FI_PROF_PCIE_TX_BYTES: v->value.i64 = 1000LL * (gpu + 1); return 1;
+    case DCGM_FI_PROF_PCIE_TX_BYTES:
+        if (envInt("FAKE_DCGM_LATE", 0) && k >= 6 && k <= 8) return 0;
+        v->value.i64 = (hopper && k == 1) ? DCGM_INT64_BLANK : 1000LL * (gpu + 1);
+        return 1;
     case DCGM_FI_PROF_PCIE_RX_BYTES: v->value.i64 = k == 1 ? DCGM_INT64_BLANK : 2000; return 1;
     case DCGM_FI_PROF_NVLINK_TX_BYTES:
     case DCGM_FI_PROF_NVLINK_RX_BYTES: v->value.i64 = 1000000000LL; return 1;
@@ -332,15 +403,28 @@ dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgmFie
     if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
     if (groupId >= MAX_GROUPS || !groups[groupId].used) return DCGM_ST_NOT_CONFIGURED;
     if (fieldGroupId >= MAX_GROUPS || !fieldGroups[fieldGroupId].used) return DCGM_ST_NOT_CONFIGURED;
-    static dcgmFieldValue_v1 buf[FAKE_SAMPLES * DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP];
+    if (++sinceCalls == envInt("FAKE_DCGM_DROP_AT", 0)) {
+        connected = 0;
+        return DCGM_ST_CONNECTION_NOT_VALID;
+    }
+    int samples = envInt("FAKE_DCGM_SAMPLES", FAKE_SAMPLES);
+    long long base = FAKE_BASE_US;
+    if (envInt("FAKE_DCGM_REALTIME", 0)) {
+        /* One sample a second from the first connect up to now; sample k is at base + k s. */
+        base = startUs - 1000000LL;
+        samples = (int)((nowUs() - base) / 1000000LL);
+    } else if (envInt("FAKE_DCGM_LIVE", 0) && sinceTimestamp > 0) {
+        /* FAKE_DCGM_LIVE: every call serves the next ten seconds, as a hostengine does between scrapes. */
+        base = sinceTimestamp - 1;
+    }
+    dcgmFieldValue_v1 *buf = calloc((size_t)samples * DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP + 1, sizeof *buf);
+    if (!buf) return DCGM_ST_MEMORY;
     long long next = sinceTimestamp;
-    /* FAKE_DCGM_LIVE: every call serves the next ten seconds, as a hostengine does between scrapes. */
-    long long base = (envInt("FAKE_DCGM_LIVE", 0) && sinceTimestamp > 0) ? sinceTimestamp - 1 : FAKE_BASE_US;
     for (int g = 0; g < groups[groupId].ngpus; g++) {
         unsigned int gpu = groups[groupId].gpus[g];
         int n = 0;
         for (int f = 0; f < fieldGroups[fieldGroupId].nfields; f++) {
-            for (int k = 1; k <= FAKE_SAMPLES; k++) {
+            for (int k = 1; k <= samples; k++) {
                 dcgmFieldValue_v1 v;
                 if (historySample(gpu, fieldGroups[fieldGroupId].fields[f], base, k, &v) && v.ts >= sinceTimestamp) {
                     buf[n++] = v;
@@ -350,6 +434,7 @@ dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgmFie
         }
         if (n > 0 && enumCB(DCGM_FE_GPU, gpu, buf, n, userData) != 0) break;
     }
+    free(buf);
     *nextSinceTimestamp = next;
     return DCGM_ST_OK;
 }
