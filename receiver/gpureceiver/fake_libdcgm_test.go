@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -123,6 +124,41 @@ func TestFakeLibDCGM(t *testing.T) {
 		}
 		assert.Equal(t, 2, n)
 	})
+	// DCGM 4.6 on Hopper (G1): the fixed metric-group ranges list 1091/1092, which stay blank
+	// on a driver without the GPM PCIe counter: the rates carry PCIe, and one line says so.
+	t.Run("hopper dcgm 4.6 without gpm pcie counter", func(t *testing.T) {
+		calls := runChild(t, "hopper", libDir, "FAKE_DCGM_HOPPER=1")
+		assert.Contains(t, calls, "dcgmProfGetSupportedMetricGroups 0")
+	})
+	t.Run("hopper dcgm 4.6 with gpm pcie counter", func(t *testing.T) {
+		runChild(t, "hoppercounter", libDir, "FAKE_DCGM_HOPPER=1", "FAKE_DCGM_GPM_PCIE=1")
+	})
+	t.Run("late sample", func(t *testing.T) {
+		runChild(t, "late", libDir, "FAKE_DCGM_LATE=1")
+	})
+	t.Run("connection loss", func(t *testing.T) {
+		calls := runChild(t, "drop", libDir, "FAKE_DCGM_DROP_AT=2")
+		n := 0
+		for _, c := range calls {
+			if c == "dcgmConnect_v2 localhost:5555 0" {
+				n++
+			}
+		}
+		assert.Equal(t, 2, n, "reconnected after the loss")
+	})
+	t.Run("value cap", func(t *testing.T) {
+		// 8 GPUs x 4 rate fields x 5000 samples = 160000 values, over go-dcgm's 131072.
+		calls := runChild(t, "cap", libDir, "FAKE_DCGM_GPUS=8", "FAKE_DCGM_SAMPLES=5000")
+		var since []string
+		for _, c := range calls {
+			if strings.HasPrefix(c, "dcgmGetValuesSince_v2 ") {
+				since = append(since, strings.TrimPrefix(c, "dcgmGetValuesSince_v2 "))
+			}
+		}
+		require.GreaterOrEqual(t, len(since), 3)
+		assert.Equal(t, "0", since[0])
+		assert.NotEqual(t, "0", since[1], "the cursor moved after go-dcgm refused the answer")
+	})
 	t.Run("no library", func(t *testing.T) {
 		runChild(t, "nolib", t.TempDir())
 	})
@@ -218,6 +254,55 @@ func TestFakeLibDCGMChild(t *testing.T) {
 	m := scrapeOnce(t, s)
 	require.NotNil(t, s.src)
 	assert.Equal(t, "dcgm", s.src.kind())
+	pcieTx := func(m pmetric.Metrics, dev string) point {
+		return one(t, m, "interconnect.io", "device", dev, "component", "gpu_pcie", "direction", "transmit")
+	}
+	sourceLine := func() map[string]any {
+		l := logs.FilterMessage("GPU interconnect bytes: source per quantity").FilterField(zap.String("device", "gpu0")).All()
+		require.Len(t, l, 1, "one line per GPU")
+		return l[0].ContextMap()
+	}
+	switch scenario {
+	case "hopper":
+		assert.EqualValues(t, 9*1000, pcieTx(m, "gpu0").i, "PCIe bytes from the rates: the first GPM sample is blank")
+		for i := 0; i < 3; i++ {
+			clock.t = clock.t.Add(10 * time.Second)
+			scrapeOnce(t, s)
+		}
+		assert.Contains(t, sourceLine()["gpu_pcie"], "rate DCGM fields 1009/1010")
+		return
+	case "hoppercounter":
+		first := pcieTx(m, "gpu0")
+		for i := 0; i < 3; i++ {
+			clock.t = clock.t.Add(10 * time.Second)
+			m = scrapeOnce(t, s)
+		}
+		p := pcieTx(m, "gpu0")
+		assert.Equal(t, first.start, p.start, "the counter continues the rate's series")
+		assert.GreaterOrEqual(t, p.i, first.i)
+		assert.Contains(t, sourceLine()["gpu_pcie"], "counter DCGM fields 1091/1092")
+		return
+	case "late":
+		assert.EqualValues(t, 9*1000, pcieTx(m, "gpu0").i, "the late sample at 9 s covers 4 s")
+		return
+	case "drop":
+		clock.t = clock.t.Add(10 * time.Second)
+		assert.Zero(t, scrapeOnce(t, s).MetricCount())
+		assert.Equal(t, 1, logs.FilterMessage("Lost the GPU library; reconnecting at the next scrape").Len())
+		clock.t = clock.t.Add(10 * time.Second)
+		m = scrapeOnce(t, s)
+		require.NotNil(t, s.src)
+		assert.Len(t, points(m, "gpu.info"), 2)
+		return
+	case "cap":
+		msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "history")).All()
+		require.Len(t, msgs, 1)
+		assert.Contains(t, msgs[0].ContextMap()["reason"], "field value limit exceeded")
+		clock.t = clock.t.Add(10 * time.Second)
+		scrapeOnce(t, s)
+		assert.Len(t, logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "history")).All(), 1, "said once")
+		return
+	}
 	if scenario == "reconnect" {
 		require.NoError(t, s.shutdown(ctx))
 		require.NoError(t, s.start(ctx, nil))
