@@ -20,11 +20,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/fakedcgm"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
 
 // These tests run go-dcgm's real cgo path (dlopen("libdcgm.so.4") at Init, lazily bound symbols,
-// the C structs, the dcgmGetValuesSince_v2 callback into Go) against testdata/fakedcgm, a fake
+// the C structs, the dcgmGetValuesSince_v2 callback into Go) against internal/fakedcgm, a fake
 // libdcgm.so.4 written in C against the DCGM headers that ship in the go-dcgm module. go-dcgm keeps
 // one global connection and dlopen handle per process, so each scenario runs in its own child
 // process (this test binary again, with LD_LIBRARY_PATH pointing at the fake), which is also how
@@ -32,25 +33,8 @@ import (
 
 const childEnv = "GPURECEIVER_FAKE_DCGM_SCENARIO"
 
-// buildFakeLibDCGM compiles testdata/fakedcgm into dir/libdcgm.so.4.
-func buildFakeLibDCGM(t *testing.T) string {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc is needed to build the fake libdcgm.so.4")
-	}
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/NVIDIA/go-dcgm").Output()
-	require.NoError(t, err, "locating the go-dcgm module for its DCGM headers")
-	headers := filepath.Join(strings.TrimSpace(string(out)), "pkg", "dcgm")
-	dir := t.TempDir()
-	lib := filepath.Join(dir, "libdcgm.so.4")
-	cmd := exec.Command(gcc, "-Wall", "-Werror", "-Wno-unused-parameter", "-shared", "-fPIC",
-		"-I", headers, "-Wl,-soname,libdcgm.so.4", "-o", lib,
-		filepath.Join("testdata", "fakedcgm", "fakedcgm.c"), filepath.Join("testdata", "fakedcgm", "stubs.c"))
-	msg, err := cmd.CombinedOutput()
-	require.NoError(t, err, "building the fake libdcgm.so.4: %s", msg)
-	return dir
-}
+// buildFakeLibDCGM compiles the fake libdcgm.so.4 (internal/fakedcgm/csrc) and returns its directory.
+func buildFakeLibDCGM(t *testing.T) string { return fakedcgm.Build(t) }
 
 // runChild runs one scenario in a child process and returns the fake library's call log.
 func runChild(t *testing.T, scenario, libDir string, env ...string) []string {
@@ -365,7 +349,7 @@ func TestFakeLibDCGMChild(t *testing.T) {
 // values). It needs the fake on the library path, so it runs only when asked:
 //
 //	gcc -shared -fPIC -I$(go list -m -f '{{.Dir}}' github.com/NVIDIA/go-dcgm)/pkg/dcgm \
-//	    -Wl,-soname,libdcgm.so.4 -o /tmp/fakedcgm/libdcgm.so.4 testdata/fakedcgm/*.c
+//	    -Wl,-soname,libdcgm.so.4 -o /tmp/fakedcgm/libdcgm.so.4 ../../internal/fakedcgm/csrc/*.c
 //	GPURECEIVER_BENCH_LIBDCGM=1 FAKE_DCGM_GPUS=8 FAKE_DCGM_LIVE=1 LD_LIBRARY_PATH=/tmp/fakedcgm \
 //	    go test -run '^$' -bench ScrapeLibDCGM -benchmem .
 func BenchmarkScrapeLibDCGM(b *testing.B) {
