@@ -153,7 +153,8 @@ var spr = platform{
 	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true},
 }
 
-// gnr: Granite Rapids (0xad, 0xae). Two command schedulers (subchannels) per channel: the
+// gnr: Granite Rapids (0xad, 0xae), and the E-core Xeons on the same uncore (Sierra Forest 0xaf,
+// Grand Ridge 0xb6, Clearwater Forest 0xdd; see platformFor). Two command schedulers (subchannels) per channel: the
 // 2026 fix (upstream 6a8a48644c4b, Cc stable) replaced cas_count_{read,write} ("the legacy event
 // reports only partial traffic (SCH0)") with cas_count_{read,write}_sch{0,1}; perfmon
 // graniterapids UNC_M_CAS_COUNT_SCH0.RD 0x05/0xCF, SCH1.RD 0x06/0xCF, .WR umask 0xF0. Both
@@ -278,6 +279,14 @@ func platformFor(c cpuID) platform {
 			return p
 		case 0xad, 0xae:
 			return gnr
+		case 0xaf, 0xb6, 0xdd:
+			// Sierra Forest, Grand Ridge, Clearwater Forest: the kernel gives them the GNR
+			// uncore (uncore.c intel_uncore_match: INTEL_ATOM_CRESTMONT_X, INTEL_ATOM_CRESTMONT,
+			// INTEL_ATOM_DARKMONT_X -> gnr_uncore_init), two command schedulers included
+			// (6a8a48644c4b, "Fixes: cb4a6ccf3583 Support Sierra Forest and Grand Ridge").
+			p := gnr
+			p.name = map[int]string{0xaf: "srf", 0xb6: "grr", 0xdd: "cwf"}[c.model]
+			return p
 		}
 		return genericIntel
 	case "AuthenticAMD", "HygonGenuine":

@@ -254,6 +254,78 @@ func gnr(t tree, old bool) {
 	}
 }
 
+// srf: Xeon 6780E (Sierra Forest, model 0xaf, 144 E-cores), 2 sockets. The kernel sends it down
+// the GNR path ([uncore] intel_uncore_match: INTEL_ATOM_CRESTMONT_X -> gnr_uncore_init, added by
+// cb4a6ccf3583 "Support Sierra Forest and Grand Ridge"), so it has GNR's two command schedulers
+// (6a8a48644c4b: "CPUs that use gnr_uncores[] (e.g. Granite Rapids and Sierra Forest) implement
+// two command schedulers", Fixes: cb4a6ccf3583). old=false: Linux 6.12.y with 6a8a48644c4b and
+// 506f981ab40f (cas_count_{read,write}_sch{0,1}, IIO 32 B scale); old=true: a kernel with
+// cb4a6ccf3583 before both (cas_count_read/write = SCH0 only, IIO 4 B scale). 8 IMC boxes per die
+// (8 DDR5 channels per socket on Xeon 6700E, inference) and 6 IIO stacks assumed.
+func srf(t tree, old bool) {
+	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0xaf, "Intel(R) Xeon(R) 6780E"))
+	t.cpu(0, 0, 0)
+	t.cpu(144, 1, 1)
+	for i := 0; i < 8; i++ {
+		ev := map[string]string{"clockticks": "event=0x01,umask=0x00"}
+		if old {
+			withScale(ev, "cas_count_read", "event=0x05,umask=0xcf", casScale)
+			withScale(ev, "cas_count_write", "event=0x05,umask=0xf0", casScale)
+		} else {
+			withScale(ev, "cas_count_read_sch0", "event=0x05,umask=0xcf", casScale)
+			withScale(ev, "cas_count_read_sch1", "event=0x06,umask=0xcf", casScale)
+			withScale(ev, "cas_count_write_sch0", "event=0x05,umask=0xf0", casScale)
+			withScale(ev, "cas_count_write_sch1", "event=0x06,umask=0xf0", casScale)
+		}
+		t.pmu(fmt.Sprintf("uncore_imc_%d", i), 110+i, "0,144", sprIMCFormat, ev)
+	}
+	scale := iioScaleNew
+	if old {
+		scale = iioScaleOld
+	}
+	for i := 0; i < 6; i++ {
+		t.pmu(fmt.Sprintf("uncore_iio_%d", i), 130+i, "0,144", icxIIOFormat, nil)
+		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, "0,144", freeRunningFormat, iioFreeEvents(8, scale, 0))
+	}
+}
+
+// gnrGeneric: Xeon 6980P on Linux 6.6, which predates GNR support in intel_uncore_match (GNR
+// names arrived in v6.8-rc1, 632c4bf6d007 / 388d76175bd9): intel_uncore_init falls back to
+// generic_uncore_init, which builds the PMUs from the discovery table and names them
+// uncore_type_<type id>_<box id> ([uncore] uncore_get_pmu_name), with the generic format
+// (uncore_discovery.c generic_uncore_formats_attr: event config:0-7, umask config:8-15, edge 18,
+// inv 23, thresh config:24-31), no event aliases and no free-running PMU. On GNR the IMC is
+// type 6 and the IIO type 1 (gnr_uncores[] in uncore_snbep.c, indexed by the discovery type).
+// Other types (CHA 0, IRP 2, ...) are present but unused; two are written as decoys.
+func gnrGeneric(t tree) {
+	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0xad, "Intel(R) Xeon(R) 6980P"))
+	t.cpu(0, 0, 0)
+	t.cpu(128, 1, 1)
+	generic := map[string]string{"event": "config:0-7", "umask": "config:8-15", "edge": "config:18", "inv": "config:23", "thresh": "config:24-31"}
+	for i := 0; i < 12; i++ {
+		t.pmu(fmt.Sprintf("uncore_type_6_%d", i), 110+i, "0,128", generic, nil)
+	}
+	for i := 0; i < 6; i++ {
+		t.pmu(fmt.Sprintf("uncore_type_1_%d", i), 130+i, "0,128", generic, nil)
+	}
+	t.pmu("uncore_type_0_0", 150, "0,128", generic, nil)
+	t.pmu("uncore_type_2_0", 151, "0,128", generic, nil)
+}
+
+// gnrV68: Xeon 6980P on Linux 6.8 to 6.14: GNR named (632c4bf6d007) with gnr_uncore_iio_free_running
+// reusing spr_uncore_iio_freerunning_events: bw_in_port0..7 at the 4 B scale plus
+// bw_out_port0..7, umask 0x30..0x37 (both removed or rescaled by 506f981ab40f in the 6.15 cycle);
+// IMC cas_count_read/write = SCH0 only (before 6a8a48644c4b).
+func gnrV68(t tree) {
+	gnr(t, true)
+	for i := 0; i < 6; i++ {
+		name := fmt.Sprintf("uncore_iio_free_running_%d", i)
+		must(os.RemoveAll(filepath.Join(t.root, "sys/devices", name)))
+		must(os.Remove(filepath.Join(t.root, "sys/bus/event_source/devices", name)))
+		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, "0,128", freeRunningFormat, iioFreeEvents(8, iioScaleOld, 0x30))
+	}
+}
+
 // zen4: EPYC 9654 (96 cores), 2 sockets, Linux 6.8: [amd] amd_umc_N, one per active channel,
 // numbered across sockets (12 per socket), cpumask one CPU of the socket, format event
 // config:0-7 and rdwrmask config:8-9, no events/ directory; amd_df with the PerfMonV2 format
@@ -318,6 +390,8 @@ func main() {
 		"skx": skx, "icx": func(t tree) { icx(t, false) }, "icx_v5.15": func(t tree) { icx(t, true) },
 		"spr": func(t tree) { spr(t, false) }, "spr_v6.1": func(t tree) { spr(t, true) },
 		"gnr": func(t tree) { gnr(t, false) }, "gnr_unpatched": func(t tree) { gnr(t, true) },
+		"srf": func(t tree) { srf(t, false) }, "srf_unpatched": func(t tree) { srf(t, true) },
+		"gnr_v6.6": gnrGeneric, "gnr_v6.8": gnrV68,
 		"zen4": func(t tree) { zen4(t, false) }, "zen4_v6.1": func(t tree) { zen4(t, true) }, "zen3": zen3, "vm": vm, "resctrl": resctrl,
 	} {
 		root := filepath.Join("testdata", name)
