@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -387,6 +388,12 @@ func (d *discovery) pcie(names []string) {
 	for _, sd := range order {
 		d.attach(stackDevs[sd], stacks[sd])
 	}
+	if iio != nil && d.plan.pciePMUs == 0 && slices.ContainsFunc(names, genericIIO.MatchString) {
+		d.note("CPU PCIe bytes are not collected: this kernel knows the IIO only as generic PMUs " +
+			"(uncore_type_1_*), whose raw events keep config bits 0-31 (uncore_discovery.h " +
+			"GENERIC_PMON_RAW_EVENT_MASK) while the IIO data events need the port mask in bits 36-47; " +
+			"Linux 6.8 (632c4bf6d007) names the GNR uncore and has the free-running bandwidth counters")
+	}
 }
 
 // portInfo is a root port as found in the PCI tree.
@@ -625,6 +632,8 @@ func deviceBase(pmu string) string {
 		return "umc"
 	case "uncore_iio_free_running", "uncore_iio":
 		return "iio"
+	case "uncore_type_6": // the GNR IMC under its generic discovery name (events.go gnrIMC)
+		return "imc"
 	case "amd_df":
 		return "df"
 	}

@@ -89,6 +89,16 @@ var (
 	amdDF    = regexp.MustCompile(`^amd_df$`)
 	iioFree  = regexp.MustCompile(`^uncore_iio_free_running(_[0-9]+)?$`)
 	iioBox   = regexp.MustCompile(`^uncore_iio(_[0-9]+)?$`)
+	// gnrIMC also matches the generic discovery PMUs of the GNR IMC, uncore_type_6_<box>: the
+	// names a GNR gets on kernels before v6.8 (no GNR entry in intel_uncore_match, so
+	// generic_uncore_init; uncore.c uncore_get_pmu_name "uncore_type_%u_%d"), IMC = discovery type
+	// 6 (gnr_uncores[] in uncore_snbep.c). The generic format has event config:0-7 and umask
+	// config:8-15 (uncore_discovery.c generic_uncore_formats_attr): perfmon's encodings fit.
+	gnrIMC = regexp.MustCompile(`^(uncore_imc(_[0-9]+)?|uncore_type_6_[0-9]+)$`)
+	// genericIIO is the generic discovery PMU of the GNR IIO (type 1). It cannot count PCIe
+	// bytes: the IIO data events need the port mask in config bits 36-47, and a generic PMU keeps
+	// only bits 0-31 (uncore_discovery.h GENERIC_PMON_RAW_EVENT_MASK).
+	genericIIO = regexp.MustCompile(`^uncore_type_1_[0-9]+$`)
 )
 
 // casBytes is the size of one DRAM CAS command: a 64-byte cache line (the kernel's cas_count_*
@@ -162,7 +172,7 @@ var spr = platform{
 // IIO as SPR (gnr_iio_freerunning, 48-bit).
 var gnr = platform{
 	name: "gnr",
-	memory: &memoryTable{pmu: intelIMC, events: []eventDef{
+	memory: &memoryTable{pmu: gnrIMC, events: []eventDef{
 		{alias: "cas_count_read_sch0", raw: "event=0x05,umask=0xcf", direction: dirRead, bytesPerCount: casBytes, port: -1},
 		{alias: "cas_count_read_sch1", raw: "event=0x06,umask=0xcf", direction: dirRead, bytesPerCount: casBytes, port: -1},
 		{alias: "cas_count_write_sch0", raw: "event=0x05,umask=0xf0", direction: dirWrite, bytesPerCount: casBytes, port: -1},

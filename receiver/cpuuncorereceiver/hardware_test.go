@@ -1,0 +1,86 @@
+package cpuuncorereceiver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// U1: Sierra Forest (0xaf), Grand Ridge (0xb6) and Clearwater Forest (0xdd) use the Granite Rapids
+// uncore tables in the kernel (uncore.c intel_uncore_match: INTEL_ATOM_CRESTMONT_X,
+// INTEL_ATOM_CRESTMONT, INTEL_ATOM_DARKMONT_X -> gnr_uncore_init), so they have both command
+// schedulers (6a8a48644c4b, Fixes: cb4a6ccf3583 "Support Sierra Forest and Grand Ridge") and the
+// IIO free-running scale correction. testdata/srf*: uncore_imc_N = 110+N, free-running 140+N.
+func TestSierraForestUsesGraniteRapidsTables(t *testing.T) {
+	for _, m := range []int{0xaf, 0xb6, 0xdd} {
+		p := platformFor(cpuID{vendor: "GenuineIntel", family: 6, model: m})
+		assert.Equal(t, gnr.memory, p.memory, "model %#x", m)
+		assert.Equal(t, gnr.iio, p.iio, "model %#x", m)
+	}
+	for _, tc := range []struct {
+		fixture, source string
+	}{{"srf", "sysfs"}, {"srf_unpatched", "builtin"}} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			ts := newTestScraper(t, tc.fixture, withScales)
+			assert.Equal(t, 8, ts.plan.memoryPMUs, "8 IMC PMUs, a box on each socket")
+			assert.Equal(t, [][]uint64{{0xcf05, 0xcf06, 0xf005, 0xf006}}, ts.fake.openAttrs(110, 144), "both schedulers")
+			ts.fake.add(144, 110, 0xcf05, 100) // SCH0 reads
+			ts.fake.add(144, 110, 0xcf06, 90)  // SCH1 reads
+			ts.fake.add(0, 141, 0x20ff, 10)    // bw_in_port0 of stack 1
+			ts.tick(5 * time.Second)
+			md, err := ts.scrape(t.Context())
+			require.NoError(t, err)
+			got := ioPoints(t, md)
+			assert.Equal(t, int64((100+90)*64), got["cpu_memory read socket1/imc  1"].value, "all reads, not SCH0's half")
+			assert.Equal(t, int64(10*32), got["cpu_pcie receive socket0/iio1  0"].value, "32 B a count whatever scale the kernel prints")
+			assert.Equal(t, 64.0, scales(md)["uncore_imc_0 cas_count_read_sch1 "+tc.source])
+		})
+	}
+}
+
+// U3: Granite Rapids on a kernel before v6.8 (no GNR entry in intel_uncore_match) gets the
+// generic discovery PMUs uncore_type_<type>_<box> (uncore.c uncore_get_pmu_name), generic format,
+// no aliases, no free-running counters. The IMC (type 6) is counted with perfmon's raw encodings
+// of both schedulers. The IIO (type 1) cannot be: a generic PMU keeps only config bits 0-31
+// (uncore_discovery.h GENERIC_PMON_RAW_EVENT_MASK), and the IIO data events need the port mask in
+// bits 36-47; the receiver says so once. testdata/gnr_v6.6: uncore_type_6_N = 110+N.
+func TestGenericPMUNames(t *testing.T) {
+	ts := newTestScraper(t, "gnr_v6.6", withScales)
+	assert.Equal(t, "gnr", ts.plat.name)
+	assert.Equal(t, 12, ts.plan.memoryPMUs)
+	assert.Equal(t, 0, ts.plan.pciePMUs)
+	assert.Equal(t, [][]uint64{{0xcf05, 0xcf06, 0xf005, 0xf006}}, ts.fake.openAttrs(110, 0))
+	assert.Empty(t, ts.fake.openAttrs(150, 0), "other generic types are not touched")
+	assert.Len(t, warnings(ts, "GENERIC_PMON_RAW_EVENT_MASK"), 1, "the missing CPU PCIe is explained once")
+	ts.fake.add(0, 111, 0xf006, 5)
+	ts.fake.add(128, 110, 0xcf05, 3)
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	assert.Equal(t, int64(5*64), got["cpu_memory write socket0/imc  0"].value)
+	assert.Equal(t, int64(3*64), got["cpu_memory read socket1/imc  1"].value)
+	assert.Equal(t, 64.0, scales(md)["uncore_type_6_0 cas_count_read_sch1 builtin"], "%v", keys(scales(md)))
+}
+
+// GNR on Linux 6.8 to 6.14 (testdata/gnr_v6.8): bw_in at the old 4-byte scale plus bw_out, which
+// the kernel later removed as not counting a constant size (506f981ab40f). bw_in is counted at
+// 32 B, bw_out is not used, transmit comes from the programmable events.
+func TestGraniteRapidsV68FreeRunning(t *testing.T) {
+	ts := newTestScraper(t, "gnr_v6.8", func(c *Config) {
+		c.Memory.Enabled = false
+		withScales(c)
+	})
+	assert.Equal(t, [][]uint64{{0x20ff, 0x21ff, 0x22ff, 0x23ff, 0x24ff, 0x25ff, 0x26ff, 0x27ff}}, ts.fake.openAttrs(140, 0))
+	ts.fake.add(0, 141, 0x20ff, 10)
+	ts.fake.add(0, 141, 0x30ff, 99) // bw_out_port0: not counted
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	assert.Equal(t, int64(10*32), got["cpu_pcie receive socket0/iio1  0"].value)
+	assert.Equal(t, int64(0), got["cpu_pcie transmit socket0/iio1  0"].value)
+	assert.Len(t, warnings(ts, "Fix the scale of IIO free running counters"), 8)
+}
