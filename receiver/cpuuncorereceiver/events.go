@@ -218,24 +218,33 @@ var zen23DF = func() *memoryTable {
 }()
 
 // zen4DF: AMD Zen 4 on kernels before 6.7, which have no amd_umc PMU. The PerfMonV2 Data Fabric
-// (amd_df, format event config:0-7,32-37 and umask config:8-15,24-27) splits reads from writes
-// per DRAM channel ("chip select"): local_processor_read_data_beats_cs0..11, EventCode
-// 0x1f + 0x40*N, UMask 0x7fe; local_processor_write_data_beats_csN, UMask 0x7ff; one beat is
-// 64 bytes (tools/perf/pmu-events/arch/x86/amdzen4/data-fabric.json, ScaleUnit 6.103515625e-5MiB;
-// amdzen4/recommended.json dram_read_data_for_local_processor = the sum over cs0..11). These count
-// the DRAM traffic of this socket's processor; the remote_processor variants (reads by the other
-// socket) are left out, as the UMC events count them in their own socket. 24 events share the DF
-// counters: one group each, multiplexed and extrapolated.
+// (amd_df, format event config:0-7,32-37 and umask config:8-15,24-27) counts, at each coherent
+// station (CS) of this socket's DRAM, the data beats of this socket's processor and of the remote
+// one separately (tools/perf/pmu-events/arch/x86/amdzen4/data-fabric.json):
+// local_processor_read_data_beats_csN, EventCode 0x1f + 0x40*N, UMask 0x7fe, and
+// local_processor_write_data_beats_csN, UMask 0x7ff; remote_processor_read_data_beats_csN, UMask
+// 0xbfe, and remote_processor_write_data_beats_csN, UMask 0xbff ("Read data beats (64 bytes) for
+// remote processor at Coherent Station (CS) N"; recommended.json has
+// dram_read_data_for_local_processor and dram_read_data_for_remote_processor as the two sums over
+// cs0..11). One beat is 64 bytes (ScaleUnit 6.103515625e-5MiB). Local and remote together are the
+// DRAM traffic of the socket: without the remote ones a 2-socket node is undercounted. 48 events
+// share the DF counters: one group each, multiplexed and extrapolated. Whether device DMA is in
+// these beats is not stated (perf lists separate local_socket_upstream_*_iom* events).
 var zen4DF = func() *memoryTable {
 	t := &memoryTable{pmu: amdDF, groupPerEvent: true}
 	for cs := 0; cs < 12; cs++ {
 		ev := 0x1f + 0x40*cs
-		t.events = append(t.events,
-			eventDef{name: fmt.Sprintf("local_processor_read_data_beats_cs%d", cs), raw: fmt.Sprintf("event=%#x,umask=0x7fe", ev),
-				direction: dirRead, bytesPerCount: casBytes, port: cs},
-			eventDef{name: fmt.Sprintf("local_processor_write_data_beats_cs%d", cs), raw: fmt.Sprintf("event=%#x,umask=0x7ff", ev),
-				direction: dirWrite, bytesPerCount: casBytes, port: cs},
-		)
+		for _, who := range []struct {
+			name          string
+			rdMask, wrMask int
+		}{{"local", 0x7fe, 0x7ff}, {"remote", 0xbfe, 0xbff}} {
+			t.events = append(t.events,
+				eventDef{name: fmt.Sprintf("%s_processor_read_data_beats_cs%d", who.name, cs), raw: fmt.Sprintf("event=%#x,umask=%#x", ev, who.rdMask),
+					direction: dirRead, bytesPerCount: casBytes, port: cs},
+				eventDef{name: fmt.Sprintf("%s_processor_write_data_beats_cs%d", who.name, cs), raw: fmt.Sprintf("event=%#x,umask=%#x", ev, who.wrMask),
+					direction: dirWrite, bytesPerCount: casBytes, port: cs},
+			)
+		}
 	}
 	return t
 }()

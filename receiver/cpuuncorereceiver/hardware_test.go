@@ -84,3 +84,26 @@ func TestGraniteRapidsV68FreeRunning(t *testing.T) {
 	assert.Equal(t, int64(0), got["cpu_pcie transmit socket0/iio1  0"].value)
 	assert.Len(t, warnings(ts, "Fix the scale of IIO free running counters"), 8)
 }
+
+// U2: on a 2-socket Zen 4 with a kernel before 6.7 (no amd_umc; testdata/zen4_v6.1, amd_df type
+// 11) this socket's DRAM is also read and written by the other socket: perf amdzen4/data-fabric.json
+// remote_processor_read_data_beats_csN (EventCode 0x1f+0x40N, UMask 0xbfe) and
+// remote_processor_write_data_beats_csN (UMask 0xbff), "Read data beats (64 bytes) for remote
+// processor at Coherent Station (CS) N"; recommended.json lists dram_read_data_for_remote_processor
+// beside the local one. Local and remote beats of a CS add up to its DRAM traffic.
+func TestZen4DataFabricRemoteProcessor(t *testing.T) {
+	ts := newTestScraper(t, "zen4_v6.1", nil)
+	groups := ts.fake.openAttrs(11, 0)
+	require.Len(t, groups, 48, "12 coherent stations x local/remote x read/write")
+	assert.Contains(t, groups, []uint64{0x000000000b00fe1f}, "cs0 remote read: umask 0xbfe, bits 8-11 of it at config:24-27")
+	assert.Contains(t, groups, []uint64{0x000000000b00ff1f}, "cs0 remote write")
+	ts.fake.add(0, 11, 0x000000000700fe1f, 100) // local reads at CS0
+	ts.fake.add(0, 11, 0x000000000b00fe1f, 40)  // the other socket's reads at CS0
+	ts.fake.add(0, 11, 0x000000000b00ff1f, 9)   // the other socket's writes at CS0
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	assert.Equal(t, int64((100+40)*64), got["cpu_memory read socket0/df  0"].value)
+	assert.Equal(t, int64(9*64), got["cpu_memory write socket0/df  0"].value)
+}
