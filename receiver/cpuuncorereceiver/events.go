@@ -235,7 +235,7 @@ var zen4DF = func() *memoryTable {
 	for cs := 0; cs < 12; cs++ {
 		ev := 0x1f + 0x40*cs
 		for _, who := range []struct {
-			name          string
+			name           string
 			rdMask, wrMask int
 		}{{"local", 0x7fe, 0x7ff}, {"remote", 0xbfe, 0xbff}} {
 			t.events = append(t.events,
