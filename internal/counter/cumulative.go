@@ -181,6 +181,14 @@ func (t *Tracker[K]) Observe(key K, raw uint64, spec Spec, now pcommon.Timestamp
 	return Point{Value: raw - s.base, Start: s.start, Status: status}
 }
 
+// Hold keeps a series whose reading failed this time (a read error that costs one scrape), so
+// that the next Sweep does not forget it and its next reading continues the series.
+func (t *Tracker[K]) Hold(key K) {
+	if s, ok := t.series[key]; ok {
+		s.gen = t.gen
+	}
+}
+
 // Sweep forgets every series not observed since the previous Sweep, so that a device that
 // disappears does not keep its state forever (and starts a new series if it comes back).
 func (t *Tracker[K]) Sweep() {

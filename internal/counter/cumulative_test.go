@@ -135,3 +135,15 @@ func TestSinceFirstReading(t *testing.T) {
 	tr.Sweep()
 	assert.Equal(t, Point{Value: 0, Start: ts(50), Status: First}, tr.Observe("a", 1000, mono, ts(50)))
 }
+
+func TestHoldKeepsAFailedSeries(t *testing.T) {
+	tr := NewTracker[string](SinceFirstReading())
+	spec := Spec{Kind: Monotonic}
+	tr.Observe("a", 100, spec, ts(1))
+	tr.Sweep()
+	tr.Hold("a") // the read failed this time
+	tr.Sweep()
+	assert.Equal(t, Point{Value: 50, Start: ts(1), Status: OK}, tr.Observe("a", 150, spec, ts(3)), "the series goes on")
+	tr.Hold("b") // unknown: nothing to hold
+	assert.Equal(t, 1, tr.Len())
+}

@@ -6,6 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 )
 
 // U1: Sierra Forest (0xaf), Grand Ridge (0xb6) and Clearwater Forest (0xdd) use the Granite Rapids
@@ -106,4 +109,34 @@ func TestZen4DataFabricRemoteProcessor(t *testing.T) {
 	got := ioPoints(t, md)
 	assert.Equal(t, int64((100+40)*64), got["cpu_memory read socket0/df  0"].value)
 	assert.Equal(t, int64(9*64), got["cpu_memory write socket0/df  0"].value)
+}
+
+// G2, the start-time rule (metadata/start-time.md): a point's value is what was counted since its
+// start time. Perf counters count from 0 when the receiver opens them, so the series start then
+// at 0; resctrl's mbm_total_bytes counts since the mount, so its first point is 0 at the first
+// reading (TestResctrlFallback follows the series on).
+func TestStartTimeRuleCPUUncore(t *testing.T) {
+	ts := newTestScraper(t, "skx", nil)
+	opened := pcommon.NewTimestampFromTime(ts.clock)
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	require.NotEmpty(t, got)
+	for k, p := range got {
+		assert.Equal(t, int64(0), p.value, k)
+		assert.Equal(t, opened, p.start, k)
+	}
+
+	rs := newTestScraper(t, "resctrl", nil)
+	rs.tick(5 * time.Second)
+	md, err = rs.scrape(t.Context())
+	require.NoError(t, err)
+	n := 0
+	for _, dp := range metrictest.Points(md, "cpuuncore.memory.io") {
+		assert.Equal(t, int64(0), dp.IntValue(), "mbm_total_bytes holds 1000 since the mount: not bytes of this series")
+		assert.Equal(t, pcommon.NewTimestampFromTime(rs.clock), dp.StartTimestamp())
+		n++
+	}
+	assert.Equal(t, 2, n)
 }
