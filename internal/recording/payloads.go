@@ -58,4 +58,6 @@ type GPUValue struct {
 	Valid bool    `json:"valid"`
 	F     float64 `json:"f,omitempty"`
 	U     uint64  `json:"u,omitempty"`
+	// Bits is the width of a counter that wraps (0: 64 bits, a decrease is a reset).
+	Bits uint8 `json:"bits,omitempty"`
 }

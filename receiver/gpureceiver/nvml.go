@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
 
@@ -284,7 +285,7 @@ func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
 			return true
 		}
 
-		if !s.readCounters(i, h, add) {
+		if !s.readCounters(i, h, ts, &buf) {
 			continue
 		}
 		s.readGPM(i, h, add)
@@ -316,7 +317,7 @@ func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
 
 // readCounters reads the cumulative byte counters of one GPU in one nvmlDeviceGetFieldValues call.
 // It returns false when the GPU is gone.
-func (s *nvmlSource) readCounters(i int, h nvml.Device, add func(quantity, float64, uint64)) bool {
+func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample) bool {
 	s.fields = s.fields[:0]
 	for _, f := range nvmlCounterFields {
 		if s.want.has(f.q) {
@@ -352,7 +353,13 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, add func(quantity, float
 				continue
 			}
 			s.notes.Recover(key)
-			add(f.q, 0, v*f.scale)
+			smp := sample{gpu: i, q: f.q, ts: ts, valid: true, u: v * f.scale}
+			if nvml.ValueType(fv.ValueType) == nvml.VALUE_TYPE_UNSIGNED_INT {
+				// "Value can be wrapped" (nvml.h, FI_DEV_PCIE_COUNT_*): at the width of its
+				// type, 2^32 of its unit (scale 1024 for KiB: 2^42 bytes).
+				smp.wrapBits = 32 + uint8(bits.TrailingZeros64(f.scale))
+			}
+			*buf = append(*buf, smp)
 		}
 	}
 	return true

@@ -29,6 +29,9 @@ type nvmlNode struct {
 	pcieTx, nvlinkRxKiB uint64
 	lost                map[int]bool
 	fieldRet            nvml.Return // per-value return of the NVLink fields
+	// pcieType is the value type NVML gives FI_DEV_PCIE_COUNT_*; its width is not documented
+	// (nvml.h: "Value can be wrapped"), so tests try both the 64-bit and the 32-bit one.
+	pcieType nvml.ValueType
 	// GPM: noGPM lists GPUs without GPM; samples counts nvmlGpmSampleGet calls per GPU; freed
 	// counts freed samples.
 	noGPM   map[int]bool
@@ -38,7 +41,8 @@ type nvmlNode struct {
 }
 
 func newNVMLNode() *nvmlNode {
-	n := &nvmlNode{Server: dgxh100.New(), lost: map[int]bool{}, fieldRet: nvml.SUCCESS, noGPM: map[int]bool{}, samples: map[int]int{}}
+	n := &nvmlNode{Server: dgxh100.New(), lost: map[int]bool{}, fieldRet: nvml.SUCCESS, noGPM: map[int]bool{}, samples: map[int]int{},
+		pcieType: nvml.VALUE_TYPE_UNSIGNED_LONG_LONG}
 	n.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
 		n.allocs++
 		return &mock.GpmSample{FreeFunc: func() nvml.Return { n.freed++; return nvml.SUCCESS }}, nvml.SUCCESS
@@ -86,6 +90,10 @@ func newNVMLNode() *nvmlNode {
 				switch v.FieldId {
 				case nvml.FI_DEV_PCIE_COUNT_TX_BYTES:
 					x = n.pcieTx * uint64(i+1)
+					if n.pcieType == nvml.VALUE_TYPE_UNSIGNED_INT {
+						v.ValueType = uint32(n.pcieType)
+						x &= math.MaxUint32
+					}
 				case nvml.FI_DEV_PCIE_COUNT_RX_BYTES:
 					x = 5
 				case nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
@@ -182,6 +190,23 @@ func TestNVMLSource(t *testing.T) {
 	again := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
 	assert.EqualValues(t, 10, again.i)
 	assert.Greater(t, again.start, first.start, "a reset starts a new series")
+}
+
+// TestNVMLPCIeCounterWraps (G5): FI_DEV_PCIE_COUNT_TX/RX_BYTES "Value can be wrapped" (nvml.h).
+// Where NVML gives them a 32-bit value type, a decrease is a wrap at 2^32, not a reset; with the
+// 64-bit type a decrease stays a reset (TestNVMLSource).
+func TestNVMLPCIeCounterWraps(t *testing.T) {
+	node := newNVMLNode()
+	node.pcieType = nvml.VALUE_TYPE_UNSIGNED_INT
+	node.pcieTx = math.MaxUint32 - 999 // GPU 0 just below 2^32
+	s, clock := newNVMLScraper(t, node)
+	require.NoError(t, s.start(context.Background(), nil))
+	first := one(t, scrapeOnce(t, s), "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
+	node.pcieTx = math.MaxUint32 + 1 + 500 // wrapped: 1000 to reach 2^32, then 500
+	clock.t = clock.t.Add(10 * time.Second)
+	p := one(t, scrapeOnce(t, s), "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
+	assert.EqualValues(t, 1500, p.i)
+	assert.Equal(t, first.start, p.start, "a wrap is not a reset")
 }
 
 func TestNVMLNotSupportedFieldSaidOnce(t *testing.T) {

@@ -41,9 +41,10 @@ type xidCount struct {
 
 // latest holds the newest valid value of every quantity of every GPU in one scrape.
 type latest struct {
-	set [numQuantities]bool
-	f   [numQuantities]float64
-	u   [numQuantities]uint64
+	set  [numQuantities]bool
+	f    [numQuantities]float64
+	u    [numQuantities]uint64
+	bits [numQuantities]uint8
 }
 
 // link maps the interconnect.io series of a GPU onto their quantities.
@@ -122,6 +123,16 @@ func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 	}
 	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
 	return s
+}
+
+// counterSpec is how a driver counter behaves at the end of its range: one whose value type is
+// narrower than 64 bits wraps at that width (NVML FI_DEV_PCIE_COUNT_TX/RX_BYTES: "Value can be
+// wrapped", nvml.h); a 64-bit one only goes back on a reset.
+func counterSpec(wrapBits uint8) counter.Spec {
+	if wrapBits > 0 && wrapBits < 64 {
+		return counter.Spec{Kind: counter.Wrapping, Width: wrapBits}
+	}
+	return counter.Spec{Kind: counter.Monotonic}
 }
 
 // wantedQuantities returns what the enabled metrics need: nothing else is read.
@@ -295,7 +306,7 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 			c.count++
 		case smp.valid:
 			l := &s.cur[smp.gpu]
-			l.set[smp.q], l.f[smp.q], l.u[smp.q] = true, smp.f, smp.u
+			l.set[smp.q], l.f[smp.q], l.u[smp.q], l.bits[smp.q] = true, smp.f, smp.u, smp.wrapBits
 		}
 	}
 
@@ -309,7 +320,7 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 		for _, ln := range links {
 			if ln.hasCounter && l.set[ln.counter] {
 				ck := seriesKey{key, ln.counter}
-				p := s.counters.Observe(ck, l.u[ln.counter], counter.Spec{Kind: counter.Monotonic}, now)
+				p := s.counters.Observe(ck, l.u[ln.counter], counterSpec(l.bits[ln.counter]), now)
 				switch p.Status {
 				case counter.First:
 					// The counter takes over from the rate (DCGM 4.6 GPM counters produce their

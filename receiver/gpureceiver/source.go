@@ -101,6 +101,9 @@ type sample struct {
 	// a float64 exactly).
 	f float64
 	u uint64
+	// wrapBits is, for a counter that wraps, its width (an NVML field whose value type is 32
+	// bits); 0 for 64-bit counters, where a decrease is a reset.
+	wrapBits uint8
 }
 
 // gpuDevice is the identity of one GPU, resolved once when the source discovers it.
