@@ -76,21 +76,23 @@ func (d *goDCGM) supportedGPUs() ([]uint, error) {
 	return ids, fromDCGM("listing GPUs", err)
 }
 
-func (d *goDCGM) profilingFields(gpu uint) ([]uint16, error) {
+func (d *goDCGM) profilingFields(gpu uint) ([]uint16, map[uint16]uint32, error) {
 	if !d.connected {
-		return nil, errNotConnected
+		return nil, nil, errNotConnected
 	}
 	groups, err := dcgm.GetSupportedMetricGroups(gpu)
 	if err != nil {
-		return nil, fromDCGM("listing profiling metrics", err)
+		return nil, nil, fromDCGM("listing profiling metrics", err)
 	}
 	var fields []uint16
+	ofField := map[uint16]uint32{}
 	for _, g := range groups {
 		for _, f := range g.FieldIds {
 			fields = append(fields, uint16(f))
+			ofField[uint16(f)] = uint32(g.Major)<<16 | uint32(g.Minor)&0xffff
 		}
 	}
-	return fields, nil
+	return fields, ofField, nil
 }
 
 // dcgmFlagLiveData is DCGM_FV_FLAG_LIVE_DATA (dcgm_structs.h): read the driver, not the cache.

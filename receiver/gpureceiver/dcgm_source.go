@@ -65,8 +65,9 @@ type dcgmAPI interface {
 	// latestValues reads the newest value of each field of each GPU (dcgmEntitiesGetLatestValues);
 	// live asks DCGM to read the driver instead of its cache, for fields that are not watched.
 	latestValues(gpus []uint, fields []uint16, live bool) ([]dcgmValue, error)
-	// profilingFields lists the profiling fields the GPU supports (dcgmProfGetSupportedMetricGroups).
-	profilingFields(gpu uint) ([]uint16, error)
+	// profilingFields lists the profiling fields the GPU supports (dcgmProfGetSupportedMetricGroups)
+	// and, for each, its metric group as majorId<<16 | minorId.
+	profilingFields(gpu uint) ([]uint16, map[uint16]uint32, error)
 	// watch creates a group of the GPUs and a field group and watches them
 	// (dcgmGroupCreate, dcgmGroupAddDevice, dcgmFieldGroupCreate, dcgmWatchFields, dcgmUpdateAllFields).
 	watch(name string, gpus []uint, fields []uint16, updateEvery time.Duration, keepAge time.Duration, keepSamples int32) (dcgmWatchID, error)
@@ -88,6 +89,10 @@ type dcgmPlan struct {
 	// history and latest are the fields of the two watches (union over the GPUs).
 	history []uint16
 	latest  []uint16
+	// group is the metric group of each profiling field, majorId<<16 | minorId
+	// (dcgmProfMetricGroupInfo_v2): on GPUs before Hopper, groups of one major id with different
+	// minor ids cannot be watched at once.
+	group map[uint16]uint32
 }
 
 func (p *dcgmPlan) equal(o *dcgmPlan) bool {
@@ -284,6 +289,7 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 	}
 	ids = plan.ids
 	plan.reads = make([]quantitySet, len(ids))
+	plan.group = map[uint16]uint32{}
 
 	// Counters that are not profiling fields (NVLink5 byte totals) are probed with one live read.
 	probe := map[uint]map[uint16]bool{}
@@ -315,7 +321,10 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 
 	for i, id := range ids {
 		dev := plan.devices[i]
-		prof, profErr := s.api.profilingFields(id)
+		prof, groups, profErr := s.api.profilingFields(id)
+		for f, g := range groups {
+			plan.group[f] = g
+		}
 		supported := map[uint16]bool{}
 		for _, f := range prof {
 			supported[f] = true
@@ -436,9 +445,13 @@ func (s *dcgmSource) watchAll() error {
 }
 
 // watchFields watches *fields. A watch of profiling fields can fail as a whole (the counters are
-// held by Nsight or CUPTI, or the fields need several passes on this GPU): then the profiling
-// fields are dropped from the plan, the operator is told which series are lost and why, and the
-// other fields are watched alone. Rediscovery tries the full set again.
+// held by Nsight or CUPTI, or the fields need several passes on this GPU: DCGM_ST_PROFILING_MULTI_PASS,
+// as groups with the same major id cannot be watched concurrently before Hopper, DCGM API
+// documentation of dcgmProfGetSupportedMetricGroups). Then the profiling fields are added back one
+// metric group (major and minor id) at a time, each kept if the watch still succeeds: only the groups that
+// conflict are lost, and the operator is told which series and why. With one group only, the
+// watch has already failed with it. Rediscovery tries the full
+// set again.
 func (s *dcgmSource) watchFields(name string, fields *[]uint16, every, keep time.Duration, keepSamples int32) (dcgmWatchID, bool, error) {
 	if len(*fields) == 0 {
 		return 0, false, nil
@@ -448,22 +461,47 @@ func (s *dcgmSource) watchFields(name string, fields *[]uint16, every, keep time
 		s.recovered(name)
 		return w, true, nil
 	}
-	var lost []string
+	var kept []uint16
+	var order []uint32
+	groups := map[uint32][]uint16{}
 	for _, id := range *fields {
-		if dcgmSpecByID[id].isProfiling() {
-			lost = append(lost, dcgmSpecByID[id].q.String())
+		if !dcgmSpecByID[id].isProfiling() {
+			kept = append(kept, id)
+			continue
 		}
+		g := s.plan.group[id]
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], id)
 	}
-	if len(lost) == 0 {
+	if len(order) == 0 {
 		return 0, false, err
 	}
-	s.note(name, fmt.Errorf("%s missing on every GPU: %w", strings.Join(lost, ", "), err))
-	*fields = slices.DeleteFunc(*fields, func(id uint16) bool { return dcgmSpecByID[id].isProfiling() })
-	for i := range s.plan.reads {
-		for _, f := range dcgmFieldSpecs {
-			if f.isProfiling() {
-				s.plan.reads[i] &^= 1 << f.q
+	slices.Sort(order) // lower (major, minor) first: the same groups win at every rediscovery
+	var lostFields []uint16
+	firstErr := err
+	for _, g := range order {
+		try := append(slices.Clone(kept), groups[g]...)
+		if len(order) > 1 {
+			tw, terr := s.api.watch(name, s.plan.ids, try, every, keep, keepSamples)
+			if terr == nil {
+				_ = s.api.unwatch(tw)
+				kept = try
+				continue
 			}
+		}
+		lostFields = append(lostFields, groups[g]...)
+	}
+	var lost []string
+	for _, id := range lostFields {
+		lost = append(lost, dcgmSpecByID[id].q.String())
+	}
+	s.note(name, fmt.Errorf("%s missing on every GPU: %w", strings.Join(lost, ", "), firstErr))
+	*fields = kept
+	for i := range s.plan.reads {
+		for _, id := range lostFields {
+			s.plan.reads[i] &^= 1 << dcgmSpecByID[id].q
 		}
 	}
 	if len(*fields) == 0 {

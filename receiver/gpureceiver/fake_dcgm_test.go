@@ -19,6 +19,9 @@ type fakeDCGM struct {
 	gpus     []uint
 	identity map[uint][3]string // name, uuid, bus id
 	prof     map[uint][]uint16
+	// groups gives a profiling field's metric group, majorId<<16 | minorId
+	// (dcgmProfMetricGroupInfo_v2).
+	groups   map[uint16]uint32
 	profErr  error
 	watchErr func(fields []uint16) error
 
@@ -153,12 +156,16 @@ func (f *fakeDCGM) supportedGPUs() ([]uint, error) {
 	return slices.Clone(f.gpus), nil
 }
 
-func (f *fakeDCGM) profilingFields(gpu uint) ([]uint16, error) {
+func (f *fakeDCGM) profilingFields(gpu uint) ([]uint16, map[uint16]uint32, error) {
 	f.mustBeConnected()
 	if f.profErr != nil {
-		return nil, f.profErr
+		return nil, nil, f.profErr
 	}
-	return f.prof[gpu], nil
+	groups := map[uint16]uint32{}
+	for _, id := range f.prof[gpu] {
+		groups[id] = f.groups[id] // 0 where not set: one group, as on a GPM GPU
+	}
+	return f.prof[gpu], groups, nil
 }
 
 func (f *fakeDCGM) latestValues(gpus []uint, fields []uint16, live bool) ([]dcgmValue, error) {

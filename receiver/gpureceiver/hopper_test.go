@@ -165,3 +165,41 @@ func TestConnectionLossClampsTheGap(t *testing.T) {
 	assert.EqualValues(t, 500+100+100, one(t, m, "interconnect.io", "direction", "transmit").i,
 		"the gap over the reconnection is one nominal period, not 54 s")
 }
+
+// TestProfilingGroupConflictCostsOnlyItsGroup (G7): before Hopper, metric groups with one major id
+// and different minor ids cannot be watched together (DCGM API documentation of
+// dcgmProfGetSupportedMetricGroups; DCGM_ST_PROFILING_MULTI_PASS, dcgm_structs.h). Here SM_ACTIVE
+// (group A.0) and DRAM_ACTIVE (A.1) conflict: only DRAM_ACTIVE is lost, PCIe (group C.0) stays.
+func TestProfilingGroupConflictCostsOnlyItsGroup(t *testing.T) {
+	f := newFakeDCGM(1)
+	f.groups = map[uint16]uint32{
+		dcgmFieldGREngineActive: 1 << 16, dcgmFieldSMActive: 1 << 16, dcgmFieldDRAMActive: 1<<16 | 1,
+		dcgmFieldPCIeTxRate: 3 << 16, dcgmFieldPCIeRxRate: 3 << 16, dcgmFieldNVLinkTxRate: 3 << 16, dcgmFieldNVLinkRxRate: 3 << 16,
+	}
+	f.watchErr = func(fields []uint16) error {
+		minors := map[uint32]bool{}
+		for _, id := range fields {
+			if g, ok := f.groups[id]; ok && g>>16 == 1 {
+				minors[g] = true
+			}
+		}
+		if len(minors) > 1 {
+			return &dcgmError{op: "watching fields", code: dcgmStProfilingMultiPass, msg: "multi pass"}
+		}
+		return nil
+	}
+	f.addSample(0, dcgmFieldPCIeTxRate, 1*sec, 100)
+	f.addSample(0, dcgmFieldPCIeTxRate, 2*sec, 100)
+	f.setDouble(0, dcgmFieldSMActive, 0.5)
+	f.setDouble(0, dcgmFieldDRAMActive, 0.25)
+	s, logs, _ := newTestScraper(t, f, nil)
+	require.NoError(t, s.start(context.Background(), nil))
+	m := scrapeOnce(t, s)
+	assert.EqualValues(t, 100, one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "transmit").i, "PCIe survives the conflict")
+	assert.InDelta(t, 0.5, one(t, m, "gpu.sm.active").f, 1e-9)
+	assert.Empty(t, points(m, "gpu.dram.active"))
+	msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "iclens-latest")).All()
+	require.Len(t, msgs, 1)
+	assert.Contains(t, msgs[0].ContextMap()["reason"], "dram_active missing")
+	assert.NotContains(t, msgs[0].ContextMap()["reason"], "sm_active")
+}
