@@ -23,7 +23,7 @@ GO_SOURCES := $(shell find receiver connector exporter internal metadata -name '
 DIST_CONFIG ?= distributions/otelcol-iclens/config.yaml
 
 
-.PHONY: all generate build run demo test test-short lint bench bench-compare bench-overhead clean tools
+.PHONY: all generate build run demo test test-short lint bench bench-compare bench-overhead device-check clean tools
 
 all: lint test build
 
@@ -93,6 +93,11 @@ bench-compare: build $(NODE_EXPORTER)
 ## bench-overhead: the whole collector (distribution config) on the fixture node at 1 s and 100 ms, 60 s each
 bench-overhead: build
 	$(GO) run ./.ci/bench-compare -mode overhead -collector bin/otelcol-iclens -config $(DIST_CONFIG) $(BENCH_FLAGS)
+
+## device-check: on a machine with an NVIDIA GPU, run the gpu receiver of bin/otelcol-iclens through
+## NVML and DCGM, drive PCIe traffic, report source, rates and topology (says so without a GPU)
+device-check:
+	ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens .ci/device-check/device-check.sh
 
 clean:
 	rm -rf bin $(OCB_OUT) $(DEMO_DIR)

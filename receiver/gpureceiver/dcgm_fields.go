@@ -9,6 +9,8 @@ const (
 	dcgmFieldGPUUUID  uint16 = 54 // DCGM_FI_DEV_GPU_UUID, string
 	dcgmFieldPCIBusID uint16 = 57 // DCGM_FI_DEV_PCI_BUS_ID, string "00000000:3B:00.0"
 
+	dcgmFieldC2CLinkCount uint16 = 285 // DCGM_FI_DEV_C2C_LINK_QUANTITY (alias C2C_LINK_COUNT), int64
+
 	dcgmFieldPCIeReplay   uint16 = 202 // DCGM_FI_DEV_PCIE_REPLAY_COUNTER / _TOTAL, cumulative count
 	dcgmFieldGPUUtil      uint16 = 203 // DCGM_FI_DEV_GPU_UTIL(_RATIO), int64 percent (NVML utilization.gpu)
 	dcgmFieldMemCopyUtil  uint16 = 204 // DCGM_FI_DEV_MEM_COPY_UTIL, int64 percent

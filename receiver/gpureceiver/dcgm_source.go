@@ -299,10 +299,23 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 			probeFields = append(probeFields, f.id)
 		}
 	}
+	// DCGM 4.6 lists the C2C fields on every GPM GPU (DcgmModuleCore.cpp
+	// ProcessProfGetMetricGroups); only a GPU whose C2C link count (DCGM_FI_DEV_C2C_LINK_QUANTITY)
+	// is not 0 has a C2C link to report.
+	noC2C := map[uint]bool{}
+	if s.want.has(qC2CTxRate) || s.want.has(qC2CRxRate) {
+		probeFields = append(probeFields, dcgmFieldC2CLinkCount)
+	}
 	if len(probeFields) > 0 {
 		vals, err := s.api.latestValues(ids, probeFields, true)
 		if err == nil {
 			for _, v := range vals {
+				if v.field == dcgmFieldC2CLinkCount {
+					if v.status == dcgmStOK && v.fieldType == dcgmTypeInt64 && (v.i == 0 || v.i == dcgmInt64NotSupported) {
+						noC2C[v.gpu] = true
+					}
+					continue
+				}
 				if _, ok, _ := convertDCGM(v, dcgmSpecByID[v.field]); ok {
 					if i := slices.Index(ids, v.gpu); i >= 0 {
 						key := plan.devices[i].key()
@@ -348,6 +361,8 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 				continue
 			case f.q.isCounter() && !f.isProfiling() && f.q != qPCIeReplays && !probe[id][f.id]:
 				continue
+			case (f.q == qC2CTxRate || f.q == qC2CRxRate) && noC2C[id]:
+				continue // no C2C link: nothing missing
 			}
 			reads.add(f.q)
 		}

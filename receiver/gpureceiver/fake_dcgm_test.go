@@ -88,6 +88,7 @@ func newFakeDCGMHopper(n int, pcieCounter bool) *fakeDCGM {
 		txRate: 3_000_000, rxRate: 1_000_000, interval: 10}
 	for _, g := range f.gpus {
 		f.prof[g] = hopperProfFields()
+		f.setInt(g, dcgmFieldC2CLinkCount, 0) // an H100 SXM: NVLink, no C2C
 	}
 	return f
 }

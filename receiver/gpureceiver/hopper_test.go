@@ -54,6 +54,12 @@ func TestHopperDCGM46WithoutGPMPCIeCounter(t *testing.T) {
 	require.Len(t, lines, 1, "one line per GPU, once the source is decided")
 	assert.Contains(t, lines[0].ContextMap()["gpu_pcie"], "rate DCGM fields 1009/1010")
 	assert.Contains(t, lines[0].ContextMap()["gpu_nvlink"], "rate DCGM fields 1011/1012")
+	// G10: DCGM 4.6 lists the C2C fields on every GPM GPU; an H100 without C2C link has none.
+	assert.Contains(t, lines[0].ContextMap()["gpu_c2c"], "none")
+	for _, w := range f.watches {
+		assert.NotContains(t, w, dcgmFieldC2CTxRate, "no C2C watch on a GPU without C2C link")
+	}
+	assert.Zero(t, logs.FilterField(zap.String("series", "gpu0/profiling")).Len(), "nothing reported missing")
 }
 
 // TestHopperDCGM46CounterTakesOver (G1, G2): where the driver has the GPM PCIe counter, it is blank

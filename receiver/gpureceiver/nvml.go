@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"time"
 
@@ -149,6 +150,15 @@ func (s *nvmlSource) refresh() error {
 		return errors.New("no GPU left after include_devices / exclude_devices")
 	}
 	s.freeGPM()
+	for _, d := range devs {
+		if !slices.ContainsFunc(s.devs, func(o gpuDevice) bool { return o == d }) {
+			// NVML has one origin per link: its cumulative counters (no rates, no C2C).
+			s.logger.Info("GPU interconnect bytes: source per quantity", zap.String("device", d.name), zap.String("gpu.uuid", d.uuid),
+				zap.String("gpu_pcie", "counter NVML fields 197/198 FI_DEV_PCIE_COUNT_TX/RX_BYTES (cumulative bytes)"),
+				zap.String("gpu_nvlink", "counter NVML fields 138/139 FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (cumulative KiB)"),
+				zap.String("gpu_c2c", "none (NVML has no C2C byte counter)"))
+		}
+	}
 	s.devs, s.handles = devs, handles
 	s.gpm = make([]*nvmlGPM, len(handles))
 	if s.want.has(qGREngineActive) || s.want.has(qSMActive) || s.want.has(qDRAMActive) {

@@ -42,6 +42,7 @@
  *     1091/1092 stay DCGM_INT64_BLANK forever (DcgmGpmManager.cpp 307-314: the NVML error leaves
  *     DCGM_FP64_BLANK). FAKE_DCGM_GPM_PCIE=1: from the third read they hold a since-boot total
  *     (5e12 / 7e12 bytes at start) growing at the rates below.
+ *   - 285 C2C_LINK_QUANTITY is 0: an H100 SXM without C2C link, though C2C is listed.
  *   - FAKE_DCGM_REALTIME=1: history follows the wall clock, one sample a second from the first
  *     connect to now, PCIe TX (g+1)*1000 B/s and RX 2000 B/s, so that a running collector sees
  *     bytes grow at those rates.
@@ -336,6 +337,8 @@ static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2
         return;
     case DCGM_FI_DEV_NVLINK_TX_BYTES_TOTAL:
     case DCGM_FI_DEV_NVLINK_RX_BYTES_TOTAL: v->value.i64 = DCGM_INT64_NOT_SUPPORTED; return;
+    /* Hopper mode models an H100 SXM: NVLink, no C2C link (a GH200 would report its links). */
+    case DCGM_FI_DEV_C2C_LINK_QUANTITY: v->value.i64 = envInt("FAKE_DCGM_HOPPER", 0) ? 0 : DCGM_INT64_BLANK; return;
     case DCGM_FI_PROF_GR_ENGINE_ACTIVE: v->fieldType = DCGM_FT_DOUBLE; v->value.dbl = 0.25; return;
     case DCGM_FI_PROF_SM_ACTIVE:
         v->fieldType = DCGM_FT_DOUBLE;
