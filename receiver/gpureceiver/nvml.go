@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -22,16 +23,25 @@ import (
 // FI_DEV_PCIE_COUNT_TX/RX_BYTES (197/198) "PCIe transmit/receive bytes. Value can be wrapped.";
 // FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139) "NVLink TX/RX Data throughput in KiB", cumulative,
 // summed over all links with scopeId UINT_MAX.
+//
+// NVLink5 (Blackwell) has its own byte totals, FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204)
+// "Total Tx/Rx bytes on the link in NVLink5", from which DCGM builds its NVLink5 totals 1201/1203
+// (dcgm_fields.cpp, DcgmCMUtils.cpp NvmlFieldRequiresNvLinkAggregate): they are read, summed over
+// all links with scopeId UINT_MAX, on a GPU whose 138/139 are NOT_SUPPORTED (nvlink5 fields).
 var nvmlCounterFields = []struct {
 	id    uint32
 	scope uint32
 	q     quantity
 	scale uint64
+	// nvlink5: read only on GPUs where the THROUGHPUT_DATA fields are not supported.
+	nvlink5 bool
 }{
-	{nvml.FI_DEV_PCIE_COUNT_TX_BYTES, 0, qPCIeTxBytes, 1},
-	{nvml.FI_DEV_PCIE_COUNT_RX_BYTES, 0, qPCIeRxBytes, 1},
-	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, math.MaxUint32, qNVLinkTxBytes, 1024},
-	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX, math.MaxUint32, qNVLinkRxBytes, 1024},
+	{nvml.FI_DEV_PCIE_COUNT_TX_BYTES, 0, qPCIeTxBytes, 1, false},
+	{nvml.FI_DEV_PCIE_COUNT_RX_BYTES, 0, qPCIeRxBytes, 1, false},
+	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, math.MaxUint32, qNVLinkTxBytes, 1024, false},
+	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX, math.MaxUint32, qNVLinkRxBytes, 1024, false},
+	{nvml.FI_DEV_NVLINK_COUNT_XMIT_BYTES, math.MaxUint32, qNVLinkTxBytes, 1, true},
+	{nvml.FI_DEV_NVLINK_COUNT_RCV_BYTES, math.MaxUint32, qNVLinkRxBytes, 1, true},
 }
 
 // nvmlGPMMetrics are the GPU Performance Monitoring metrics read where the GPU has GPM (Hopper and
@@ -62,6 +72,8 @@ type nvmlSource struct {
 
 	devs    []gpuDevice
 	handles []nvml.Device
+	// nvlink5[i]: devices[i] answered NOT_SUPPORTED for 138/139; its NVLink bytes come from 202/204.
+	nvlink5 []bool
 	fields  []nvml.FieldValue
 	// gpm[i] holds the two GPM samples of devices[i]; nil where the GPU has no GPM.
 	gpm        []*nvmlGPM
@@ -160,6 +172,7 @@ func (s *nvmlSource) refresh() error {
 		}
 	}
 	s.devs, s.handles = devs, handles
+	s.nvlink5 = make([]bool, len(devs))
 	s.gpm = make([]*nvmlGPM, len(handles))
 	if s.want.has(qGREngineActive) || s.want.has(qSMActive) || s.want.has(qDRAMActive) {
 		for i, h := range handles {
@@ -330,7 +343,7 @@ func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
 func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample) bool {
 	s.fields = s.fields[:0]
 	for _, f := range nvmlCounterFields {
-		if s.want.has(f.q) {
+		if s.want.has(f.q) && (f.nvlink5 == s.nvlink5[i] || f.q == qPCIeTxBytes || f.q == qPCIeRxBytes) {
 			s.fields = append(s.fields, nvml.FieldValue{FieldId: f.id, ScopeId: f.scope})
 		}
 	}
@@ -347,6 +360,12 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample)
 		s.note(name+"/field_values", fmt.Errorf("nvmlDeviceGetFieldValues: %s", nvmlErr(ret)))
 		return true
 	}
+	type failure struct {
+		key string
+		err error
+	}
+	var failed []failure
+	throughputUnsupported := 0
 	for _, fv := range s.fields {
 		for _, f := range nvmlCounterFields {
 			if f.id != fv.FieldId {
@@ -354,7 +373,10 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample)
 			}
 			key := name + "/" + f.q.String()
 			if r := nvml.Return(fv.NvmlReturn); r != nvml.SUCCESS {
-				s.note(key, fmt.Errorf("NVML field %d: %s", f.id, nvmlErr(r)))
+				if r == nvml.ERROR_NOT_SUPPORTED && f.scale == 1024 && !s.nvlink5[i] {
+					throughputUnsupported++
+				}
+				failed = append(failed, failure{key, fmt.Errorf("NVML field %d: %s", f.id, nvmlErr(r))})
 				continue
 			}
 			v, ok := nvmlFieldUint(fv)
@@ -371,6 +393,17 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample)
 			}
 			*buf = append(*buf, smp)
 		}
+	}
+	if throughputUnsupported == 2 {
+		// Neither THROUGHPUT_DATA field: not NVLink4 or older, maybe NVLink5. Its byte totals
+		// are read from the next poll on; what they cannot give is said then.
+		s.nvlink5[i] = true
+		failed = slices.DeleteFunc(failed, func(f failure) bool {
+			return strings.HasSuffix(f.key, "/"+qNVLinkTxBytes.String()) || strings.HasSuffix(f.key, "/"+qNVLinkRxBytes.String())
+		})
+	}
+	for _, f := range failed {
+		s.note(f.key, f.err)
 	}
 	return true
 }

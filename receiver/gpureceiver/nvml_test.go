@@ -28,10 +28,15 @@ type nvmlNode struct {
 	*server.Server
 	pcieTx, nvlinkRxKiB uint64
 	lost                map[int]bool
-	fieldRet            nvml.Return // per-value return of the NVLink fields
+	fieldRet            nvml.Return // per-value return of the NVLink TX field 138
+	rxRet               nvml.Return // per-value return of the NVLink RX field 139
 	// pcieType is the value type NVML gives FI_DEV_PCIE_COUNT_*; its width is not documented
 	// (nvml.h: "Value can be wrapped"), so tests try both the 64-bit and the 32-bit one.
 	pcieType nvml.ValueType
+	// nvlink5Ret is the per-value return of the NVLink5 byte totals 202/204: NOT_SUPPORTED on
+	// the mock's NVLink4 H100 (inference: NVML answers so for fields of another NVLink generation).
+	nvlink5Ret  nvml.Return
+	nvlink5Byte uint64
 	// GPM: noGPM lists GPUs without GPM; samples counts nvmlGpmSampleGet calls per GPU; freed
 	// counts freed samples.
 	noGPM   map[int]bool
@@ -41,8 +46,8 @@ type nvmlNode struct {
 }
 
 func newNVMLNode() *nvmlNode {
-	n := &nvmlNode{Server: dgxh100.New(), lost: map[int]bool{}, fieldRet: nvml.SUCCESS, noGPM: map[int]bool{}, samples: map[int]int{},
-		pcieType: nvml.VALUE_TYPE_UNSIGNED_LONG_LONG}
+	n := &nvmlNode{Server: dgxh100.New(), lost: map[int]bool{}, fieldRet: nvml.SUCCESS, rxRet: nvml.SUCCESS, noGPM: map[int]bool{}, samples: map[int]int{},
+		pcieType: nvml.VALUE_TYPE_UNSIGNED_LONG_LONG, nvlink5Ret: nvml.ERROR_NOT_SUPPORTED}
 	n.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
 		n.allocs++
 		return &mock.GpmSample{FreeFunc: func() nvml.Return { n.freed++; return nvml.SUCCESS }}, nvml.SUCCESS
@@ -98,7 +103,14 @@ func newNVMLNode() *nvmlNode {
 					x = 5
 				case nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
 					v.NvmlReturn = uint32(n.fieldRet)
+				case nvml.FI_DEV_NVLINK_COUNT_XMIT_BYTES, nvml.FI_DEV_NVLINK_COUNT_RCV_BYTES:
+					v.NvmlReturn = uint32(n.nvlink5Ret)
+					if v.ScopeId != math.MaxUint32 {
+						v.NvmlReturn = uint32(nvml.ERROR_INVALID_ARGUMENT)
+					}
+					x = n.nvlink5Byte
 				case nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX:
+					v.NvmlReturn = uint32(n.rxRet)
 					if v.ScopeId != math.MaxUint32 {
 						v.NvmlReturn = uint32(nvml.ERROR_INVALID_ARGUMENT)
 					}
@@ -207,6 +219,29 @@ func TestNVMLPCIeCounterWraps(t *testing.T) {
 	p := one(t, scrapeOnce(t, s), "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
 	assert.EqualValues(t, 1500, p.i)
 	assert.Equal(t, first.start, p.start, "a wrap is not a reset")
+}
+
+// TestNVMLNVLink5ByteCounters (G9): on NVLink5 (Blackwell) the NVLink bytes come from
+// FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204, "Total Tx/Rx bytes on the link in NVLink5",
+// nvml.h), which DCGM aggregates for its 1201/1203, where THROUGHPUT_DATA 138/139 are not
+// supported.
+func TestNVMLNVLink5ByteCounters(t *testing.T) {
+	node := newNVMLNode()
+	node.fieldRet, node.rxRet = nvml.ERROR_NOT_SUPPORTED, nvml.ERROR_NOT_SUPPORTED // 138, 139
+	node.nvlink5Ret = nvml.SUCCESS
+	node.nvlink5Byte = 1 << 30
+	s, clock := newNVMLScraper(t, node)
+	require.NoError(t, s.start(context.Background(), nil))
+	scrapeOnce(t, s) // 138 refused: the next poll reads 202/204
+	clock.t = clock.t.Add(10 * time.Second)
+	m := scrapeOnce(t, s)
+	first := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "transmit")
+	node.nvlink5Byte += 5000
+	clock.t = clock.t.Add(10 * time.Second)
+	m = scrapeOnce(t, s)
+	p := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "transmit")
+	assert.EqualValues(t, 5000, p.i, "bytes, not KiB")
+	assert.Equal(t, first.start, p.start)
 }
 
 func TestNVMLNotSupportedFieldSaidOnce(t *testing.T) {
