@@ -72,6 +72,10 @@ type iioTable struct {
 	// programmableTransmit counts the transmit direction with the programmable uncore_iio_N
 	// events where the free-running counters have no bw_out (ICX and later).
 	programmableTransmit bool
+	// peerWrite adds, at stack granularity, the data other IIO stacks write into this stack's
+	// devices (peer-to-peer, e.g. GPUDirect RDMA across root ports) to transmit, where perfmon
+	// lists the event for the generation (GNR: UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS).
+	peerWrite bool
 }
 
 // platform is everything the receiver uses for one CPU generation.
@@ -178,7 +182,7 @@ var gnr = platform{
 		{alias: "cas_count_write_sch0", raw: "event=0x05,umask=0xf0", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 		{alias: "cas_count_write_sch1", raw: "event=0x06,umask=0xf0", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 	}, note: "kernels without fix 6a8a48644c4b only name subchannel 0 (cas_count_read/write count half the traffic); both subchannels are counted from their raw encodings"},
-	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true},
+	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true, peerWrite: true},
 }
 
 // zen4: AMD Zen 4/5 memory controllers, amd_umc_N (Linux 6.7+, commit 25e56847821f), format
@@ -303,8 +307,12 @@ func platformFor(c cpuID) platform {
 			// uncore (uncore.c intel_uncore_match: INTEL_ATOM_CRESTMONT_X, INTEL_ATOM_CRESTMONT,
 			// INTEL_ATOM_DARKMONT_X -> gnr_uncore_init), two command schedulers included
 			// (6a8a48644c4b, "Fixes: cb4a6ccf3583 Support Sierra Forest and Grand Ridge").
+			// Peer writes only where perfmon lists them: the graniterapids file does; no
+			// sierraforest / grandridge / clearwaterforest file was read.
 			p := gnr
-			p.name = map[int]string{0xaf: "srf", 0xb6: "grr", 0xdd: "cwf"}[c.model]
+			iio := *gnr.iio
+			iio.peerWrite = false
+			p.name, p.iio = map[int]string{0xaf: "srf", 0xb6: "grr", 0xdd: "cwf"}[c.model], &iio
 			return p
 		}
 		return genericIntel
@@ -367,10 +375,19 @@ func (t *iioTable) programmableEvents(perPort bool) []eventDef {
 		}
 	}
 	if !perPort {
-		return []eventDef{
+		defs := []eventDef{
 			def("data_req_of_cpu.mem_read.all_parts", "event=0x83,umask=0x04", 0xff, -1),
 			def("data_req_by_cpu.mem_write.all_parts", "event=0xc0,umask=0x01", 0xff, -1),
 		}
+		if t.peerWrite {
+			// perfmon graniterapids UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS: event 0xC0,
+			// umask 0x02, PortMask 0x0FF, FCMask 0x07, counters 2-3, "Another card (different
+			// IIO stack) writing to this card", 4 bytes a count. With the other two it fills
+			// three of the box's four counters (0x83 on 0-1, both 0xc0 on 2-3). perfmon lists
+			// only ALL_PARTS, so per-port transmit misses peer writes.
+			defs = append(defs, def("data_req_by_cpu.peer_write.all_parts", "event=0xc0,umask=0x02", 0xff, -1))
+		}
+		return defs
 	}
 	var defs []eventDef
 	for p := 0; p < t.ports; p++ {

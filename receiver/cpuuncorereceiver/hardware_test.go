@@ -20,7 +20,8 @@ func TestSierraForestUsesGraniteRapidsTables(t *testing.T) {
 	for _, m := range []int{0xaf, 0xb6, 0xdd} {
 		p := platformFor(cpuID{vendor: "GenuineIntel", family: 6, model: m})
 		assert.Equal(t, gnr.memory, p.memory, "model %#x", m)
-		assert.Equal(t, gnr.iio, p.iio, "model %#x", m)
+		assert.Equal(t, 32.0, p.iio.bytesPerCount, "model %#x", m)
+		assert.True(t, p.iio.programmableTransmit, "model %#x", m)
 	}
 	for _, tc := range []struct {
 		fixture, source string
@@ -139,4 +140,28 @@ func TestStartTimeRuleCPUUncore(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, 2, n)
+}
+
+// U4: peer-to-peer writes into a device (GPU<->NIC across root ports, GPUDirect through the root
+// complex) are in the sender's receive (bw_in) but were in no transmit series. perfmon graniterapids
+// lists UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS (0xC0/0x02, PortMask 0xFF, FCMask 7,
+// counters 2-3): counted into transmit at stack granularity on GNR (testdata/gnr: uncore_iio_N =
+// 130+N). The icelakex, sapphirerapids and emeraldrapids files list no PEER_* event (README).
+func TestGraniteRapidsPeerWrites(t *testing.T) {
+	ts := newTestScraper(t, "gnr", func(c *Config) { c.Memory.Enabled = false })
+	const (
+		memRead   = 0x00070ff000000483
+		memWrite  = 0x00070ff0000001c0
+		peerWrite = 0x00070ff0000002c0
+	)
+	assert.Equal(t, [][]uint64{{memRead, memWrite, peerWrite}}, ts.fake.openAttrs(131, 0))
+	ts.fake.add(0, 131, memRead, 10)
+	ts.fake.add(0, 131, peerWrite, 5)
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, int64((10+5)*4), ioPoints(t, md)["cpu_pcie transmit socket0/iio1  0"].value)
+
+	icx := newTestScraper(t, "icx", func(c *Config) { c.Memory.Enabled = false })
+	assert.Equal(t, [][]uint64{{memRead, memWrite}}, icx.fake.openAttrs(57, 0), "no peer event listed for ICX")
 }
