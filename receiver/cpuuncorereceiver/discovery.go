@@ -370,7 +370,7 @@ func (d *discovery) pcie(names []string) {
 					if n := m.port; n >= 0 {
 						pi, ok := ports[n]
 						if !ok {
-							pi = d.rootPort(iio, rootBus, n, place.numa)
+							pi = d.rootPort(iio, rootBus, stack, n, place.numa)
 							ports[n] = pi
 						}
 						if d.cfg.PCIe.Granularity == GranularityPort {
@@ -423,12 +423,12 @@ func (d *discovery) rootBus(freeRunning string, die int) string {
 }
 
 // rootPort finds the root port of one IIO part on the stack's root bus, and what sits behind it.
-func (d *discovery) rootPort(iio *iioTable, rootBus string, port int, numa int64) portInfo {
+func (d *discovery) rootPort(iio *iioTable, rootBus string, stack, port int, numa int64) portInfo {
 	pi := portInfo{numa: numa}
 	if iio == nil || iio.rootPortDevice == nil || rootBus == "" {
 		return pi
 	}
-	dev, ok := iio.rootPortDevice(port)
+	dev, ok := iio.rootPortDevice(stack, port)
 	if !ok {
 		return pi
 	}

@@ -68,7 +68,7 @@ type iioTable struct {
 	counterBits uint
 	// rootPortDevice maps a port (part) to the PCI device number of its root port on the stack's
 	// root bus; nil where no kernel mapping of stacks to root buses exists.
-	rootPortDevice func(port int) (int, bool)
+	rootPortDevice func(stack, port int) (int, bool)
 	// programmableTransmit counts the transmit direction with the programmable uncore_iio_N
 	// events where the free-running counters have no bw_out (ICX and later).
 	programmableTransmit bool
@@ -124,7 +124,7 @@ var skx = platform{
 		{alias: "cas_count_write", raw: "event=0x04,umask=0x0c", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 	}},
 	iio: &iioTable{ports: 4, inUmask0: 0x20, outUmask0: 0x24, bytesPerCount: 4, counterBits: 36,
-		rootPortDevice: func(port int) (int, bool) { return port, port >= 0 && port < 4 }},
+		rootPortDevice: func(_, port int) (int, bool) { return port, port >= 0 && port < 4 }},
 }
 
 // icx: Ice Lake-SP (model 0x6a; ICX-D 0x6c has no stack mapping, the kernel's
@@ -146,7 +146,27 @@ var icx = platform{
 		{alias: "cas_count_write", raw: "event=0x04,umask=0x30", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 	}, note: "kernels before v5.17 (fix 96fd2e89fba1 \"perf/x86/intel/uncore: Fix CAS_COUNT_WRITE issue for ICX\") give ICX the Skylake umasks"},
 	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true,
-		rootPortDevice: func(port int) (int, bool) { return port + 2, port >= 0 && port < 4 }},
+		rootPortDevice: icxRootPortDevice},
+}
+
+// icxDMIStack is the ICX IIO PMU of the DMI stack (icx_sad_pmon_mapping: PMU 5 is CBDMA/DMI).
+const icxDMIStack = 5
+
+// icxRootPortDevice maps an ICX IIO part to its device on the stack's root bus. On the PCIe stacks
+// parts 0..3 are the root ports in slots 2..5; on the DMI stack part 0 is the PCH behind device
+// 0x00 and part 3 the CBDMA at device 0x01, and parts 1-2 have none (intel/pcm
+// pcm-iio-topology.cpp, Whitley: PCH and CBDMA entries of the DMI stack, lines 37-38 and 405-457).
+func icxRootPortDevice(stack, port int) (int, bool) {
+	if stack == icxDMIStack {
+		switch port {
+		case 0:
+			return 0x00, true
+		case 3:
+			return 0x01, true
+		}
+		return 0, false
+	}
+	return port + 2, port >= 0 && port < 4
 }
 
 // spr: Sapphire Rapids (0x8f) and Emerald Rapids (0xcf), one kernel code path.

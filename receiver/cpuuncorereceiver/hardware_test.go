@@ -165,3 +165,18 @@ func TestGraniteRapidsPeerWrites(t *testing.T) {
 	icx := newTestScraper(t, "icx", func(c *Config) { c.Memory.Enabled = false })
 	assert.Equal(t, [][]uint64{{memRead, memWrite}}, icx.fake.openAttrs(57, 0), "no peer event listed for ICX")
 }
+
+// U7: on ICX the IIO PMU 5 is the DMI stack (icx_sad_pmon_mapping), whose part 0 is the PCH at
+// device 0x00 and part 3 the CBDMA at device 0x01 (intel/pcm pcm-iio-topology.cpp, Whitley); only
+// the PCIe stacks have root ports in slots 2..5. testdata/icx: uncore_iio_5/die0 = 0000:00.
+func TestICXDMIStackParts(t *testing.T) {
+	ts := newTestScraper(t, "icx", func(c *Config) { c.PCIe.Granularity = GranularityPort; c.Memory.Enabled = false })
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	assert.Contains(t, got, "cpu_pcie receive socket0/iio5/port0 0000:00:00.0 0", "PCH traffic on the DMI stack")
+	assert.Contains(t, got, "cpu_pcie receive socket0/iio5/port3 0000:00:01.0 0", "CBDMA")
+	assert.Contains(t, got, "cpu_pcie receive socket0/iio5/port1  0", "no root port for part 1 on the DMI stack")
+	assert.Contains(t, got, "cpu_pcie receive socket0/iio0/port0 0000:16:02.0 0", "PCIe stacks unchanged")
+}

@@ -198,6 +198,10 @@ func icx(t tree, old bool) {
 	t.pci("0000:30", 0, "0000:30:04.0", "0000:31:00.0") // stack 1 part 2: GPU
 	t.pci("0000:b0", 1, "0000:b0:02.0", "0000:b1:00.0") // socket 1 stack 1 part 0: GPU
 	t.pci("0000:16", 0, "0000:16:00.0")                 // Mesh2IIO / VT-d on device 0: not a root port
+	// The DMI stack (PMU 5, bus 00): the PCH behind device 0x00 (part 0) and the CBDMA engines at
+	// device 0x01 (part 3), intel/pcm pcm-iio-topology.cpp (Whitley).
+	t.pci("0000:00", 0, "0000:00:00.0")
+	t.pci("0000:00", 0, "0000:00:01.0")
 }
 
 // spr: Xeon Platinum 8480+ (56 cores), 2 sockets. old=false: Linux 6.15 (IMC cas_count
