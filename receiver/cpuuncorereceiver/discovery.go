@@ -337,6 +337,7 @@ func (d *discovery) pcie(names []string) {
 			if iio != nil && iio.counterBits < 64 && src.pmu == iioFree {
 				wrap = wrapWindow(iio.counterBits, iio.bytesPerCount)
 			}
+			mapped := d.mappingAgrees(name, len(p.CPUs))
 			for die, cpu := range p.CPUs {
 				place := d.place(cpu)
 				sd := stackDie{stack, die}
@@ -348,7 +349,10 @@ func (d *discovery) pcie(names []string) {
 					stackDevs[sd] = fmt.Sprintf("%s/iio%d", d.dieName(p, die, place), stack)
 				}
 				stackDev := stackDevs[sd]
-				rootBus := d.rootBus(name, die)
+				rootBus := ""
+				if mapped {
+					rootBus = d.rootBus(name, die)
+				}
 				var g *counterGroup
 				for i, m := range members {
 					if g == nil || (src.groupPerPort && m.port != members[i-1].port) {
@@ -420,6 +424,22 @@ func (d *discovery) rootBus(freeRunning string, die int) string {
 		return ""
 	}
 	return s
+}
+
+// mappingAgrees reports whether the stack mapping of a PMU can be used: the kernel writes one
+// dieX file per logical die (uncore_snbep.c pmu_set_mapping creates die0..uncore_max_dies()-1,
+// skx_iio_mapping_show prints pmu_topology(pmu, die)), while the receiver indexes them by the
+// PMU's cpumask, which lists only dies with an online CPU. Where the counts differ (a die with no
+// online CPU) the index would name another die's root bus: the mapping is refused, and said once.
+func (d *discovery) mappingAgrees(freeRunning string, cpus int) bool {
+	box := strings.Replace(freeRunning, "_free_running", "", 1)
+	files, _ := filepath.Glob(filepath.Join(d.paths.pmus, box, "die[0-9]*"))
+	if len(files) == 0 || len(files) == cpus {
+		return true
+	}
+	d.note("%s: %d die mapping files but %d dies in the cpumask (a die without an online CPU): their ports are reported without pci.bus_id",
+		pmuFamily(box), len(files), cpus)
+	return false
 }
 
 // rootPort finds the root port of one IIO part on the stack's root bus, and what sits behind it.

@@ -1,6 +1,9 @@
 package cpuuncorereceiver
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -179,4 +182,25 @@ func TestICXDMIStackParts(t *testing.T) {
 	assert.Contains(t, got, "cpu_pcie receive socket0/iio5/port3 0000:00:01.0 0", "CBDMA")
 	assert.Contains(t, got, "cpu_pcie receive socket0/iio5/port1  0", "no root port for part 1 on the DMI stack")
 	assert.Contains(t, got, "cpu_pcie receive socket0/iio0/port0 0000:16:02.0 0", "PCIe stacks unchanged")
+}
+
+// U6: uncore_iio_N/dieX is the logical die id (uncore_snbep.c pmu_set_mapping: die0 ..
+// uncore_max_dies()-1), the cpumask lists only dies with an online CPU. A die whose CPUs are all
+// offline leaves more dieX files than cpumask entries: the index would name another die's bus,
+// so the mapping is refused (said once) rather than attributing ports to the wrong root port.
+func TestIIOMappingRefusedWhenDiesDisagree(t *testing.T) {
+	root := copyFixture(t, "skx")
+	// Socket 1's CPUs went offline: cpumask "0", die0 and die1 files remain.
+	for i := 0; i < 6; i++ {
+		for _, pmu := range []string{"uncore_iio_%d", "uncore_iio_free_running_%d", "uncore_imc_%d"} {
+			require.NoError(t, os.WriteFile(filepath.Join(root, "sys/devices", fmt.Sprintf(pmu, i), "cpumask"), []byte("0\n"), 0o644))
+		}
+	}
+	ts := newTestScraper(t, "skx", func(c *Config) { c.RootPath = root; c.PCIe.Granularity = GranularityPort; c.Memory.Enabled = false })
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	assert.Contains(t, got, "cpu_pcie receive socket0/iio1/port0  0", "no bus id rather than a wrong one")
+	assert.Len(t, warnings(ts, "die mapping files but 1 dies"), 1, "said once for all stacks")
 }
