@@ -185,8 +185,8 @@ func TestDiscoveryFixtures(t *testing.T) {
 		pcieSeries    []string
 		bytesPerCount map[string]float64
 	}{
-		{"skx", "skx", 24, 6, 6, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio0", "socket1/iio5"},
-			map[string]float64{"uncore_imc_0 cas_count_read sysfs": 64, "uncore_iio_free_running_0 bw_out_port3 sysfs": 4}},
+		{"skx", "skx", 36, 6, 12, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio0", "socket1/iio5"},
+			map[string]float64{"uncore_imc_0 cas_count_read sysfs": 64, "uncore_iio_free_running_0 bw_in_port3 sysfs": 4}},
 		{"icx", "icx", 48, 12, 12, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio5", "socket1/iio0"},
 			map[string]float64{"uncore_imc_11 cas_count_write sysfs": 64, "uncore_iio_free_running_5 bw_in_port7 sysfs": 32}},
 		{"spr", "spr", 64, 8, 24, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio11", "socket1/iio0"},

@@ -310,8 +310,9 @@ func (d *discovery) pcie(names []string) {
 			return
 		}
 		iio = d.plat.iio
-		sources = []source{{pmu: iioFree, events: iio.events()}}
-		if iio.programmableTransmit {
+		useOut := !iio.outOptIn || d.cfg.PCIe.SKXBandwidthOut
+		sources = []source{{pmu: iioFree, events: iio.events(useOut)}}
+		if iio.programmableTransmit && !(iio.outOptIn && useOut) {
 			sources = append(sources, source{pmu: iioBox, groupPerPort: true,
 				events: iio.programmableEvents(d.cfg.PCIe.Granularity == GranularityPort)})
 		}

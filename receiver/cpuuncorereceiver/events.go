@@ -72,6 +72,9 @@ type iioTable struct {
 	// programmableTransmit counts the transmit direction with the programmable uncore_iio_N
 	// events where the free-running counters have no bw_out (ICX and later).
 	programmableTransmit bool
+	// outOptIn: bw_out is used only when configured (pcie.skx_bw_out); otherwise transmit comes
+	// from the programmable events.
+	outOptIn bool
 	// peerWrite adds, at stack granularity, the data other IIO stacks write into this stack's
 	// devices (peer-to-peer, e.g. GPUDirect RDMA across root ports) to transmit, where perfmon
 	// lists the event for the generation (GNR: UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS).
@@ -117,6 +120,12 @@ const casBytes = 64
 //     = 4 bytes (unchanged by the 2025 scale fix, which touched SNR, ICX and SPR only).
 //   - Stack to root bus: uncore_iio_N/dieX (since v5.9). Part p is root port BB:0p.0
 //     (intel/pcm pcm-iio-topology.cpp, Purley).
+//   - Transmit: the free-running bw_out has no perfmon FREERUN entry to confirm its increment,
+//     and Intel PCM measures SKX outbound traffic with the programmable events
+//     (src/opCode-6-85.txt: 0x83/0x04 and 0xc0/0x01 among its IIO events), as ICX and later do
+//     here; the SKX format has ch_mask config:36-43 and fc_mask config:44-46
+//     (skx_uncore_iio_formats_attr), and the same counter constraints. bw_out stays available
+//     with pcie.skx_bw_out.
 var skx = platform{
 	name: "skx",
 	memory: &memoryTable{pmu: intelIMC, events: []eventDef{
@@ -124,6 +133,7 @@ var skx = platform{
 		{alias: "cas_count_write", raw: "event=0x04,umask=0x0c", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 	}},
 	iio: &iioTable{ports: 4, inUmask0: 0x20, outUmask0: 0x24, bytesPerCount: 4, counterBits: 36,
+		programmableTransmit: true, outOptIn: true,
 		rootPortDevice: func(_, port int) (int, bool) { return port, port >= 0 && port < 4 }},
 }
 
@@ -351,8 +361,9 @@ func platformFor(c cpuID) platform {
 	return platform{name: "unknown"}
 }
 
-// iioEvents lists the free-running bandwidth events of one IIO stack.
-func (t *iioTable) events() []eventDef {
+// events lists the free-running bandwidth events of one IIO stack; withOut includes bw_out where
+// the generation has it.
+func (t *iioTable) events(withOut bool) []eventDef {
 	var defs []eventDef
 	for p := 0; p < t.ports; p++ {
 		defs = append(defs, eventDef{
@@ -360,7 +371,7 @@ func (t *iioTable) events() []eventDef {
 			direction: dirReceive, bytesPerCount: t.bytesPerCount, port: p,
 		})
 	}
-	if t.outUmask0 != 0 {
+	if t.outUmask0 != 0 && withOut {
 		for p := 0; p < t.ports; p++ {
 			defs = append(defs, eventDef{
 				alias: fmt.Sprintf("bw_out_port%d", p), raw: fmt.Sprintf("event=0xff,umask=%#x", t.outUmask0+uint64(p)),
@@ -394,10 +405,11 @@ func (t *iioTable) programmableEvents(perPort bool) []eventDef {
 			direction: dirTransmit, bytesPerCount: dwordBytes, port: port,
 		}
 	}
+	all := uint64(1)<<t.ports - 1 // ALL_PARTS: 0xff on ICX and later, the four parts of SKX
 	if !perPort {
 		defs := []eventDef{
-			def("data_req_of_cpu.mem_read.all_parts", "event=0x83,umask=0x04", 0xff, -1),
-			def("data_req_by_cpu.mem_write.all_parts", "event=0xc0,umask=0x01", 0xff, -1),
+			def("data_req_of_cpu.mem_read.all_parts", "event=0x83,umask=0x04", all, -1),
+			def("data_req_by_cpu.mem_write.all_parts", "event=0xc0,umask=0x01", all, -1),
 		}
 		if t.peerWrite {
 			// perfmon graniterapids UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS: event 0xC0,
@@ -405,7 +417,7 @@ func (t *iioTable) programmableEvents(perPort bool) []eventDef {
 			// IIO stack) writing to this card", 4 bytes a count. With the other two it fills
 			// three of the box's four counters (0x83 on 0-1, both 0xc0 on 2-3). perfmon lists
 			// only ALL_PARTS, so per-port transmit misses peer writes.
-			defs = append(defs, def("data_req_by_cpu.peer_write.all_parts", "event=0xc0,umask=0x02", 0xff, -1))
+			defs = append(defs, def("data_req_by_cpu.peer_write.all_parts", "event=0xc0,umask=0x02", all, -1))
 		}
 		return defs
 	}

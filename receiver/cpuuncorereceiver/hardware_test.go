@@ -204,3 +204,27 @@ func TestIIOMappingRefusedWhenDiesDisagree(t *testing.T) {
 	assert.Contains(t, got, "cpu_pcie receive socket0/iio1/port0  0", "no bus id rather than a wrong one")
 	assert.Len(t, warnings(ts, "die mapping files but 1 dies"), 1, "said once for all stacks")
 }
+
+// U5: SKX transmit. The kernel's free-running bw_out (4 B a count, skx_uncore_iio_freerunning_events)
+// has no perfmon FREERUN entry to confirm its increment, and the same counters were removed on SPR
+// as not counting a constant size (506f981ab40f). Intel PCM measures SKX outbound traffic with the
+// programmable events (src/opCode-6-85.txt: 0x83/0x04, 0xc0/0x01), so the receiver does too, with
+// the SKX format (ch_mask config:36-43 = the four parts 0x0f, fc_mask config:44-46;
+// skx_uncore_iio_formats_attr); bw_out stays available as pcie.skx_bw_out. testdata/skx:
+// uncore_iio_N = 19+N, free-running 25+N.
+func TestSKXTransmitFromProgrammableEvents(t *testing.T) {
+	ts := newTestScraper(t, "skx", func(c *Config) { c.Memory.Enabled = false })
+	const (
+		memRead  = 0x7<<44 | 0x0f<<36 | 0x04<<8 | 0x83
+		memWrite = 0x7<<44 | 0x0f<<36 | 0x01<<8 | 0xc0
+	)
+	assert.Equal(t, [][]uint64{{memRead, memWrite}}, ts.fake.openAttrs(20, 0))
+	assert.Equal(t, [][]uint64{{0x20ff, 0x21ff, 0x22ff, 0x23ff}}, ts.fake.openAttrs(26, 0), "bw_in only")
+	ts.fake.add(0, 20, memRead, 10)
+	ts.fake.add(0, 20, memWrite, 2)
+	ts.fake.add(0, 26, 0x24ff, 999) // bw_out_port0: not used by default
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, int64((10+2)*4), ioPoints(t, md)["cpu_pcie transmit socket0/iio1  0"].value)
+}
