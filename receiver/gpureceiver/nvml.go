@@ -72,6 +72,8 @@ type nvmlSource struct {
 
 	devs    []gpuDevice
 	handles []nvml.Device
+	// quiet: do not log the source per quantity (NVML completing DCGM).
+	quiet bool
 	// nvlink5[i]: devices[i] answered NOT_SUPPORTED for 138/139; its NVLink bytes come from 202/204.
 	nvlink5 []bool
 	fields  []nvml.FieldValue
@@ -91,9 +93,23 @@ func openNVMLLibrary(cfg *Config, logger *zap.Logger, want quantitySet, numaNode
 	return openNVML(nvml.New(), logger, want, numaNode, cfg.selects)
 }
 
+// openNVMLFallback opens NVML to complete DCGM (fallback.go): it does not log its own
+// source-per-quantity lines, since it serves only what DCGM lacks.
+func openNVMLFallback(cfg *Config, logger *zap.Logger, want quantitySet, numaNode func(string) int64) (source, error) {
+	s, err := openNVMLQuiet(nvml.New(), logger, want, numaNode, cfg.selects, true)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // openNVML initialises NVML. Like go-dcgm, go-nvml binds libnvidia-ml's symbols lazily: nothing
 // but Init may be called unless Init succeeded.
 func openNVML(lib nvml.Interface, logger *zap.Logger, want quantitySet, numaNode func(string) int64, selects func(gpuDevice) bool) (*nvmlSource, error) {
+	return openNVMLQuiet(lib, logger, want, numaNode, selects, false)
+}
+
+func openNVMLQuiet(lib nvml.Interface, logger *zap.Logger, want quantitySet, numaNode func(string) int64, selects func(gpuDevice) bool, quiet bool) (*nvmlSource, error) {
 	switch ret := lib.Init(); ret {
 	case nvml.SUCCESS:
 	case nvml.ERROR_LIBRARY_NOT_FOUND:
@@ -101,7 +117,7 @@ func openNVML(lib nvml.Interface, logger *zap.Logger, want quantitySet, numaNode
 	default:
 		return nil, fmt.Errorf("nvmlInit: %s", nvmlErr(ret))
 	}
-	s := &nvmlSource{lib: lib, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode, selects: selects, now: time.Now}
+	s := &nvmlSource{lib: lib, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode, selects: selects, now: time.Now, quiet: quiet}
 	if err := s.refresh(); err != nil {
 		_ = lib.Shutdown()
 		return nil, err
@@ -163,7 +179,7 @@ func (s *nvmlSource) refresh() error {
 	}
 	s.freeGPM()
 	for _, d := range devs {
-		if !slices.ContainsFunc(s.devs, func(o gpuDevice) bool { return o == d }) {
+		if !s.quiet && !slices.ContainsFunc(s.devs, func(o gpuDevice) bool { return o == d }) {
 			// NVML has one origin per link: its cumulative counters (no rates, no C2C).
 			s.logger.Info("GPU interconnect bytes: source per quantity", zap.String("device", d.name), zap.String("gpu.uuid", d.uuid),
 				zap.String("gpu_pcie", "counter NVML fields 197/198 FI_DEV_PCIE_COUNT_TX/RX_BYTES (cumulative bytes)"),

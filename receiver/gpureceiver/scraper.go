@@ -430,9 +430,15 @@ func openLibraries(cfg *Config, logger *zap.Logger, want quantitySet, numaNode f
 	if cfg.Source != sourceNVML {
 		api, err := newDCGMAPI()
 		if err == nil {
-			var src source
+			var src *dcgmSource
 			if src, err = openDCGM(api, cfg, logger, want, numaNode); err == nil {
-				return src, nil
+				if cfg.Source == sourceDCGM {
+					return src, nil
+				}
+				// DCGM is up; NVML fills in, per GPU, the link bytes DCGM cannot supply.
+				return withNVMLFallback(src, logger, func() (source, error) {
+					return openNVMLFallback(cfg, logger, want, numaNode)
+				}), nil
 			}
 		}
 		if errors.Is(err, errBuiltWithoutGPU) {
