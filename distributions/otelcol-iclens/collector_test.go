@@ -142,6 +142,18 @@ func hasSample(body, want string) bool {
 	if err != nil {
 		panic("bad sample in test: " + want)
 	}
+	for _, got := range sampleValues(body, name, strings.Split(labels, ",")...) {
+		if got == wantValue {
+			return true
+		}
+	}
+	return false
+}
+
+// sampleValues returns the values of the samples of name whose labels include every one of
+// labels (written name="value").
+func sampleValues(body, name string, labels ...string) []float64 {
+	var out []float64
 	sc := bufio.NewScanner(strings.NewReader(body))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 next:
@@ -150,18 +162,16 @@ next:
 		if !strings.HasPrefix(line, name+"{") {
 			continue
 		}
-		i := strings.LastIndexByte(line, ' ')
-		if got, err := strconv.ParseFloat(line[i+1:], 64); err != nil || got != wantValue {
-			continue
-		}
-		for _, l := range strings.Split(labels, ",") {
+		for _, l := range labels {
 			if !strings.Contains(line, l) {
 				continue next
 			}
 		}
-		return true
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			out = append(out, v)
+		}
 	}
-	return false
+	return out
 }
 
 // TestCollectorServesRNICFixture starts the built collector with the rnic receiver on the

@@ -1,13 +1,11 @@
 package otelcoliclens_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,23 +17,10 @@ import (
 )
 
 // sampleValue returns the value of the first sample of name whose labels include every one of
-// labels (written name="value"), and whether there is one.
+// labels, and whether there is one.
 func sampleValue(body, name string, labels ...string) (float64, bool) {
-	sc := bufio.NewScanner(strings.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-next:
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		for _, l := range labels {
-			if !strings.Contains(line, l) {
-				continue next
-			}
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		return v, err == nil
+	if v := sampleValues(body, name, labels...); len(v) > 0 {
+		return v[0], true
 	}
 	return 0, false
 }

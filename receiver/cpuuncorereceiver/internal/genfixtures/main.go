@@ -236,25 +236,34 @@ func spr(t tree, old bool) {
 // event 0x05). Encodings: [perfmon] graniterapids UNC_M_CAS_COUNT_SCH{0,1}.{RD,WR}. 12 IMC
 // boxes per die assumed (12 DDR5 channels per socket); IIO as SPR with gnr_iio_freerunning.
 func gnr(t tree, old bool) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0xad, "Intel(R) Xeon(R) 6980P"))
+	gnrUncore(t, 0xad, "Intel(R) Xeon(R) 6980P", 128, 12, !old, iioScaleNew)
+}
+
+// gnrUncore writes a host on the GNR uncore (gnr_uncores[] in [snbep]): 2 sockets of
+// coresPerSocket CPUs, imcBoxes IMC boxes per die with both command schedulers named
+// (schedulers, 6a8a48644c4b) or only cas_count_read/write = SCH0, and 6 IIO stacks with
+// free-running bw_in at iioScale.
+func gnrUncore(t tree, model int, modelName string, coresPerSocket, imcBoxes int, schedulers bool, iioScale string) {
+	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, model, modelName))
 	t.cpu(0, 0, 0)
-	t.cpu(128, 1, 1)
-	for i := 0; i < 12; i++ {
+	t.cpu(coresPerSocket, 1, 1)
+	cpumask := fmt.Sprintf("0,%d", coresPerSocket)
+	for i := 0; i < imcBoxes; i++ {
 		ev := map[string]string{"clockticks": "event=0x01,umask=0x00"}
-		if old {
-			withScale(ev, "cas_count_read", "event=0x05,umask=0xcf", casScale)
-			withScale(ev, "cas_count_write", "event=0x05,umask=0xf0", casScale)
-		} else {
+		if schedulers {
 			withScale(ev, "cas_count_read_sch0", "event=0x05,umask=0xcf", casScale)
 			withScale(ev, "cas_count_read_sch1", "event=0x06,umask=0xcf", casScale)
 			withScale(ev, "cas_count_write_sch0", "event=0x05,umask=0xf0", casScale)
 			withScale(ev, "cas_count_write_sch1", "event=0x06,umask=0xf0", casScale)
+		} else {
+			withScale(ev, "cas_count_read", "event=0x05,umask=0xcf", casScale)
+			withScale(ev, "cas_count_write", "event=0x05,umask=0xf0", casScale)
 		}
-		t.pmu(fmt.Sprintf("uncore_imc_%d", i), 110+i, "0,128", sprIMCFormat, ev)
+		t.pmu(fmt.Sprintf("uncore_imc_%d", i), 110+i, cpumask, sprIMCFormat, ev)
 	}
 	for i := 0; i < 6; i++ {
-		t.pmu(fmt.Sprintf("uncore_iio_%d", i), 130+i, "0,128", icxIIOFormat, nil)
-		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, "0,128", freeRunningFormat, iioFreeEvents(8, iioScaleNew, 0))
+		t.pmu(fmt.Sprintf("uncore_iio_%d", i), 130+i, cpumask, icxIIOFormat, nil)
+		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, cpumask, freeRunningFormat, iioFreeEvents(8, iioScale, 0))
 	}
 }
 
@@ -267,30 +276,11 @@ func gnr(t tree, old bool) {
 // cb4a6ccf3583 before both (cas_count_read/write = SCH0 only, IIO 4 B scale). 8 IMC boxes per die
 // (8 DDR5 channels per socket on Xeon 6700E, inference) and 6 IIO stacks assumed.
 func srf(t tree, old bool) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0xaf, "Intel(R) Xeon(R) 6780E"))
-	t.cpu(0, 0, 0)
-	t.cpu(144, 1, 1)
-	for i := 0; i < 8; i++ {
-		ev := map[string]string{"clockticks": "event=0x01,umask=0x00"}
-		if old {
-			withScale(ev, "cas_count_read", "event=0x05,umask=0xcf", casScale)
-			withScale(ev, "cas_count_write", "event=0x05,umask=0xf0", casScale)
-		} else {
-			withScale(ev, "cas_count_read_sch0", "event=0x05,umask=0xcf", casScale)
-			withScale(ev, "cas_count_read_sch1", "event=0x06,umask=0xcf", casScale)
-			withScale(ev, "cas_count_write_sch0", "event=0x05,umask=0xf0", casScale)
-			withScale(ev, "cas_count_write_sch1", "event=0x06,umask=0xf0", casScale)
-		}
-		t.pmu(fmt.Sprintf("uncore_imc_%d", i), 110+i, "0,144", sprIMCFormat, ev)
-	}
 	scale := iioScaleNew
 	if old {
 		scale = iioScaleOld
 	}
-	for i := 0; i < 6; i++ {
-		t.pmu(fmt.Sprintf("uncore_iio_%d", i), 130+i, "0,144", icxIIOFormat, nil)
-		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, "0,144", freeRunningFormat, iioFreeEvents(8, scale, 0))
-	}
+	gnrUncore(t, 0xaf, "Intel(R) Xeon(R) 6780E", 144, 8, !old, scale)
 }
 
 // gnrGeneric: Xeon 6980P on Linux 6.6, which predates GNR support in intel_uncore_match (GNR
