@@ -147,6 +147,8 @@ type discovery struct {
 	errs  []error
 	// places caches cpu -> socket/NUMA for this run.
 	places map[int]cpuPlace
+	// nodesPerSocket counts the NUMA nodes with CPUs of each socket (nil until asked).
+	nodesPerSocket map[int]int
 	// created are the series this run added.
 	created []*aggregate
 }
@@ -273,6 +275,12 @@ func (d *discovery) memorySources(names []string, sources []source) {
 				if d.cfg.Memory.Granularity == GranularityController {
 					dev += strconv.Itoa(instance(name))
 				}
+				numa := place.numa
+				if d.subNUMA(place.socket) {
+					// Sub-NUMA clustering: the socket's controllers belong to several nodes, and
+					// which IMC serves which node is not in sysfs; no node rather than a wrong one.
+					numa = -1
+				}
 				var g *counterGroup
 				for _, m := range members {
 					if g == nil || src.groupPerEvent {
@@ -287,7 +295,7 @@ func (d *discovery) memorySources(names []string, sources []source) {
 						combined:  src.combined,
 						component: metadata.AttributeComponentCPUMemory,
 						direction: m.direction,
-						device:    dev, numa: place.numa,
+						device:    dev, numa: numa,
 					}
 					if src.groupPerEvent && d.cfg.Memory.Granularity == GranularityController {
 						// A Data Fabric event counts one channel: the controller is the channel.
@@ -425,6 +433,27 @@ func (d *discovery) rootBus(freeRunning string, die int) string {
 		return ""
 	}
 	return s
+}
+
+// subNUMA reports whether a socket is split into several NUMA nodes (Intel sub-NUMA clustering,
+// SNC2/3/4 on SPR/EMR/GNR; AMD NPS2/4): more than one node/nodeN/cpulist names a CPU of it
+// (Documentation/ABI/stable/sysfs-devices-node).
+func (d *discovery) subNUMA(socket int) bool {
+	if d.nodesPerSocket == nil {
+		d.nodesPerSocket = map[int]int{}
+		lists, _ := filepath.Glob(filepath.Join(filepath.Dir(d.paths.cpus), "node", "node[0-9]*", "cpulist"))
+		for _, l := range lists {
+			s, err := d.r.ReadString(l)
+			first, _, _ := strings.Cut(strings.TrimSpace(s), ",")
+			first, _, _ = strings.Cut(first, "-")
+			cpu, perr := strconv.Atoi(first)
+			if err != nil || perr != nil {
+				continue // a node without CPUs (memory only, CXL)
+			}
+			d.nodesPerSocket[d.place(cpu).socket]++
+		}
+	}
+	return socket >= 0 && d.nodesPerSocket[socket] > 1
 }
 
 // mappingAgrees reports whether the stack mapping of a PMU can be used: the kernel writes one

@@ -228,3 +228,23 @@ func TestSKXTransmitFromProgrammableEvents(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64((10+2)*4), ioPoints(t, md)["cpu_pcie transmit socket0/iio1  0"].value)
 }
+
+// U8: under sub-NUMA clustering the IMCs of one socket belong to different NUMA nodes, and sysfs
+// does not say which IMC serves which node: the socket's memory series carry no numa.node rather
+// than the collecting CPU's (testdata/spr_snc2: two nodes per socket). PCIe series keep theirs.
+func TestSubNUMAClusteringMemoryHasNoNode(t *testing.T) {
+	ts := newTestScraper(t, "spr_snc2", nil)
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	assert.Contains(t, got, "cpu_memory read socket0/imc  -1")
+	assert.Contains(t, got, "cpu_memory write socket1/imc  -1")
+	assert.Contains(t, got, "cpu_pcie receive socket1/iio0  2", "the IIO stack keeps its CPU's node")
+
+	plain := newTestScraper(t, "spr", nil)
+	plain.tick(5 * time.Second)
+	md, err = plain.scrape(t.Context())
+	require.NoError(t, err)
+	assert.Contains(t, ioPoints(t, md), "cpu_memory read socket1/imc  1", "without SNC the socket's node")
+}

@@ -283,6 +283,20 @@ func srf(t tree, old bool) {
 	gnrUncore(t, 0xaf, "Intel(R) Xeon(R) 6780E", 144, 8, !old, scale)
 }
 
+// sprSNC2: the spr host in sub-NUMA clustering mode SNC2: each socket is two NUMA nodes
+// (node/nodeN/cpulist, Documentation/ABI/stable/sysfs-devices-node, "%*pbl\n" CPU lists): CPUs
+// 0-27 node 0, 28-55 node 1 (socket 0), 56-83 node 2, 84-111 node 3 (socket 1).
+func sprSNC2(t tree) {
+	spr(t, false)
+	must(os.Remove(filepath.Join(t.root, "sys/devices/system/cpu/cpu56/node1"))) // now on node 2
+	t.cpu(28, 0, 1)
+	t.cpu(56, 1, 2)
+	t.cpu(84, 1, 3)
+	for n, list := range []string{"0-27", "28-55", "56-83", "84-111"} {
+		t.write(fmt.Sprintf("sys/devices/system/node/node%d/cpulist", n), list+"\n")
+	}
+}
+
 // gnrGeneric: Xeon 6980P on Linux 6.6, which predates GNR support in intel_uncore_match (GNR
 // names arrived in v6.8-rc1, 632c4bf6d007 / 388d76175bd9): intel_uncore_init falls back to
 // generic_uncore_init, which builds the PMUs from the discovery table and names them
@@ -385,7 +399,7 @@ func main() {
 		"spr": func(t tree) { spr(t, false) }, "spr_v6.1": func(t tree) { spr(t, true) },
 		"gnr": func(t tree) { gnr(t, false) }, "gnr_unpatched": func(t tree) { gnr(t, true) },
 		"srf": func(t tree) { srf(t, false) }, "srf_unpatched": func(t tree) { srf(t, true) },
-		"gnr_v6.6": gnrGeneric, "gnr_v6.8": gnrV68,
+		"gnr_v6.6": gnrGeneric, "gnr_v6.8": gnrV68, "spr_snc2": sprSNC2,
 		"zen4": func(t tree) { zen4(t, false) }, "zen4_v6.1": func(t tree) { zen4(t, true) }, "zen3": zen3, "vm": vm, "resctrl": resctrl,
 	} {
 		root := filepath.Join("testdata", name)
