@@ -101,6 +101,14 @@ func TestHopperDCGM46CounterTakesOver(t *testing.T) {
 	lines := sourceLines(logs, "gpu0")
 	require.Len(t, lines, 1)
 	assert.Contains(t, lines[0].ContextMap()["gpu_pcie"], "counter DCGM fields 1091/1092")
+
+	// A blank counter for one scrape, with rate samples still about: no second series.
+	f.hopper.pcieCounter = false
+	addHopperRates(f, 0, base, 50, 60)
+	clock.t = clock.t.Add(10 * time.Second)
+	for _, p := range find(scrapeOnce(t, s), "interconnect.io", "component", "gpu_pcie", "direction", "transmit") {
+		assert.Equal(t, starts[0], int64(p.start), "the link keeps one series")
+	}
 }
 
 // TestValueCapMovesTheCursor (G3): go-dcgm fails a whole GetValuesSince over 131072 values

@@ -85,7 +85,9 @@ type gpuScraper struct {
 	counters *counter.Tracker[seriesKey]
 	// handover holds, per counter series, the bytes its link had counted from the rate before
 	// the counter produced its first value, and that series' start: the link stays one series.
-	handover  map[seriesKey]handover
+	handover map[seriesKey]handover
+	// byCounter: links whose series comes from their cumulative counter.
+	byCounter map[seriesKey]bool
 	integ     map[seriesKey]*integrator
 	xids      map[xidKey]*xidCount
 	lastXID   map[string]int64             // per GPU: timestamp of the last XID counted
@@ -114,6 +116,7 @@ func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 		// counted since the series began.
 		counters:  counter.NewTracker[seriesKey](counter.SinceFirstReading()),
 		handover:  map[seriesKey]handover{},
+		byCounter: map[seriesKey]bool{},
 		integ:     map[seriesKey]*integrator{},
 		xids:      map[xidKey]*xidCount{},
 		lastXID:   map[string]int64{},
@@ -333,12 +336,18 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 				case counter.Reset:
 					delete(s.handover, ck)
 				}
+				s.byCounter[ck] = true
 				start, v := p.Start, p.Value
 				if h, ok := s.handover[ck]; ok {
 					start, v = h.start, h.bytes+p.Value
 				}
 				s.starts.Use(start)
 				s.mb.RecordInterconnectIoDataPoint(now, int64(v), ln.component, ln.direction, d.name, d.busID, d.numaNode)
+				continue
+			}
+			if ln.hasCounter && s.byCounter[seriesKey{key, ln.counter}] {
+				// The link's series is the counter's now: a rate sample left over (or a blank
+				// counter this scrape) must not start a second series with the same attributes.
 				continue
 			}
 			if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.updated {
@@ -395,6 +404,11 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 	for k := range s.handover {
 		if !present[k.gpu] {
 			delete(s.handover, k)
+		}
+	}
+	for k := range s.byCounter {
+		if !present[k.gpu] {
+			delete(s.byCounter, k)
 		}
 	}
 	for k := range s.integ {
