@@ -314,16 +314,14 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 		if cf.slow && !s.slowDue {
 			continue
 		}
-		raw, err := s.readCounter(cf)
-		if err != nil {
-			s.report(errs, cf.path, err)
+		raw, ok := s.readCounter(cf, errs)
+		if !ok || cf.primer {
 			continue
 		}
-		s.ok(cf.path)
-		pt := s.series.Observe(cf.path, raw, cf.spec, now)
+		pt := s.series.Observe(cf.key, raw, cf.spec, now)
 		if !pt.Report() {
 			// Stuck at all ones: the rate it would imply is not traffic. Say so instead.
-			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, p.name, cf.name)
+			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, cf.owner, cf.name)
 			continue
 		}
 		s.starts.Use(pt.Start)
@@ -331,38 +329,65 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 	}
 }
 
-// readCounter reads a counter file. The ones read on every scrape keep their descriptor open
-// between scrapes (sysfs.Reader.ReadBytesKept); the slow ones, read every slow_interval, are opened
-// each time, so that a node does not hold a descriptor and a sysfs buffer for each of them.
-func (s *rnicScraper) readCounter(cf *counterFile) (uint64, error) {
-	if cf.slow && s.cfg.SlowInterval > 0 {
-		return s.reader.ReadUint(cf.path)
+// readCounter reads a counter file and the files summed into it; a failure of any of them costs
+// the point and is reported against the file that failed.
+func (s *rnicScraper) readCounter(cf *counterFile, errs *scrapererror.ScrapeErrors) (uint64, bool) {
+	total, ok := uint64(0), true
+	for i := -1; i < len(cf.sum); i++ {
+		path := cf.path
+		if i >= 0 {
+			path = cf.sum[i]
+		}
+		v, err := s.readCounterFile(cf, path)
+		if err != nil {
+			s.report(errs, path, err)
+			ok = false
+			continue
+		}
+		s.ok(path)
+		total += v
 	}
-	return s.reader.ReadUintKept(cf.path)
+	return total, ok
+}
+
+// readCounterFile reads one counter file. The ones read on every scrape keep their descriptor
+// open between scrapes (sysfs.Reader.ReadBytesKept); the slow ones, read every slow_interval, are
+// opened each time, so that a node does not hold a descriptor and a sysfs buffer for each of them.
+func (s *rnicScraper) readCounterFile(cf *counterFile, path string) (uint64, error) {
+	if cf.slow && s.cfg.SlowInterval > 0 {
+		return s.reader.ReadUint(path)
+	}
+	return s.reader.ReadUintKept(path)
 }
 
 func (s *rnicScraper) recordCounter(p *port, cf *counterFile, v uint64, now pcommon.Timestamp) {
 	if cf.driver {
-		s.mb.RecordRnicDriverCounterDataPoint(now, int64(v), p.name, cf.name, cf.source)
+		s.mb.RecordRnicDriverCounterDataPoint(now, int64(v), cf.owner, cf.name, cf.source)
 	}
 	switch cf.kind {
 	case kindBytes:
+		if p.plane {
+			return // a plane of a multi-plane device: its bytes are counted by the device itself
+		}
 		s.mb.RecordInterconnectIoDataPoint(now, int64(v*cf.scale), metadata.AttributeComponentRnic, cf.direction,
-			p.name, p.pciBusID, p.numaNode)
+			cf.owner, p.pciBusID, p.numaNode)
 	case kindPackets:
-		s.mb.RecordRnicPacketsDataPoint(now, int64(v), p.name, cf.direction)
+		if p.plane {
+			return
+		}
+		s.mb.RecordRnicPacketsDataPoint(now, int64(v), cf.owner, cf.direction)
 	case kindPortError:
-		s.mb.RecordRnicPortErrorsDataPoint(now, int64(v), p.name, cf.name)
+		s.mb.RecordRnicPortErrorsDataPoint(now, int64(v), cf.owner, cf.label)
 	case kindXmitWait:
-		s.mb.RecordRnicPortXmitWaitDataPoint(now, int64(v), p.name)
+		s.mb.RecordRnicPortXmitWaitDataPoint(now, int64(v), cf.owner)
 	case kindCNP:
-		s.mb.RecordRnicRoceCnpDataPoint(now, int64(v), p.name, cf.name)
+		s.mb.RecordRnicRoceCnpDataPoint(now, int64(v), cf.owner, cf.label)
 	case kindECN:
-		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, int64(v), p.name)
+		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, int64(v), cf.owner)
 	case kindTransportEvent:
-		s.mb.RecordRnicTransportEventsDataPoint(now, int64(v), p.name, cf.name)
+		s.mb.RecordRnicTransportEventsDataPoint(now, int64(v), cf.owner, cf.label)
 	case kindTransportError:
-		s.mb.RecordRnicTransportErrorsDataPoint(now, int64(v), p.name, cf.name)
+		s.mb.RecordRnicTransportErrorsDataPoint(now, int64(v), cf.owner, cf.label)
 	}
 }
 
