@@ -50,6 +50,17 @@ type netdev struct {
 	numaNode int64
 	txBytes  string // <sys>/class/net/<name>/statistics/tx_bytes
 	rxBytes  string
+	// ethtool are the netdevs whose driver statistics stand for this one: itself, or the physical
+	// members of a bond (lowerDevices).
+	ethtool []*ethtoolTarget
+}
+
+// ethtoolTarget is a netdev read through ethtool, with its driver's table once known.
+type ethtoolTarget struct {
+	name   string
+	driver string
+	table  []ethtoolStat
+	keys   []string // series key per table entry
 }
 
 // discovery resolves ports and netdevs from sysfs.
@@ -516,13 +527,44 @@ func (d *discovery) netdevsOf(ports []*port) []*netdev {
 			// Not in this network namespace or not in this sysfs: nothing to read.
 			continue
 		}
-		out = append(out, &netdev{
+		nd := &netdev{
 			name:     p.netdev,
 			pciBusID: p.pciBusID,
 			numaNode: p.numaNode,
 			txBytes:  filepath.Join(stats, "tx_bytes"),
 			rxBytes:  filepath.Join(stats, "rx_bytes"),
-		})
+		}
+		for _, name := range d.lowerDevices(p.netdev, 0) {
+			nd.ethtool = append(nd.ethtool, &ethtoolTarget{name: name})
+		}
+		out = append(out, nd)
+	}
+	return out
+}
+
+// lowerDevices returns the physical netdevs under name: the slaves of a bond (bonding/slaves),
+// the lower_<dev> devices of another stacked device (a VLAN), or name itself. Neither the bonding
+// driver nor VLANs have ethtool statistics (drivers/net/bonding/bond_main.c bond_ethtool_ops has
+// no get_sset_count or get_ethtool_stats), so a RoCE LAG's PFC and pause counters are on its
+// members (Documentation/networking/bonding.rst; net/core/dev.c netdev_adjacent_sysfs_add).
+func (d *discovery) lowerDevices(name string, depth int) []string {
+	dir := filepath.Join(d.sys, "class", "net", name)
+	var lower []string
+	if s, err := d.reader.ReadString(filepath.Join(dir, "bonding", "slaves")); err == nil {
+		lower = strings.Fields(s)
+	} else if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if l, ok := strings.CutPrefix(e.Name(), "lower_"); ok {
+				lower = append(lower, l)
+			}
+		}
+	}
+	if len(lower) == 0 || depth >= 3 {
+		return []string{name}
+	}
+	var out []string
+	for _, l := range lower {
+		out = append(out, d.lowerDevices(l, depth+1)...)
 	}
 	return out
 }

@@ -38,7 +38,6 @@ type rnicScraper struct {
 	devices    []string
 	ports      []*port
 	netdevs    []*netdev
-	ethKeys    map[string][]string // netdev -> series key per ethtoolWanted entry
 	rediscover bool
 
 	topo   *topology
@@ -200,14 +199,6 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 		s.report(errs, "discovery:"+err.Error(), err)
 	}
 	s.ports, s.netdevs = ports, netdevs
-	s.ethKeys = make(map[string][]string, len(netdevs))
-	for _, nd := range netdevs {
-		keys := make([]string, len(ethtoolWanted))
-		for i, st := range ethtoolWanted {
-			keys[i] = "ethtool:" + nd.name + ":" + st.name
-		}
-		s.ethKeys[nd.name] = keys
-	}
 	if s.rec != nil {
 		if err := s.rec.snapshot(ports, netdevs, s.cfg.Topology.Enabled && topologyEnabled(s.cfg.Metrics)); err != nil {
 			s.logger.Warn("cannot record the device tree", zap.Error(err))
@@ -415,36 +406,59 @@ func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.Attribut
 }
 
 func (s *rnicScraper) scrapeEthtool(nd *netdev, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	key := "ethtool:" + nd.name
-	stats, err := s.ethtool.Stats(nd.name)
+	for _, tg := range nd.ethtool {
+		s.scrapeEthtoolTarget(tg, now, errs)
+	}
+}
+
+// resolveTable picks the target's statistics by its driver, asked once.
+func (s *rnicScraper) resolveTable(tg *ethtoolTarget) {
+	if tg.table != nil {
+		return
+	}
+	if drv, err := s.ethtool.Driver(tg.name); err == nil {
+		tg.driver = drv
+	}
+	tg.table = ethtoolTable(tg.driver)
+	tg.keys = make([]string, len(tg.table))
+	for i, st := range tg.table {
+		tg.keys[i] = "ethtool:" + tg.name + ":" + st.name
+	}
+}
+
+func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+	key := "ethtool:" + tg.name
+	stats, err := s.ethtool.Stats(tg.name)
 	if err != nil {
-		s.report(errs, key, fmt.Errorf("ethtool statistics of %s: %w", nd.name, err))
+		s.report(errs, key, fmt.Errorf("ethtool statistics of %s: %w", tg.name, err))
 		return
 	}
 	s.ok(key)
-	keys := s.ethKeys[nd.name]
-	for i := range ethtoolWanted {
-		st := &ethtoolWanted[i]
+	s.resolveTable(tg)
+	for i := range tg.table {
+		st := &tg.table[i]
 		raw, ok := stats[st.name]
 		if !ok {
 			continue
 		}
-		pt := s.series.Observe(keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
+		pt := s.series.Observe(tg.keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
 		s.starts.Use(pt.Start)
 		v := int64(pt.Value)
 		switch st.metric {
 		case ethPFCPause:
-			s.mb.RecordRnicPfcPauseFramesDataPoint(now, v, nd.name, st.direction, st.priority)
+			s.mb.RecordRnicPfcPauseFramesDataPoint(now, v, tg.name, st.direction, st.priority)
 		case ethPFCPauseDuration:
-			s.mb.RecordRnicPfcPauseDurationDataPoint(now, v, nd.name, st.direction, st.priority)
+			s.mb.RecordRnicPfcPauseDurationDataPoint(now, v, tg.name, st.direction, st.priority)
 		case ethPause:
-			s.mb.RecordRnicPauseFramesDataPoint(now, v, nd.name, st.direction)
+			s.mb.RecordRnicPauseFramesDataPoint(now, v, tg.name, st.direction)
+		case ethPauseDuration:
+			s.mb.RecordRnicPauseDurationDataPoint(now, v, tg.name, st.direction)
 		case ethPauseStorm:
-			s.mb.RecordRnicPauseStormEventsDataPoint(now, v, nd.name, st.severity)
+			s.mb.RecordRnicPauseStormEventsDataPoint(now, v, tg.name, st.severity)
 		case ethPhyBytes:
-			s.mb.RecordRnicPhyIoDataPoint(now, v, nd.name, st.direction)
+			s.mb.RecordRnicPhyIoDataPoint(now, v, tg.name, st.direction)
 		case ethPhyDiscards:
-			s.mb.RecordRnicPhyDiscardsDataPoint(now, v, nd.name, st.direction)
+			s.mb.RecordRnicPhyDiscardsDataPoint(now, v, tg.name, st.direction)
 		}
 	}
 }

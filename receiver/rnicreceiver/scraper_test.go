@@ -475,10 +475,14 @@ func onlyMetrics(cfg *Config, fields ...string) {
 	}
 }
 
+// fakeEthtool stands in for the SIOCETHTOOL ioctl. A netdev without stats fails as a bond does:
+// the bonding driver has no get_sset_count, so ETHTOOL_GSTRINGS fails with EOPNOTSUPP
+// (drivers/net/bonding/bond_main.c bond_ethtool_ops; net/ethtool/ioctl.c).
 type fakeEthtool struct {
-	stats map[string]map[string]uint64
-	err   error
-	calls int
+	stats   map[string]map[string]uint64
+	drivers map[string]string
+	err     error
+	calls   int
 }
 
 func (f *fakeEthtool) Stats(netdev string) (map[string]uint64, error) {
@@ -486,42 +490,103 @@ func (f *fakeEthtool) Stats(netdev string) (map[string]uint64, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return f.stats[netdev], nil
+	st, ok := f.stats[netdev]
+	if !ok {
+		return nil, unix.EOPNOTSUPP
+	}
+	return st, nil
+}
+
+func (f *fakeEthtool) Driver(netdev string) (string, error) {
+	if d, ok := f.drivers[netdev]; ok {
+		return d, nil
+	}
+	return "", unix.ENODEV
 }
 
 func (f *fakeEthtool) Close() {}
 
-// TestEthtoolPFC uses mlx5 ethtool -S names (mlx5/counters.rst): per-priority pause, durations,
-// the pause-storm watchdog and the physical port totals.
+// TestEthtoolPFC uses mlx5 ethtool -S names (mlx5/counters.rst) on a RoCE LAG laid out as the
+// kernel does (testfs.LAGRDMANode): the bond has no ethtool statistics, so the counters come from
+// its physical members, each its own series (F4): per-priority pause, durations, global pause
+// duration (en_stats.c "global" pause descs, F14), the pause-storm watchdog and the physical port
+// totals.
 func TestEthtoolPFC(t *testing.T) {
-	fake := &fakeEthtool{stats: map[string]map[string]uint64{"bond0": {
-		"rx_prio3_pause": 120, "tx_prio3_pause": 7, "rx_prio3_pause_duration": 4500, "rx_prio3_pause_transition": 60,
-		"rx_pause_ctrl_phy": 0, "tx_pause_storm_warning_events": 2, "tx_pause_storm_error_events": 1,
-		"rx_bytes_phy": 1 << 40, "tx_bytes_phy": 1 << 41, "rx_discards_phy": 3, "rx_vport_unicast_bytes": 99,
-	}}}
-	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0"}
-		cfg.Ethtool.Enabled = true
-	})
+	fake := &fakeEthtool{
+		stats: map[string]map[string]uint64{
+			"ens1f0np0": {
+				"rx_prio3_pause": 120, "tx_prio3_pause": 7, "rx_prio3_pause_duration": 4500, "rx_prio3_pause_transition": 60,
+				"rx_pause_ctrl_phy": 0, "tx_pause_storm_warning_events": 2, "tx_pause_storm_error_events": 1,
+				"rx_bytes_phy": 1 << 40, "tx_bytes_phy": 1 << 41, "rx_discards_phy": 3, "rx_vport_unicast_bytes": 99,
+				"rx_global_pause_duration": 900, "tx_global_pause_duration": 800,
+			},
+			"ens1f1np1": {"rx_prio3_pause": 30, "tx_prio3_pause": 5},
+		},
+		drivers: map[string]string{"ens1f0np0": "mlx5_core", "ens1f1np1": "mlx5_core", "bond0": "bonding"},
+	}
+	s, _ := newTestScraper(t, fleetRoot("lag"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
 	s.ethtool = fake
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 1, fake.calls, "one ethtool read per netdev")
-	assert.Equal(t, int64(120), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0", "direction": "receive", "priority": int64(3)}))
-	assert.Equal(t, int64(7), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0", "direction": "transmit", "priority": int64(3)}))
-	assert.Equal(t, int64(4500), value(t, md, "rnic.pfc.pause_duration", map[string]any{"device": "bond0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, 2, fake.calls, "one ethtool read per physical member, none of the bond")
+	assert.Equal(t, int64(120), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f0np0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(30), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f1np1", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(7), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f0np0", "direction": "transmit", "priority": int64(3)}))
+	assert.Equal(t, int64(4500), value(t, md, "rnic.pfc.pause_duration", map[string]any{"device": "ens1f0np0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(900), value(t, md, "rnic.pause.duration", map[string]any{"device": "ens1f0np0", "direction": "receive"}))
 	absent(t, md, "rnic.pfc.pause_frames", map[string]any{"priority": int64(0)})
-	assert.Equal(t, int64(1), value(t, md, "rnic.pause.storm_events", map[string]any{"device": "bond0", "severity": "error"}))
-	assert.Equal(t, int64(1<<41), value(t, md, "rnic.phy.io", map[string]any{"device": "bond0", "direction": "transmit"}))
-	assert.Equal(t, int64(3), value(t, md, "rnic.phy.discards", map[string]any{"device": "bond0", "direction": "receive"}))
+	absent(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0"})
+	assert.Equal(t, int64(1), value(t, md, "rnic.pause.storm_events", map[string]any{"device": "ens1f0np0", "severity": "error"}))
+	assert.Equal(t, int64(1<<41), value(t, md, "rnic.phy.io", map[string]any{"device": "ens1f0np0", "direction": "transmit"}))
+	assert.Equal(t, int64(3), value(t, md, "rnic.phy.discards", map[string]any{"device": "ens1f0np0", "direction": "receive"}))
+	// The bond's own byte counters still give component=netdev.
+	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}))
 
 	// A netdev outside the collector's network namespace: one error, then quiet.
 	fake.err = unix.ENODEV
 	_, err = s.scrape(context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "bond0")
+	assert.Contains(t, err.Error(), "ens1f0np0")
 	_, err = s.scrape(context.Background())
 	assert.NoError(t, err)
+}
+
+// TestEthtoolPerDriverNames: PFC and pause counters under the names bnxt_en, ice and i40e give
+// them, chosen by the driver name GDRVINFO reports (F13).
+func TestEthtoolPerDriverNames(t *testing.T) {
+	fake := &fakeEthtool{
+		stats: map[string]map[string]uint64{
+			"ens2f0np0": {"rx_pfc_ena_frames_pri3": 11, "tx_pfc_ena_frames_pri3": 12, "rx_pause_frames": 13, "tx_pause_frames": 14},
+			"ens2f1np1": {"rx_pfc_ena_frames_pri5": 21, "rx_prio5_pause": 999},
+		},
+		drivers: map[string]string{"ens2f0np0": "bnxt_en", "ens2f1np1": "bnxt_en"},
+	}
+	s, _ := newTestScraper(t, fleetRoot("broadcom"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	s.reader.OnOpen = bnxtPMAFails
+	s.ethtool = fake
+	md, _ := s.scrape(context.Background())
+	assert.Equal(t, int64(11), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f0np0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(12), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f0np0", "direction": "transmit", "priority": int64(3)}))
+	assert.Equal(t, int64(13), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens2f0np0", "direction": "receive"}))
+	assert.Equal(t, int64(21), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1", "priority": int64(5)}))
+	assert.Len(t, pointsWith(md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1"}), 1, "an mlx5 name on a bnxt_en netdev is not read")
+
+	fake = &fakeEthtool{
+		stats: map[string]map[string]uint64{
+			"ens801f0": {"rx_priority_3_xoff.nic": 31, "tx_priority_3_xoff.nic": 32, "link_xoff_rx.nic": 33, "link_xoff_tx.nic": 34},
+			"ens802f0": {"port.rx_priority_4_xoff_rx": 41, "port.link_xoff_tx": 44},
+		},
+		drivers: map[string]string{"ens801f0": "ice", "ens802f0": "i40e"},
+	}
+	s, _ = newTestScraper(t, fleetRoot("intel"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	s.ethtool = fake
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(31), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens801f0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(32), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens801f0", "direction": "transmit", "priority": int64(3)}))
+	assert.Equal(t, int64(33), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens801f0", "direction": "receive"}))
+	assert.Equal(t, int64(41), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens802f0", "direction": "receive", "priority": int64(4)}))
+	assert.Equal(t, int64(44), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens802f0", "direction": "transmit"}))
 }
 
 func TestParseRate(t *testing.T) {

@@ -208,6 +208,55 @@ func (ms *RnicPacketsMetricConfig) Validate() error {
 	return nil
 }
 
+// RnicPauseDurationMetricAttributeKey specifies the key of an attribute for the rnic.pause.duration metric.
+type RnicPauseDurationMetricAttributeKey string
+
+const (
+	RnicPauseDurationMetricAttributeKeyDevice    RnicPauseDurationMetricAttributeKey = "device"
+	RnicPauseDurationMetricAttributeKeyDirection RnicPauseDurationMetricAttributeKey = "direction"
+)
+
+// RnicPauseDurationMetricConfig provides config for the rnic.pause.duration metric.
+type RnicPauseDurationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicPauseDurationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicPauseDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicPauseDurationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection:
+		default:
+			return fmt.Errorf("metric rnic.pause.duration doesn't have an attribute %v, valid attributes: [device, direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // RnicPauseFramesMetricAttributeKey specifies the key of an attribute for the rnic.pause.frames metric.
 type RnicPauseFramesMetricAttributeKey string
 
@@ -1499,6 +1548,7 @@ type MetricsConfig struct {
 	RnicCounterSaturated       RnicCounterSaturatedMetricConfig       `mapstructure:"rnic.counter.saturated"`
 	RnicDriverCounter          RnicDriverCounterMetricConfig          `mapstructure:"rnic.driver.counter"`
 	RnicPackets                RnicPacketsMetricConfig                `mapstructure:"rnic.packets"`
+	RnicPauseDuration          RnicPauseDurationMetricConfig          `mapstructure:"rnic.pause.duration"`
 	RnicPauseFrames            RnicPauseFramesMetricConfig            `mapstructure:"rnic.pause.frames"`
 	RnicPauseStormEvents       RnicPauseStormEventsMetricConfig       `mapstructure:"rnic.pause.storm_events"`
 	RnicPfcPauseDuration       RnicPfcPauseDurationMetricConfig       `mapstructure:"rnic.pfc.pause_duration"`
@@ -1548,6 +1598,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
+		},
+		RnicPauseDuration: RnicPauseDurationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
 		},
 		RnicPauseFrames: RnicPauseFramesMetricConfig{
 			Enabled:             true,

@@ -46,6 +46,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
 					},
+					RnicPauseDuration: RnicPauseDurationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
+					},
 					RnicPauseFrames: RnicPauseFramesMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -203,6 +208,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
 					},
+					RnicPauseDuration: RnicPauseDurationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
+					},
 					RnicPauseFrames: RnicPauseFramesMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -340,7 +350,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(InterconnectIoMetricConfig{}, RnicCounterSaturatedMetricConfig{}, RnicDriverCounterMetricConfig{}, RnicPacketsMetricConfig{}, RnicPauseFramesMetricConfig{}, RnicPauseStormEventsMetricConfig{}, RnicPfcPauseDurationMetricConfig{}, RnicPfcPauseFramesMetricConfig{}, RnicPhyDiscardsMetricConfig{}, RnicPhyIoMetricConfig{}, RnicPortErrorsMetricConfig{}, RnicPortInfoMetricConfig{}, RnicPortPhysicalStateMetricConfig{}, RnicPortRateMetricConfig{}, RnicPortStateMetricConfig{}, RnicPortWidthMetricConfig{}, RnicPortXmitWaitMetricConfig{}, RnicRoceCnpMetricConfig{}, RnicRoceEcnMarkedMetricConfig{}, RnicTopologyAcsRedirectMetricConfig{}, RnicTopologyGpuDistanceMetricConfig{}, RnicTopologyGpudirectReadyMetricConfig{}, RnicTopologyIommuMetricConfig{}, RnicTopologyLinkDegradedMetricConfig{}, RnicTopologyLinkSpeedMetricConfig{}, RnicTopologyLinkWidthMetricConfig{}, RnicTopologyNearestRnicMetricConfig{}, RnicTopologyPeerMemoryMetricConfig{}, RnicTransportErrorsMetricConfig{}, RnicTransportEventsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(InterconnectIoMetricConfig{}, RnicCounterSaturatedMetricConfig{}, RnicDriverCounterMetricConfig{}, RnicPacketsMetricConfig{}, RnicPauseDurationMetricConfig{}, RnicPauseFramesMetricConfig{}, RnicPauseStormEventsMetricConfig{}, RnicPfcPauseDurationMetricConfig{}, RnicPfcPauseFramesMetricConfig{}, RnicPhyDiscardsMetricConfig{}, RnicPhyIoMetricConfig{}, RnicPortErrorsMetricConfig{}, RnicPortInfoMetricConfig{}, RnicPortPhysicalStateMetricConfig{}, RnicPortRateMetricConfig{}, RnicPortStateMetricConfig{}, RnicPortWidthMetricConfig{}, RnicPortXmitWaitMetricConfig{}, RnicRoceCnpMetricConfig{}, RnicRoceEcnMarkedMetricConfig{}, RnicTopologyAcsRedirectMetricConfig{}, RnicTopologyGpuDistanceMetricConfig{}, RnicTopologyGpudirectReadyMetricConfig{}, RnicTopologyIommuMetricConfig{}, RnicTopologyLinkDegradedMetricConfig{}, RnicTopologyLinkSpeedMetricConfig{}, RnicTopologyLinkWidthMetricConfig{}, RnicTopologyNearestRnicMetricConfig{}, RnicTopologyPeerMemoryMetricConfig{}, RnicTransportErrorsMetricConfig{}, RnicTransportEventsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -389,6 +399,18 @@ func TestRnicPacketsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric rnic.packets doesn't have an attribute invalid, valid attributes: [device, direction]")
 
 	cfg = DefaultMetricsConfig().RnicPackets
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicPauseDurationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicPauseDuration
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicPauseDurationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.pause.duration doesn't have an attribute invalid, valid attributes: [device, direction]")
+
+	cfg = DefaultMetricsConfig().RnicPauseDuration
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -264,6 +264,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "rnic.packets",
 		Attributes: []string{"device", "direction"},
 	},
+	RnicPauseDuration: metricInfo{
+		Name:       "rnic.pause.duration",
+		Attributes: []string{"device", "direction"},
+	},
 	RnicPauseFrames: metricInfo{
 		Name:       "rnic.pause.frames",
 		Attributes: []string{"device", "direction"},
@@ -375,6 +379,7 @@ type metricsInfo struct {
 	RnicCounterSaturated       metricInfo
 	RnicDriverCounter          metricInfo
 	RnicPackets                metricInfo
+	RnicPauseDuration          metricInfo
 	RnicPauseFrames            metricInfo
 	RnicPauseStormEvents       metricInfo
 	RnicPfcPauseDuration       metricInfo
@@ -794,6 +799,100 @@ func newMetricRnicPackets(cfg RnicPacketsMetricConfig) metricRnicPackets {
 	return m
 }
 
+type metricRnicPauseDuration struct {
+	data          pmetric.Metric                // data buffer for generated metric.
+	config        RnicPauseDurationMetricConfig // metric config provided by user.
+	capacity      int                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.pause.duration metric with initial data.
+func (m *metricRnicPauseDuration) init() {
+	m.data.SetName("rnic.pause.duration")
+	m.data.SetDescription("Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on).")
+	m.data.SetUnit("us")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicPauseDuration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicPauseDurationMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicPauseDurationMetricAttributeKeyDirection) {
+		dp.Attributes().PutStr("direction", directionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicPauseDuration) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicPauseDuration) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicPauseDuration(cfg RnicPauseDurationMetricConfig) metricRnicPauseDuration {
+	m := metricRnicPauseDuration{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricRnicPauseFrames struct {
 	data          pmetric.Metric              // data buffer for generated metric.
 	config        RnicPauseFramesMetricConfig // metric config provided by user.
@@ -804,7 +903,7 @@ type metricRnicPauseFrames struct {
 // init fills rnic.pause.frames metric with initial data.
 func (m *metricRnicPauseFrames) init() {
 	m.data.SetName("rnic.pause.frames")
-	m.data.SetDescription("Link-level (global) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy).")
+	m.data.SetDescription("Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.")
 	m.data.SetUnit("{frame}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -992,7 +1091,7 @@ type metricRnicPfcPauseDuration struct {
 // init fills rnic.pfc.pause_duration metric with initial data.
 func (m *metricRnicPfcPauseDuration) init() {
 	m.data.SetName("rnic.pfc.pause_duration")
-	m.data.SetDescription("Time the port was paused per priority (ethtool statistics rx/tx_prio<p>_pause_duration).")
+	m.data.SetDescription("Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).")
 	m.data.SetUnit("us")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1089,7 +1188,7 @@ type metricRnicPfcPauseFrames struct {
 // init fills rnic.pfc.pause_frames metric with initial data.
 func (m *metricRnicPfcPauseFrames) init() {
 	m.data.SetName("rnic.pfc.pause_frames")
-	m.data.SetDescription("Priority flow control pause frames per priority (ethtool statistics rx/tx_prio<p>_pause of the port's netdev).")
+	m.data.SetDescription("Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).")
 	m.data.SetUnit("{frame}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -3255,6 +3354,7 @@ type MetricsBuilder struct {
 	metricRnicCounterSaturated       metricRnicCounterSaturated
 	metricRnicDriverCounter          metricRnicDriverCounter
 	metricRnicPackets                metricRnicPackets
+	metricRnicPauseDuration          metricRnicPauseDuration
 	metricRnicPauseFrames            metricRnicPauseFrames
 	metricRnicPauseStormEvents       metricRnicPauseStormEvents
 	metricRnicPfcPauseDuration       metricRnicPfcPauseDuration
@@ -3310,6 +3410,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricRnicCounterSaturated:       newMetricRnicCounterSaturated(mbc.Metrics.RnicCounterSaturated),
 		metricRnicDriverCounter:          newMetricRnicDriverCounter(mbc.Metrics.RnicDriverCounter),
 		metricRnicPackets:                newMetricRnicPackets(mbc.Metrics.RnicPackets),
+		metricRnicPauseDuration:          newMetricRnicPauseDuration(mbc.Metrics.RnicPauseDuration),
 		metricRnicPauseFrames:            newMetricRnicPauseFrames(mbc.Metrics.RnicPauseFrames),
 		metricRnicPauseStormEvents:       newMetricRnicPauseStormEvents(mbc.Metrics.RnicPauseStormEvents),
 		metricRnicPfcPauseDuration:       newMetricRnicPfcPauseDuration(mbc.Metrics.RnicPfcPauseDuration),
@@ -3406,6 +3507,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricRnicCounterSaturated.emit(ils.Metrics())
 	mb.metricRnicDriverCounter.emit(ils.Metrics())
 	mb.metricRnicPackets.emit(ils.Metrics())
+	mb.metricRnicPauseDuration.emit(ils.Metrics())
 	mb.metricRnicPauseFrames.emit(ils.Metrics())
 	mb.metricRnicPauseStormEvents.emit(ils.Metrics())
 	mb.metricRnicPfcPauseDuration.emit(ils.Metrics())
@@ -3471,6 +3573,11 @@ func (mb *MetricsBuilder) RecordRnicDriverCounterDataPoint(ts pcommon.Timestamp,
 // RecordRnicPacketsDataPoint adds a data point to rnic.packets metric.
 func (mb *MetricsBuilder) RecordRnicPacketsDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue AttributeDirection) {
 	mb.metricRnicPackets.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, directionAttributeValue.String())
+}
+
+// RecordRnicPauseDurationDataPoint adds a data point to rnic.pause.duration metric.
+func (mb *MetricsBuilder) RecordRnicPauseDurationDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue AttributeDirection) {
+	mb.metricRnicPauseDuration.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, directionAttributeValue.String())
 }
 
 // RecordRnicPauseFramesDataPoint adds a data point to rnic.pause.frames metric.

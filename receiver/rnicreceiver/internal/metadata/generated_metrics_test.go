@@ -62,6 +62,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["rnic.counter.saturated"] = mb.metricRnicCounterSaturated.config.AggregationStrategy
 			aggMap["rnic.driver.counter"] = mb.metricRnicDriverCounter.config.AggregationStrategy
 			aggMap["rnic.packets"] = mb.metricRnicPackets.config.AggregationStrategy
+			aggMap["rnic.pause.duration"] = mb.metricRnicPauseDuration.config.AggregationStrategy
 			aggMap["rnic.pause.frames"] = mb.metricRnicPauseFrames.config.AggregationStrategy
 			aggMap["rnic.pause.storm_events"] = mb.metricRnicPauseStormEvents.config.AggregationStrategy
 			aggMap["rnic.pfc.pause_duration"] = mb.metricRnicPfcPauseDuration.config.AggregationStrategy
@@ -119,6 +120,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordRnicPacketsDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
 			if tt.name == "reaggregate_set" {
 				mb.RecordRnicPacketsDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicPauseDurationDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicPauseDurationDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -284,6 +291,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricRnicCounterSaturated.aggDataPoints)
 				assert.Empty(t, mb.metricRnicDriverCounter.aggDataPoints)
 				assert.Empty(t, mb.metricRnicPackets.aggDataPoints)
+				assert.Empty(t, mb.metricRnicPauseDuration.aggDataPoints)
 				assert.Empty(t, mb.metricRnicPauseFrames.aggDataPoints)
 				assert.Empty(t, mb.metricRnicPauseStormEvents.aggDataPoints)
 				assert.Empty(t, mb.metricRnicPfcPauseDuration.aggDataPoints)
@@ -549,13 +557,62 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("direction")
 						assert.False(t, ok)
 					}
+				case "rnic.pause.duration":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.pause.duration"], "Found a duplicate in the metrics slice: rnic.pause.duration")
+						validatedMetrics["rnic.pause.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on).", mi.Description())
+						assert.Equal(t, "us", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						directionAttrVal, ok := dp.Attributes().Get("direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", directionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.pause.duration"], "Found a duplicate in the metrics slice: rnic.pause.duration")
+						validatedMetrics["rnic.pause.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on).", mi.Description())
+						assert.Equal(t, "us", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.pause.duration"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("direction")
+						assert.False(t, ok)
+					}
 				case "rnic.pause.frames":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["rnic.pause.frames"], "Found a duplicate in the metrics slice: rnic.pause.frames")
 						validatedMetrics["rnic.pause.frames"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Link-level (global) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy).", mi.Description())
+						assert.Equal(t, "Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.", mi.Description())
 						assert.Equal(t, "{frame}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -575,7 +632,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pause.frames"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Link-level (global) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy).", mi.Description())
+						assert.Equal(t, "Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.", mi.Description())
 						assert.Equal(t, "{frame}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -653,7 +710,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pfc.pause_duration"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused per priority (ethtool statistics rx/tx_prio<p>_pause_duration).", mi.Description())
+						assert.Equal(t, "Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).", mi.Description())
 						assert.Equal(t, "us", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -676,7 +733,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pfc.pause_duration"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused per priority (ethtool statistics rx/tx_prio<p>_pause_duration).", mi.Description())
+						assert.Equal(t, "Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).", mi.Description())
 						assert.Equal(t, "us", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -707,7 +764,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pfc.pause_frames"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics rx/tx_prio<p>_pause of the port's netdev).", mi.Description())
+						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
 						assert.Equal(t, "{frame}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -730,7 +787,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pfc.pause_frames"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics rx/tx_prio<p>_pause of the port's netdev).", mi.Description())
+						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
 						assert.Equal(t, "{frame}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
