@@ -10,11 +10,50 @@ import "strconv"
 // FleetRDMANodes returns the RDMA fleet nodes by name.
 func FleetRDMANodes() map[string][]RDMADevice {
 	return map[string][]RDMADevice{
-		"broadcom":  BroadcomRDMANode(),
-		"intel":     IntelE810RDMANode(),
-		"lag":       LAGRDMANode(),
-		"switchdev": SwitchdevRDMANode(),
+		"broadcom":   BroadcomRDMANode(),
+		"intel":      IntelE810RDMANode(),
+		"lag":        LAGRDMANode(),
+		"switchdev":  SwitchdevRDMANode(),
+		"multiplane": MultiPlaneRDMANode(),
+		"netns":      CompatNamespaceRDMANode(),
 	}
+}
+
+// MultiPlaneRDMANode is an XDR ConnectX-8 in multi-plane mode: mlx5_0 and the SMI device smi1 on
+// the same PCI function (Mellanox/rdmamap PR #17 lists both at 0000:0b:00.0, smi1 with ports 1-4).
+// mlx5 mad.c process_pma_cmd answers the SMI device with per-plane PPCNT counters and mlx5_0 with
+// the vport's; the plane counters here add up to mlx5_0's.
+func MultiPlaneRDMANode() []RDMADevice {
+	path := "pci0000:0a/0000:0a:01.0/0000:0b:00.0"
+	attrs := map[string]string{"fw_ver": "40.44.1036", "hca_type": "MT4131", "node_guid": "a088:c203:0050:6e70", "node_type": "1: CA"}
+	var planes []RDMAPort
+	for n := 1; n <= 4; n++ {
+		planes = append(planes, RDMAPort{Num: n, LinkLayer: "InfiniBand", State: "4: ACTIVE", PhysState: "5: LinkUp",
+			Rate: "200 Gb/sec (1X XDR)", Counters: ExtendedCounters(250000, 500000, 2500, 5000)})
+	}
+	return []RDMADevice{
+		{Name: "mlx5_0", PCIPath: path, NUMA: "0", Driver: "mlx5_core", Attrs: attrs,
+			Ports: []RDMAPort{{Num: 1, LinkLayer: "InfiniBand", State: "4: ACTIVE", PhysState: "5: LinkUp",
+				Rate: "800 Gb/sec (4X XDR)", Counters: ExtendedCounters(1000000, 2000000, 10000, 20000)}},
+			Netdevs: []RDMANetdev{{Name: "ibp11s0", TX: 7, RX: 8}}},
+		{Name: "smi1", PCIPath: path, NUMA: "0", Driver: "mlx5_core", Attrs: attrs, Ports: planes},
+	}
+}
+
+// CompatNamespaceRDMANode is what a pod without the host's network namespace sees in the default
+// "shared" RDMA netns mode: compat devices whose ports have state and rate but neither counters/
+// nor hw_counters/ (drivers/infiniband/core/device.c add_one_compat_dev -> ib_setup_port_attrs;
+// core sysfs.c setup_port creates them only `if (is_full_dev)`).
+func CompatNamespaceRDMANode() []RDMADevice {
+	var devs []RDMADevice
+	for i, path := range []string{"pci0000:16/0000:16:02.0/0000:17:00.0", "pci0000:16/0000:16:02.0/0000:17:00.1"} {
+		devs = append(devs, RDMADevice{
+			Name: "mlx5_" + strconv.Itoa(i), PCIPath: path, NUMA: "0", Driver: "mlx5_core",
+			Attrs: map[string]string{"fw_ver": "28.39.1002", "hca_type": "MT4129", "node_type": "1: CA"},
+			Ports: []RDMAPort{{Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "200 Gb/sec (4X HDR)"}},
+		})
+	}
+	return devs
 }
 
 // bnxtHW returns the hw_counters of a bnxt_re port on a P5 chip (drivers/infiniband/hw/bnxt_re/
@@ -171,4 +210,136 @@ func SwitchdevRDMANode() []RDMADevice {
 		Netdevs: []RDMANetdev{{Name: "ens1f0np0", TX: 9e11, RX: 8e11}, {Name: "ens1f0npf0vf0", DevPort: 0, TX: 10, RX: 20},
 			{Name: "ens1f0npf0vf1", DevPort: 0, TX: 30, RX: 40}},
 	}}
+}
+
+// PCI IDs of the topology fleets (pci.ids): NVIDIA H100 SXM5 10de:2330 (3D controller), ConnectX-7
+// 15b3:1021 (InfiniBand controller 0x020700, Ethernet controller 0x020000), Broadcom PEX89000 switch
+// ports 1000:c030, Intel Sapphire Rapids root ports 8086:352a (all PCI bridges, 0x060400).
+const (
+	fleetBridge = 0x060400
+	fleetGPU    = 0x030200
+	fleetIB     = 0x020700
+	fleetEth    = 0x020000
+)
+
+
+// FunctionAddress formats a PCI address on domain 0, as the kernel names function directories.
+func FunctionAddress(bus, dev, fn int) string {
+	return "0000:" + hex2(bus) + ":" + hex2(dev) + "." + strconv.Itoa(fn)
+}
+
+func hex2(v int) string {
+	s := strconv.FormatInt(int64(v), 16)
+	if len(s) < 2 {
+		s = "0" + s
+	}
+	return s
+}
+
+func fleetDrivers(n *PCINode) {
+	n.Modules = []string{"nvidia_peermem", "mlx5_core", "mlx5_ib"}
+	n.NVIDIAVersion = "550.54.15"
+	n.NVIDIAProcVersion = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:15:33 UTC 2024"
+	n.KernelRelease = "6.8.0-45-generic"
+}
+
+// DGXComputeNICs are a DGX H100's compute NICs: the RDMA device names (DGX H100 User Guide,
+// "Network Modules": mlx5_0, 3, 4, 5, 6, 9, 10, 11) with the bus of each and its IPoIB netdev
+// (ibp<bus>s0, the predictable name of the ConnectX-7 function).
+var DGXComputeNICs = []struct {
+	RDMA   string
+	Bus    int
+	Netdev string
+}{
+	{"mlx5_0", 0x18, "ibp24s0"}, {"mlx5_3", 0x40, "ibp64s0"}, {"mlx5_4", 0x4f, "ibp79s0"}, {"mlx5_5", 0x5e, "ibp94s0"},
+	{"mlx5_6", 0x9a, "ibp154s0"}, {"mlx5_9", 0xaa, "ibp170s0"}, {"mlx5_10", 0xc0, "ibp192s0"}, {"mlx5_11", 0xce, "ibp206s0"},
+}
+
+// DGXH100Node is a DGX H100-like node: eight GPU-NIC pairs, each GPU and its NDR ConnectX-7
+// behind one PCIe switch on its own host bridge (the PCIe hierarchy depth of the real board is not
+// published; `nvidia-smi topo -m` shows these pairs as PIX), and two dual-port ConnectX-7 storage
+// cards (functions .0 and .1, Ethernet) on root ports of each socket, named mlx5_1/2 and mlx5_7/8.
+// No IOMMU (the DGX OS default): no ACS redirect on the switch ports.
+func DGXH100Node() PCINode {
+	n := PCINode{}
+	numa := func(bus int) int { return bus / 0x80 }
+	for _, c := range DGXComputeNICs {
+		b := c.Bus - 3
+		n.RootBuses = append(n.RootBuses, PCIRootBus{Name: "pci0000:" + hex2(b), NUMANode: numa(c.Bus), RootPorts: []PCIFunction{{
+			Address: FunctionAddress(b, 1, 0), Vendor: 0x8086, DevID: 0x352a, Class: fleetBridge, IOMMUGroup: -1, Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16,
+			Children: []PCIFunction{{
+				Address: FunctionAddress(b+1, 0, 0), Vendor: 0x1000, DevID: 0xc030, Class: fleetBridge, IOMMUGroup: -1, Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16,
+				Children: []PCIFunction{
+					{Address: FunctionAddress(b+2, 0, 0), Vendor: 0x1000, DevID: 0xc030, Class: fleetBridge, IOMMUGroup: -1, ACSControl: U16(0), MaxSpeed: 32, MaxWidth: 16,
+						Children: []PCIFunction{{Address: FunctionAddress(c.Bus, 0, 0), Vendor: 0x15b3, DevID: 0x1021, Class: fleetIB, IOMMUGroup: -1,
+							RDMA: c.RDMA, Netdev: c.Netdev, Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16}}},
+					{Address: FunctionAddress(b+2, 1, 0), Vendor: 0x1000, DevID: 0xc030, Class: fleetBridge, IOMMUGroup: -1, ACSControl: U16(0), MaxSpeed: 32, MaxWidth: 16,
+						Children: []PCIFunction{{Address: FunctionAddress(c.Bus+1, 0, 0), Vendor: 0x10de, DevID: 0x2330, Class: fleetGPU, IOMMUGroup: -1,
+							Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16}}},
+				},
+			}},
+		}}})
+	}
+	storage := func(bus int, names [2]string) PCIRootBus {
+		var fns []PCIFunction
+		for f, name := range names {
+			fns = append(fns, PCIFunction{Address: FunctionAddress(bus+1, 0, f), Vendor: 0x15b3, DevID: 0x1021, Class: fleetEth, IOMMUGroup: -1,
+				RDMA: name, LinkLayer: "Ethernet", Netdev: "enp" + strconv.Itoa(bus+1) + "s0f" + strconv.Itoa(f) + "np" + strconv.Itoa(f),
+				Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16})
+		}
+		return PCIRootBus{Name: "pci0000:" + hex2(bus), NUMANode: numa(bus), RootPorts: []PCIFunction{{
+			Address: FunctionAddress(bus, 1, 0), Vendor: 0x8086, DevID: 0x352a, Class: fleetBridge, IOMMUGroup: -1, Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16,
+			Children: fns,
+		}}}
+	}
+	n.RootBuses = append(n.RootBuses, storage(0x28, [2]string{"mlx5_1", "mlx5_2"}), storage(0xd8, [2]string{"mlx5_7", "mlx5_8"}))
+	fleetDrivers(&n)
+	return n
+}
+
+// HGXNode is an HGX H100 8-GPU board with four PCIe switches, each holding two GPUs and two NICs
+// (switch s: mlx5_<s> and mlx5_<s+8>), booted with an IOMMU driver in passthrough (iommu=pt):
+// every endpoint in an "identity" IOMMU group, and the kernel's pci_enable_acs ->
+// pci_std_enable_acs (drivers/pci/pci.c, called whenever an IOMMU driver requested ACS, identity
+// domains included) set SV|RR|CR|UF = 0x1d on every ACS-capable switch downstream port: peer
+// traffic goes up to the root complex, the classic HGX misconfiguration. unprivileged writes the
+// 64-byte config an unprivileged reader gets (drivers/pci/pci-sysfs.c pci_read_config), where the
+// ACS state cannot be seen.
+func HGXNode(unprivileged bool) PCINode {
+	n := PCINode{IOMMUGroupType: map[int]string{}, IOMMUs: []string{"dmar0", "dmar1", "dmar2", "dmar3"}}
+	group := 20
+	next := func() int {
+		group++
+		n.IOMMUGroupType[group] = "identity"
+		return group
+	}
+	for s := range 4 {
+		b := 0x10 + 0x40*s
+		dsp := func(d int, child PCIFunction) PCIFunction {
+			return PCIFunction{Address: FunctionAddress(b+2, d, 0), Vendor: 0x1000, DevID: 0xc030, Class: fleetBridge, IOMMUGroup: -1,
+				ACSControl: U16(0x001d), ConfigHeaderOnly: unprivileged, MaxSpeed: 32, MaxWidth: 16, Children: []PCIFunction{child}}
+		}
+		gpu := func(bus int) PCIFunction {
+			return PCIFunction{Address: FunctionAddress(bus, 0, 0), Vendor: 0x10de, DevID: 0x2330, Class: fleetGPU, IOMMUGroup: next(),
+				ConfigHeaderOnly: unprivileged, Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16}
+		}
+		nic := func(bus int, name string) PCIFunction {
+			return PCIFunction{Address: FunctionAddress(bus, 0, 0), Vendor: 0x15b3, DevID: 0x1021, Class: fleetIB, IOMMUGroup: next(),
+				ConfigHeaderOnly: unprivileged, RDMA: name, Netdev: "ibp" + strconv.Itoa(bus) + "s0", Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16}
+		}
+		n.RootBuses = append(n.RootBuses, PCIRootBus{Name: "pci0000:" + hex2(b), NUMANode: s / 2, RootPorts: []PCIFunction{{
+			Address: FunctionAddress(b, 1, 0), Vendor: 0x8086, DevID: 0x352a, Class: fleetBridge, IOMMUGroup: -1, ConfigHeaderOnly: unprivileged,
+			Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16,
+			Children: []PCIFunction{{
+				Address: FunctionAddress(b+1, 0, 0), Vendor: 0x1000, DevID: 0xc030, Class: fleetBridge, IOMMUGroup: -1, ConfigHeaderOnly: unprivileged,
+				Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16,
+				Children: []PCIFunction{
+					dsp(0, gpu(b+3)), dsp(1, gpu(b+4)),
+					dsp(2, nic(b+5, "mlx5_"+strconv.Itoa(s))), dsp(3, nic(b+6, "mlx5_"+strconv.Itoa(s+8))),
+				},
+			}},
+		}}})
+	}
+	fleetDrivers(&n)
+	return n
 }

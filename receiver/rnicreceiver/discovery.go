@@ -1,6 +1,7 @@
 package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -37,6 +38,9 @@ type port struct {
 	ratePath      string
 
 	counters []counterFile
+
+	// counterDirs: the port has a counters/ or hw_counters/ directory.
+	counterDirs bool
 
 	// plane marks a port of a plane device of a multi-plane HCA: an SMI device on the same PCI
 	// function as the device that carries the traffic (smiDevice).
@@ -76,7 +80,49 @@ func (d *discovery) classDir() string { return filepath.Join(d.sys, "class", "in
 // listDevices returns the RDMA device names, sorted. A missing class directory (no RDMA stack
 // loaded) is no error: there are simply no devices.
 func (d *discovery) listDevices() ([]string, error) {
-	return sysfs.ListDir(d.classDir())
+	names, err := sysfs.ListDir(d.classDir())
+	slices.SortFunc(names, naturalCompare)
+	return names, err
+}
+
+// naturalCompare orders names with their digit runs compared as numbers: mlx5_2 before mlx5_10,
+// as the DGX H100 compute NICs mlx5_0,3,4,5,6,9,10,11 (DGX H100 User Guide, "Network Modules")
+// are meant to be read. Device order decides which of equally near NICs is a GPU's nearest.
+func naturalCompare(a, b string) int {
+	if c := naturalOrder(a, b); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b) // mlx5_02 and mlx5_2: a total order all the same
+}
+
+func naturalOrder(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // discover builds the ports of the given devices. A device that cannot be read costs only itself;
@@ -96,7 +142,48 @@ func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
 		}
 		ports = append(ports, ps...)
 	}
+	markPlanes(ports)
 	return ports, d.netdevsOf(ports), errs
+}
+
+// markPlanes marks the ports of plane devices: an SMI device of a multi-plane (XDR, ConnectX-8)
+// HCA sits on the same PCI function as the device that carries the traffic (Mellanox/rdmamap PR
+// #17 lists mlx5_0 and smi1 both at 0000:0b:00.0), and mlx5 mad.c process_pma_cmd answers it with
+// per-plane PPCNT counters, while the main device's PMA counters are the vport's: counting both
+// would count the traffic twice. The smi name is what rdmamap shows; the kernel's
+// RDMA_DEVICE_TYPE_SMI is not visible in sysfs.
+func markPlanes(ports []*port) {
+	devsByFunction := map[string]map[string]bool{}
+	for _, p := range ports {
+		if p.pciBusID == "" {
+			continue
+		}
+		if devsByFunction[p.pciBusID] == nil {
+			devsByFunction[p.pciBusID] = map[string]bool{}
+		}
+		devsByFunction[p.pciBusID][p.device] = true
+	}
+	for _, p := range ports {
+		p.plane = len(devsByFunction[p.pciBusID]) > 1 && strings.HasPrefix(p.device, "smi")
+	}
+}
+
+// withoutCounters reports whether the RDMA ports of PCI devices all lack both counter
+// directories: the compat devices a network namespace other than the host's sees in the default
+// "shared" RDMA netns mode (drivers/infiniband/core/device.c add_one_compat_dev; core sysfs.c
+// setup_port creates hw_counters and counters only for the full device).
+func withoutCounters(ports []*port) bool {
+	n := 0
+	for _, p := range ports {
+		if p.pciBusID == "" {
+			continue
+		}
+		if p.counterDirs {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // anyPortSelected reports whether the include/exclude patterns keep at least one port of dev.
@@ -192,6 +279,7 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 		if (d.metrics.RnicPortRate.Enabled || d.metrics.RnicPortWidth.Enabled) && present("rate") {
 			p.ratePath = filepath.Join(dir, "rate")
 		}
+		p.counterDirs = dirExists(filepath.Join(dir, "counters")) || dirExists(filepath.Join(dir, "hw_counters"))
 		var err error
 		p.counters, err = cp.planPort(dir, p.name)
 		if err != nil {
@@ -229,6 +317,11 @@ func (d *discovery) optionalString(path string) string {
 		return ""
 	}
 	return s
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // listFiles returns the regular files of dir, or nil when it does not exist (rxe has no counters/,

@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
@@ -178,4 +180,47 @@ func pointsWith(md pmetric.Metrics, name string, want map[string]any) []pmetric.
 		}
 	}
 	return out
+}
+
+// TestMultiPlaneNotCountedTwice: smi1 shares mlx5_0's PCI function (an XDR multi-plane HCA,
+// Mellanox/rdmamap PR #17); its per-plane counters are not added to the RDMA bytes, its ports
+// keep their state and rate (F11).
+func TestMultiPlaneNotCountedTwice(t *testing.T) {
+	s, _ := newTestScraper(t, fleetRoot("multiplane"), nil)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(1000000*4), value(t, md, "interconnect.io", rnicIO("mlx5_0/1", "transmit")))
+	assert.Len(t, pointsWith(md, "interconnect.io", map[string]any{"component": "rnic", "pci.bus_id": "0000:0b:00.0", "direction": "transmit"}), 1,
+		"one byte series per PCI function")
+	absent(t, md, "rnic.packets", map[string]any{"device": "smi1/1"})
+	for _, n := range []string{"1", "2", "3", "4"} {
+		assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "smi1/" + n}))
+	}
+	assert.Equal(t, "0000:0b:00.0", mustAttr(t, md, "rnic.port.info", "smi1/1", "pci.bus_id"))
+}
+
+// TestCompatNamespaceWarns: ports with state and rate but no counter directories (compat
+// devices in a pod's own network namespace, core device.c add_one_compat_dev) warn once, with
+// the cause and the fix, instead of succeeding silently (F9).
+func TestCompatNamespaceWarns(t *testing.T) {
+	s, logs := newTestScraper(t, fleetRoot("netns"), nil)
+	for range 3 {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_0/1"}))
+	}
+	warned := logs.FilterLevelExact(zapcore.WarnLevel).All()
+	require.Len(t, warned, 1, "warned once")
+	assert.Contains(t, warned[0].Message, "network namespace")
+	assert.Contains(t, warned[0].Message, "hostNetwork")
+
+	s, logs = newTestScraper(t, filepath.Join("testdata", "synthetic"), nil)
+	_, _ = s.scrape(context.Background())
+	assert.Zero(t, logs.FilterLevelExact(zapcore.WarnLevel).Len(), "a node with counters does not warn")
+}
+
+func TestNaturalCompare(t *testing.T) {
+	names := []string{"mlx5_10", "mlx5_2", "mlx5_bond_0", "mlx5_1", "irdma0", "mlx5_11", "mlx5_02"}
+	slices.SortFunc(names, naturalCompare)
+	assert.Equal(t, []string{"irdma0", "mlx5_1", "mlx5_02", "mlx5_2", "mlx5_10", "mlx5_11", "mlx5_bond_0"}, names)
 }

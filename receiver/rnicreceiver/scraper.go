@@ -61,6 +61,8 @@ type rnicScraper struct {
 	// without RDMA hardware says so once and then stays quiet.
 	hardwareLogged bool
 	hadDevices     bool
+	// noCountersLogged: the warning about ports without counter directories was given.
+	noCountersLogged bool
 
 	// starts points the builder at each series' start timestamp.
 	starts *counter.StartTimes
@@ -207,6 +209,13 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 	// Failures are reported again against the new plan, once.
 	s.failures = errtrack.New()
 	s.logHardware()
+	if withoutCounters(ports) && !s.noCountersLogged {
+		s.noCountersLogged = true
+		s.logger.Warn("RDMA ports have no counters/ or hw_counters/ directories: this sysfs shows the compat devices of "+
+			"a network namespace other than the host's (RDMA netns \"shared\" mode), which carry state and rate only. "+
+			"Run the collector in the host network namespace (hostNetwork: true) or mount the host's /sys at root_path/sys.",
+			zap.String("path", s.disc.classDir()))
+	}
 	s.refreshTopology(errs, true)
 }
 
@@ -220,7 +229,7 @@ func (s *rnicScraper) refreshTopology(errs *scrapererror.ScrapeErrors, force boo
 	if !force && (tc.RefreshInterval == 0 || time.Since(s.topoAt) < tc.RefreshInterval) {
 		return
 	}
-	topo, err := resolveTopology(&s.reader, s.root, s.disc.sys, s.ports)
+	topo, err := resolveTopology(&s.reader, s.root, s.disc.sys, s.ports, tc.AllPairs)
 	if err != nil {
 		s.report(errs, "topology", fmt.Errorf("PCI topology: %w", err))
 	}
@@ -506,6 +515,11 @@ func parseRate(path string, b []byte) (bytesPerSecond, lanes int64, err error) {
 	if perr != nil || !(gbps >= 0 && gbps <= 1e5) {
 		return 0, 0, &sysfs.ValueError{Path: path, Value: string(b), Err: errors.New("bad rate")}
 	}
+	if len(fields) >= 4 && eightBTenB[string(bytes.TrimSuffix(fields[3], []byte(")")))] {
+		// rate_show prints the signalling rate; SDR, DDR and QDR are 8b/10b coded, so the data
+		// rate is 80 % of it (FDR10 and later use 64b/66b or better, about the data rate).
+		gbps *= 0.8
+	}
 	bytesPerSecond = int64(gbps * 1e9 / 8)
 	if len(fields) >= 3 {
 		l := bytes.TrimPrefix(fields[2], []byte("("))
@@ -517,3 +531,7 @@ func parseRate(path string, b []byte) (bytesPerSecond, lanes int64, err error) {
 	}
 	return bytesPerSecond, lanes, nil
 }
+
+// eightBTenB are the InfiniBand speeds with 8b/10b line coding (IBA vol 2, 5.2.2; core sysfs.c
+// rate_show prints 25/50/100 deci-Gb/s per lane for them).
+var eightBTenB = map[string]bool{"SDR": true, "DDR": true, "QDR": true}

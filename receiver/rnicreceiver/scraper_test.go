@@ -596,7 +596,12 @@ func TestParseRate(t *testing.T) {
 		lanes int64
 	}{
 		{"100 Gb/sec (4X EDR)", 12_500_000_000, 4},
-		{"2.5 Gb/sec (1X SDR)", 312_500_000, 1},
+		// 8b/10b: 2.5 Gb/s signalling is 2 Gb/s of data (F15).
+		{"2.5 Gb/sec (1X SDR)", 250_000_000, 1},
+		{"40 Gb/sec (4X QDR)", 4_000_000_000, 4},
+		{"20 Gb/sec (4X DDR)", 2_000_000_000, 4},
+		{"56 Gb/sec (4X FDR)", 7_000_000_000, 4},
+		{"40 Gb/sec (4X FDR10)", 5_000_000_000, 4},
 		{"400 Gb/sec (4X NDR)", 50_000_000_000, 4},
 		{"10 Gb/sec (4X)", 1_250_000_000, 4},
 		{"0 GB/sec", 0, 0},

@@ -1100,8 +1100,9 @@ func (ms *RnicTopologyGpuDistanceMetricConfig) Validate() error {
 type RnicTopologyGpudirectReadyMetricAttributeKey string
 
 const (
-	RnicTopologyGpudirectReadyMetricAttributeKeyGpu    RnicTopologyGpudirectReadyMetricAttributeKey = "gpu"
-	RnicTopologyGpudirectReadyMetricAttributeKeyDevice RnicTopologyGpudirectReadyMetricAttributeKey = "device"
+	RnicTopologyGpudirectReadyMetricAttributeKeyGpu             RnicTopologyGpudirectReadyMetricAttributeKey = "gpu"
+	RnicTopologyGpudirectReadyMetricAttributeKeyDevice          RnicTopologyGpudirectReadyMetricAttributeKey = "device"
+	RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason RnicTopologyGpudirectReadyMetricAttributeKey = "gpudirect.reason"
 )
 
 // RnicTopologyGpudirectReadyMetricConfig provides config for the rnic.topology.gpudirect_ready metric.
@@ -1130,9 +1131,9 @@ func (ms *RnicTopologyGpudirectReadyMetricConfig) Unmarshal(parser *confmap.Conf
 func (ms *RnicTopologyGpudirectReadyMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice:
+		case RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason:
 		default:
-			return fmt.Errorf("metric rnic.topology.gpudirect_ready doesn't have an attribute %v, valid attributes: [gpu, device]", val)
+			return fmt.Errorf("metric rnic.topology.gpudirect_ready doesn't have an attribute %v, valid attributes: [gpu, device, gpudirect.reason]", val)
 		}
 	}
 
@@ -1692,7 +1693,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+			EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
 		},
 		RnicTopologyIommu: RnicTopologyIommuMetricConfig{
 			Enabled:             true,

@@ -139,7 +139,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
 					},
 					RnicTopologyIommu: RnicTopologyIommuMetricConfig{
 						Enabled:             true,
@@ -301,7 +301,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
 					},
 					RnicTopologyIommu: RnicTopologyIommuMetricConfig{
 						Enabled:             false,
@@ -624,7 +624,7 @@ func TestRnicTopologyGpudirectReadyMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []RnicTopologyGpudirectReadyMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.gpudirect_ready doesn't have an attribute invalid, valid attributes: [gpu, device]")
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.gpudirect_ready doesn't have an attribute invalid, valid attributes: [gpu, device, gpudirect.reason]")
 
 	cfg = DefaultMetricsConfig().RnicTopologyGpudirectReady
 	cfg.AggregationStrategy = "invalid"

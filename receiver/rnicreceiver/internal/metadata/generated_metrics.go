@@ -101,6 +101,52 @@ var MapAttributeDirection = map[string]AttributeDirection{
 	"receive":  AttributeDirectionReceive,
 }
 
+// AttributeGpudirectReason specifies the value gpudirect.reason attribute.
+type AttributeGpudirectReason int
+
+const (
+	_ AttributeGpudirectReason = iota
+	AttributeGpudirectReasonReady
+	AttributeGpudirectReasonPciePath
+	AttributeGpudirectReasonNoPeerMemory
+	AttributeGpudirectReasonAcsRedirect
+	AttributeGpudirectReasonIommuTranslated
+	AttributeGpudirectReasonAcsUnknown
+	AttributeGpudirectReasonPathUnknown
+)
+
+// String returns the string representation of the AttributeGpudirectReason.
+func (av AttributeGpudirectReason) String() string {
+	switch av {
+	case AttributeGpudirectReasonReady:
+		return "ready"
+	case AttributeGpudirectReasonPciePath:
+		return "pcie_path"
+	case AttributeGpudirectReasonNoPeerMemory:
+		return "no_peer_memory"
+	case AttributeGpudirectReasonAcsRedirect:
+		return "acs_redirect"
+	case AttributeGpudirectReasonIommuTranslated:
+		return "iommu_translated"
+	case AttributeGpudirectReasonAcsUnknown:
+		return "acs_unknown"
+	case AttributeGpudirectReasonPathUnknown:
+		return "path_unknown"
+	}
+	return ""
+}
+
+// MapAttributeGpudirectReason is a helper map of string to AttributeGpudirectReason attribute value.
+var MapAttributeGpudirectReason = map[string]AttributeGpudirectReason{
+	"ready":            AttributeGpudirectReasonReady,
+	"pcie_path":        AttributeGpudirectReasonPciePath,
+	"no_peer_memory":   AttributeGpudirectReasonNoPeerMemory,
+	"acs_redirect":     AttributeGpudirectReasonAcsRedirect,
+	"iommu_translated": AttributeGpudirectReasonIommuTranslated,
+	"acs_unknown":      AttributeGpudirectReasonAcsUnknown,
+	"path_unknown":     AttributeGpudirectReasonPathUnknown,
+}
+
 // AttributeIommuMode specifies the value iommu.mode attribute.
 type AttributeIommuMode int
 
@@ -193,6 +239,7 @@ const (
 	AttributePciePathPHB
 	AttributePciePathNODE
 	AttributePciePathSYS
+	AttributePciePathUnknown
 )
 
 // String returns the string representation of the AttributePciePath.
@@ -208,17 +255,20 @@ func (av AttributePciePath) String() string {
 		return "NODE"
 	case AttributePciePathSYS:
 		return "SYS"
+	case AttributePciePathUnknown:
+		return "unknown"
 	}
 	return ""
 }
 
 // MapAttributePciePath is a helper map of string to AttributePciePath attribute value.
 var MapAttributePciePath = map[string]AttributePciePath{
-	"PIX":  AttributePciePathPIX,
-	"PXB":  AttributePciePathPXB,
-	"PHB":  AttributePciePathPHB,
-	"NODE": AttributePciePathNODE,
-	"SYS":  AttributePciePathSYS,
+	"PIX":     AttributePciePathPIX,
+	"PXB":     AttributePciePathPXB,
+	"PHB":     AttributePciePathPHB,
+	"NODE":    AttributePciePathNODE,
+	"SYS":     AttributePciePathSYS,
+	"unknown": AttributePciePathUnknown,
 }
 
 // AttributeSeverity specifies the value severity attribute.
@@ -338,7 +388,7 @@ var MetricsInfo = metricsInfo{
 	},
 	RnicTopologyGpudirectReady: metricInfo{
 		Name:       "rnic.topology.gpudirect_ready",
-		Attributes: []string{"gpu", "device"},
+		Attributes: []string{"gpu", "device", "gpudirect.reason"},
 	},
 	RnicTopologyIommu: metricInfo{
 		Name:       "rnic.topology.iommu",
@@ -2404,7 +2454,7 @@ type metricRnicTopologyGpuDistance struct {
 // init fills rnic.topology.gpu_distance metric with initial data.
 func (m *metricRnicTopologyGpuDistance) init() {
 	m.data.SetName("rnic.topology.gpu_distance")
-	m.data.SetDescription("PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.")
+	m.data.SetDescription("PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.")
 	m.data.SetUnit("{level}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -2505,14 +2555,14 @@ type metricRnicTopologyGpudirectReady struct {
 // init fills rnic.topology.gpudirect_ready metric with initial data.
 func (m *metricRnicTopologyGpudirectReady) init() {
 	m.data.SetName("rnic.topology.gpudirect_ready")
-	m.data.SetDescription("1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.")
+	m.data.SetDescription("1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.")
 	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
+func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string, gpudirectReasonAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2525,6 +2575,9 @@ func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timesta
 	}
 	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpudirectReadyMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason) {
+		dp.Attributes().PutStr("gpudirect.reason", gpudirectReasonAttributeValue)
 	}
 
 	var s string
@@ -2692,7 +2745,7 @@ type metricRnicTopologyLinkDegraded struct {
 // init fills rnic.topology.link.degraded metric with initial data.
 func (m *metricRnicTopologyLinkDegraded) init() {
 	m.data.SetName("rnic.topology.link.degraded")
-	m.data.SetDescription("1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.")
+	m.data.SetDescription("1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.")
 	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -3666,8 +3719,8 @@ func (mb *MetricsBuilder) RecordRnicTopologyGpuDistanceDataPoint(ts pcommon.Time
 }
 
 // RecordRnicTopologyGpudirectReadyDataPoint adds a data point to rnic.topology.gpudirect_ready metric.
-func (mb *MetricsBuilder) RecordRnicTopologyGpudirectReadyDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
-	mb.metricRnicTopologyGpudirectReady.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordRnicTopologyGpudirectReadyDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string, gpudirectReasonAttributeValue AttributeGpudirectReason) {
+	mb.metricRnicTopologyGpudirectReady.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, deviceAttributeValue, gpudirectReasonAttributeValue.String())
 }
 
 // RecordRnicTopologyIommuDataPoint adds a data point to rnic.topology.iommu metric.

@@ -231,9 +231,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 1, "gpu-val", "device-val")
+			mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 1, "gpu-val", "device-val", AttributeGpudirectReasonReady)
 			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 3, "gpu-val-2", "device-val-2")
+				mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 3, "gpu-val-2", "device-val-2", AttributeGpudirectReasonPciePath)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -1387,7 +1387,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.gpu_distance"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.", mi.Description())
+						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.", mi.Description())
 						assert.Equal(t, "{level}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1414,7 +1414,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.gpu_distance"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.", mi.Description())
+						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.", mi.Description())
 						assert.Equal(t, "{level}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1447,7 +1447,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.gpudirect_ready"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.", mi.Description())
+						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.", mi.Description())
 						assert.Equal(t, "{state}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1460,12 +1460,15 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						gpudirectReasonAttrVal, ok := dp.Attributes().Get("gpudirect.reason")
+						assert.True(t, ok)
+						assert.Equal(t, "ready", gpudirectReasonAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["rnic.topology.gpudirect_ready"], "Found a duplicate in the metrics slice: rnic.topology.gpudirect_ready")
 						validatedMetrics["rnic.topology.gpudirect_ready"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.", mi.Description())
+						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.", mi.Description())
 						assert.Equal(t, "{state}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1484,6 +1487,8 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("gpu")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("gpudirect.reason")
 						assert.False(t, ok)
 					}
 				case "rnic.topology.iommu":
@@ -1542,7 +1547,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.link.degraded"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.", mi.Description())
+						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.", mi.Description())
 						assert.Equal(t, "{state}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1560,7 +1565,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.link.degraded"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.", mi.Description())
+						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.", mi.Description())
 						assert.Equal(t, "{state}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
