@@ -222,7 +222,6 @@ const (
 	fleetEth    = 0x020000
 )
 
-
 // FunctionAddress formats a PCI address on domain 0, as the kernel names function directories.
 func FunctionAddress(bus, dev, fn int) string {
 	return "0000:" + hex2(bus) + ":" + hex2(dev) + "." + strconv.Itoa(fn)
