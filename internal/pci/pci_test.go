@@ -46,7 +46,7 @@ func TestParseACS(t *testing.T) {
 	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x0008, true)), "completion redirect alone")
 	assert.Equal(t, ACSNoRedirect, parseACS(acsConfig(0x0011, true)), "SV|UF without redirect")
 	// drivers/pci/p2pdma.c pci_bridge_has_acs_redir: ctrl & (PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC).
-	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x0020, true)), "egress control alone (F6)")
+	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x0020, true)), "egress control alone")
 	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x0031, true)), "SV|UF|EC")
 	assert.Equal(t, ACSNoRedirect, parseACS(acsConfig(0, false)), "no ACS capability")
 	assert.Equal(t, ACSUnknown, parseACS(make([]byte, 64)), "unprivileged read: header only")
@@ -134,7 +134,7 @@ func TestPathBetweenShapes(t *testing.T) {
 	e := dev("pci0000:40", 0, "0000:40:01.0", "0000:41:00.0")
 	assert.Equal(t, PathNODE, PathBetween(c, e))
 	// numa_node -1 is "unknown" (Documentation/ABI/testing/sysfs-bus-pci): two host bridges that
-	// both report -1 are not the same NUMA node (F16).
+	// both report -1 are not the same NUMA node.
 	f := dev("pci0000:40", -1, "0000:40:01.0", "0000:41:00.0")
 	g := dev("pci0000:80", -1, "0000:80:01.0", "0000:81:00.0")
 	assert.Equal(t, PathUnknown, PathBetween(f, g))
@@ -147,7 +147,7 @@ func TestPathBetweenShapes(t *testing.T) {
 }
 
 // TestLinkCapable: the link trains to the lower of the two ends' maxima, as
-// pcie_bandwidth_available() in drivers/pci/pci.c computes it (F7).
+// pcie_bandwidth_available() in drivers/pci/pci.c computes it.
 func TestLinkCapable(t *testing.T) {
 	gen5nic := Link{SpeedGTs: 16, MaxSpeedGTs: 32, Width: 16, MaxWidth: 16}
 	gen4slot := Link{SpeedGTs: 16, MaxSpeedGTs: 16, Width: 16, MaxWidth: 16}

@@ -55,7 +55,7 @@ func setCount(req any, field string, v uint64) {
 // TestEthtoolCountMismatch: net/ethtool/ioctl.c writes back the count each of ETHTOOL_GSTRINGS
 // (gstrings.len) and ETHTOOL_GSTATS (stats.n_stats) used, each from its own get_sset_count; mlx5
 // recomputes its PFC statistics per call (en_stats.c mlx5e_query_pfc_combined). Counts that
-// differ mean names and values no longer line up: the sample is dropped (F19).
+// differ mean names and values no longer line up: the sample is dropped.
 func TestEthtoolCountMismatch(t *testing.T) {
 	gs, st := &ethtool.EthtoolGStrings{}, &ethtool.EthtoolStats{}
 	setCount(gs, "len", 212)

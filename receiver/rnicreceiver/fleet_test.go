@@ -49,7 +49,7 @@ func bnxtPMAFails(p string) error {
 
 // TestBroadcomBytesFromHWCounters: bnxt_re0's PMA counters fail with EINVAL, so its bytes come
 // from hw_counters (the RoCE-only counters of bnxt_re_stat_descs); bnxt_re1 has a readable
-// 21-file PMA table next to the same hw_counters: PMA x4, once, never both (F1).
+// 21-file PMA table next to the same hw_counters: PMA x4, once, never both.
 func TestBroadcomBytesFromHWCounters(t *testing.T) {
 	s, _ := newTestScraper(t, fleetRoot("broadcom"), nil)
 	s.reader.OnOpen = bnxtPMAFails
@@ -71,7 +71,7 @@ func TestBroadcomBytesFromHWCounters(t *testing.T) {
 }
 
 // TestBroadcomNamedCounters: bnxt_re's congestion and transport counters (bnxt_re_stat_descs)
-// feed the named metrics, not only rnic.driver.counter (F3).
+// feed the named metrics, not only rnic.driver.counter.
 func TestBroadcomNamedCounters(t *testing.T) {
 	s, _ := newTestScraper(t, fleetRoot("broadcom"), nil)
 	s.reader.OnOpen = bnxtPMAFails
@@ -89,7 +89,7 @@ func TestBroadcomNamedCounters(t *testing.T) {
 }
 
 // TestBroadcomPMAErrorsWrap: the bnxt_re PMA support fills the 16- and 8-bit error fields by
-// truncation ((u16)(x & 0xFFFF)), so they wrap: 65530 -> 4 is 10 errors, not a reset (F17).
+// truncation ((u16)(x & 0xFFFF)), so they wrap: 65530 -> 4 is 10 errors, not a reset.
 func TestBroadcomPMAErrorsWrap(t *testing.T) {
 	root := t.TempDir()
 	testfs.CopyTree(t, fleetRoot("broadcom"), root)
@@ -110,7 +110,7 @@ func TestBroadcomPMAErrorsWrap(t *testing.T) {
 }
 
 // TestIntelIrdma: irdma's bytes and packets are the IPv4 + IPv6 counters of its protocol engine;
-// congestion, ECN and retransmits, and gen3's names with spaces, feed the named metrics (F2).
+// congestion, ECN and retransmits, and gen3's names with spaces, feed the named metrics.
 func TestIntelIrdma(t *testing.T) {
 	s, _ := newTestScraper(t, fleetRoot("intel"), nil)
 	md, err := s.scrape(context.Background())
@@ -136,7 +136,7 @@ func TestIntelIrdma(t *testing.T) {
 
 // TestSwitchdevCounters: mlx5 in switchdev mode keeps congestion, ICRC and the plain Q counters in
 // the device-level hw_counters (reported under the device name); the representor ports' vport_
-// names map to the same metrics (F8).
+// names map to the same metrics.
 func TestSwitchdevCounters(t *testing.T) {
 	s, _ := newTestScraper(t, fleetRoot("switchdev"), nil)
 	md, err := s.scrape(context.Background())
@@ -152,7 +152,7 @@ func TestSwitchdevCounters(t *testing.T) {
 
 // TestHWCacheRefreshFirst records the order of reads: on every scrape that reads a port's
 // hw_counters, rx_write_requests comes first, because only its read makes mlx5 refresh the
-// counter cache (core sysfs.c update_hw_stats; mlx5 counters.c mlx5_ib_get_hw_stats) (F10).
+// counter cache (core sysfs.c update_hw_stats; mlx5 counters.c mlx5_ib_get_hw_stats).
 func TestHWCacheRefreshFirst(t *testing.T) {
 	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
 	for i := range 3 {
@@ -184,7 +184,7 @@ func pointsWith(md pmetric.Metrics, name string, want map[string]any) []pmetric.
 
 // TestMultiPlaneNotCountedTwice: smi1 shares mlx5_0's PCI function (an XDR multi-plane HCA,
 // Mellanox/rdmamap PR #17); its per-plane counters are not added to the RDMA bytes, its ports
-// keep their state and rate (F11).
+// keep their state and rate.
 func TestMultiPlaneNotCountedTwice(t *testing.T) {
 	s, _ := newTestScraper(t, fleetRoot("multiplane"), nil)
 	md, err := s.scrape(context.Background())
@@ -201,7 +201,7 @@ func TestMultiPlaneNotCountedTwice(t *testing.T) {
 
 // TestCompatNamespaceWarns: ports with state and rate but no counter directories (compat
 // devices in a pod's own network namespace, core device.c add_one_compat_dev) warn once, with
-// the cause and the fix, instead of succeeding silently (F9).
+// the cause and the fix, instead of succeeding silently.
 func TestCompatNamespaceWarns(t *testing.T) {
 	s, logs := newTestScraper(t, fleetRoot("netns"), nil)
 	for range 3 {

@@ -508,8 +508,8 @@ func (f *fakeEthtool) Close() {}
 
 // TestEthtoolPFC uses mlx5 ethtool -S names (mlx5/counters.rst) on a RoCE LAG laid out as the
 // kernel does (testfs.LAGRDMANode): the bond has no ethtool statistics, so the counters come from
-// its physical members, each its own series (F4): per-priority pause, durations, global pause
-// duration (en_stats.c "global" pause descs, F14), the pause-storm watchdog and the physical port
+// its physical members, each its own series: per-priority pause, durations, global pause
+// duration (en_stats.c "global" pause descs), the pause-storm watchdog and the physical port
 // totals.
 func TestEthtoolPFC(t *testing.T) {
 	fake := &fakeEthtool{
@@ -552,7 +552,7 @@ func TestEthtoolPFC(t *testing.T) {
 }
 
 // TestEthtoolPerDriverNames: PFC and pause counters under the names bnxt_en, ice and i40e give
-// them, chosen by the driver name GDRVINFO reports (F13).
+// them, chosen by the driver name GDRVINFO reports.
 func TestEthtoolPerDriverNames(t *testing.T) {
 	fake := &fakeEthtool{
 		stats: map[string]map[string]uint64{
@@ -596,7 +596,7 @@ func TestParseRate(t *testing.T) {
 		lanes int64
 	}{
 		{"100 Gb/sec (4X EDR)", 12_500_000_000, 4},
-		// 8b/10b: 2.5 Gb/s signalling is 2 Gb/s of data (F15).
+		// 8b/10b: 2.5 Gb/s signalling is 2 Gb/s of data.
 		{"2.5 Gb/sec (1X SDR)", 250_000_000, 1},
 		{"40 Gb/sec (4X QDR)", 4_000_000_000, 4},
 		{"20 Gb/sec (4X DDR)", 2_000_000_000, 4},

@@ -120,7 +120,7 @@ func resolveTopology(r *sysfs.Reader, root, sys string, ports []*port, allPairs 
 		d := byAddr[p.pciBusID]
 		if d == nil || seen[p.pciBusID] || p.plane {
 			// rxe has no PCI function; one entry per PCI function, not per port or per RDMA
-			// device: the plane devices of a multi-plane HCA share the function (F11).
+			// device: the plane devices of a multi-plane HCA share the function.
 			continue
 		}
 		seen[p.pciBusID] = true

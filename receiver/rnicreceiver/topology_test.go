@@ -274,8 +274,8 @@ func countPoints(md pmetric.Metrics, name string) int {
 // TestTopologyHGXIommuPT: an HGX board booted with iommu=pt, whose switch downstream ports the
 // kernel set to redirect peer traffic (pci_std_enable_acs: SV|RR|CR|UF): no pair is ready, each
 // for acs_redirect. Read unprivileged, the same board's ACS state is unknown: the verdict is -1
-// (acs_unknown), never 1 (F5). Two equally near NICs tie-break in natural order: gpu4's nearest
-// is mlx5_2, not mlx5_10 (F18).
+// (acs_unknown), never 1. Two equally near NICs tie-break in natural order: gpu4's nearest
+// is mlx5_2, not mlx5_10.
 func TestTopologyHGXIommuPT(t *testing.T) {
 	md, err := scrapeTopology(t, "hgx-iommu-pt").scrape(context.Background())
 	require.NoError(t, err)
@@ -338,7 +338,7 @@ func topologySeries(md pmetric.Metrics) int {
 }
 
 // TestTopologyGen5InGen4: a Gen5 NIC trained to 16 GT/s under a Gen4 upstream port is running at
-// what the link can reach (F7).
+// what the link can reach.
 func TestTopologyGen5InGen4(t *testing.T) {
 	md, err := scrapeTopology(t, "gen5-in-gen4").scrape(context.Background())
 	require.NoError(t, err)
@@ -349,7 +349,7 @@ func TestTopologyGen5InGen4(t *testing.T) {
 }
 
 // TestTopologyNoNUMA: numa_node -1 on both host bridges is unknown, never NODE; the verdict is
-// unknown (path_unknown), and the pair is still reported as the GPU's nearest (F16).
+// unknown (path_unknown), and the pair is still reported as the GPU's nearest.
 func TestTopologyNoNUMA(t *testing.T) {
 	md, err := scrapeTopology(t, "no-numa").scrape(context.Background())
 	require.NoError(t, err)
