@@ -71,7 +71,7 @@ func TestCollectorServesFleets(t *testing.T) {
 
 	receivers := map[string]string{
 		"rnic/bnxt":         fmt.Sprintf("recording: {replay: %s, loop: true}", bnxt),
-		"rnic/lag":          fmt.Sprintf("recording: {replay: %s, loop: true}", lag),
+		"rnic/lag":          fmt.Sprintf("recording: {replay: %s, loop: true}\n    metrics: {rnic.pause.duration: {enabled: true}}", lag),
 		"rnic/irdma":        "root_path: " + fleetDir(t, "fleet", "intel"),
 		"rnic/switchdev":    "root_path: " + fleetDir(t, "fleet", "switchdev"),
 		"rnic/multiplane":   "root_path: " + fleetDir(t, "fleet", "multiplane"),

@@ -524,7 +524,10 @@ func TestEthtoolPFC(t *testing.T) {
 		},
 		drivers: map[string]string{"ens1f0np0": "mlx5_core", "ens1f1np1": "mlx5_core", "bond0": "bonding"},
 	}
-	s, _ := newTestScraper(t, fleetRoot("lag"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	s, _ := newTestScraper(t, fleetRoot("lag"), func(cfg *Config) {
+		cfg.Ethtool.Enabled = true
+		cfg.Metrics.RnicPauseDuration.Enabled = true
+	})
 	s.ethtool = fake
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)

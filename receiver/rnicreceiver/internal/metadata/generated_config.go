@@ -1601,7 +1601,7 @@ func DefaultMetricsConfig() MetricsConfig {
 			EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
 		},
 		RnicPauseDuration: RnicPauseDurationMetricConfig{
-			Enabled:             true,
+			Enabled:             false,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
 		},

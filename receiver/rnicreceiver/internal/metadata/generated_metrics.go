@@ -859,7 +859,7 @@ type metricRnicPauseDuration struct {
 // init fills rnic.pause.duration metric with initial data.
 func (m *metricRnicPauseDuration) init() {
 	m.data.SetName("rnic.pause.duration")
-	m.data.SetDescription("Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on).")
+	m.data.SetDescription("Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.")
 	m.data.SetUnit("us")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

@@ -121,7 +121,7 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordRnicPacketsDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
 			}
-			defaultMetricsCount++
+
 			allMetricsCount++
 			mb.RecordRnicPauseDurationDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
 			if tt.name == "reaggregate_set" {
@@ -563,7 +563,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pause.duration"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on).", mi.Description())
+						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.", mi.Description())
 						assert.Equal(t, "us", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -583,7 +583,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pause.duration"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on).", mi.Description())
+						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.", mi.Description())
 						assert.Equal(t, "us", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
