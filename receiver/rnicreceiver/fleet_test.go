@@ -134,6 +134,33 @@ func TestIntelIrdma(t *testing.T) {
 
 }
 
+// TestIrdmaSumAcrossScrapes: the IPv4 + IPv6 sum grows with either counter and starts a new
+// series when one of them is reset (a driver reload), never a negative delta.
+func TestIrdmaSumAcrossScrapes(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, fleetRoot("intel"), root)
+	hw := "sys/devices/pci0000:b0/0000:b0:02.0/0000:b1:00.0/infiniband/irdma0/ports/1/hw_counters/"
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"irdma0"} })
+	md1, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	testfs.SetUint(t, root, hw+"ip6OutOctets", 50000000000+1000)
+	md2, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	tx := rnicIO("irdma0/1", "transmit")
+	assert.Equal(t, int64(850000000000+1000), value(t, md2, "interconnect.io", tx))
+	p1, _ := point(md1, "interconnect.io", tx)
+	p2, _ := point(md2, "interconnect.io", tx)
+	assert.Equal(t, p1.StartTimestamp(), p2.StartTimestamp())
+
+	testfs.SetUint(t, root, hw+"ip4OutOctets", 10)
+	testfs.SetUint(t, root, hw+"ip6OutOctets", 20)
+	md3, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(30), value(t, md3, "interconnect.io", tx))
+	p3, _ := point(md3, "interconnect.io", tx)
+	assert.Equal(t, p2.Timestamp(), p3.StartTimestamp(), "a reset starts a new series")
+}
+
 // TestSwitchdevCounters: mlx5 in switchdev mode keeps congestion, ICRC and the plain Q counters in
 // the device-level hw_counters (reported under the device name); the representor ports' vport_
 // names map to the same metrics.
