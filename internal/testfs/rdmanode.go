@@ -155,6 +155,9 @@ func SyntheticRDMANode() []RDMADevice {
 				Counters: bondCounters, HW: bondHW, Ndevs: map[int]string{0: "bond0", 1: "bond0"},
 			}},
 			Netdevs: []RDMANetdev{{Name: "ens1f0np0", DevPort: 0, TX: 10, RX: 20}},
+			// The bond the GID table names, over the function's netdev (a real bond always has
+			// bonding/slaves; testfs.LAGRDMANode has both ports).
+			Bond: &RDMABond{Name: "bond0", Members: []string{"ens1f0np0"}, TX: 4000, RX: 3000},
 		},
 		{
 			// A 2-port function whose netdevs are told apart by dev_port; basic (32-bit) PMA table,
@@ -221,6 +224,7 @@ func BenchRDMANode() []RDMADevice {
 		p.Ndevs = map[int]string{0: nd}
 		d.Ports = []RDMAPort{p}
 		d.Netdevs = []RDMANetdev{{Name: nd, TX: 1, RX: 2}}
+		d.Bond = nil
 		devs = append(devs, d)
 	}
 	return devs
