@@ -124,6 +124,7 @@ service:
 		// multi-plane: one byte series for the function.
 		`interconnect_io_bytes_total{host_name="multiplane",component="rnic",device="mlx5_0/1",direction="transmit",pci_bus_id="0000:0b:00.0"} 4e+06`,
 		`rnic_port_state{host_name="multiplane",device="smi1/4"} 4`,
+		`rnic_port_info{host_name="multiplane",device="smi1/1",plane="true"} 1`,
 		// DGX H100: real compute NIC names and IPoIB netdevs, each GPU's PIX NIC ready.
 		`rnic_port_info{host_name="dgx",device="mlx5_11/1",netdev="ibp206s0",link_layer="InfiniBand"} 1`,
 		`rnic_topology_gpudirect_ready{host_name="dgx",gpu="gpu7",device="mlx5_11",gpudirect_reason="ready"} 1`,

@@ -224,6 +224,8 @@ func TestMultiPlaneNotCountedTwice(t *testing.T) {
 		assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "smi1/" + n}))
 	}
 	assert.Equal(t, "0000:0b:00.0", mustAttr(t, md, "rnic.port.info", "smi1/1", "pci.bus_id"))
+	assert.Equal(t, true, mustAttr(t, md, "rnic.port.info", "smi1/1", "plane"), "the plane device is labelled")
+	assert.Equal(t, false, mustAttr(t, md, "rnic.port.info", "mlx5_0/1", "plane"))
 }
 
 // TestCompatNamespaceWarns: ports with state and rate but no counter directories (compat

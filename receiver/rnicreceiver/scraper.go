@@ -306,7 +306,7 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 	if s.slowDue {
 		// Static facts, resolved at discovery: they follow the slow cadence (cadence.go).
 		s.mb.RecordRnicPortInfoDataPoint(now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
-			p.hcaType, p.fwVersion, p.nodeGUID, p.boardID)
+			p.hcaType, p.fwVersion, p.nodeGUID, p.boardID, p.plane)
 	}
 
 	for i := range p.counters {

@@ -125,7 +125,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"device": "mlx5_bond_0/1", "link_layer": "Ethernet", "netdev": "bond0", "pci.bus_id": "0000:3b:00.0",
 		"numa.node": int64(0), "hca_type": "MT4125", "fw_version": "22.39.1002", "node_guid": "b83f:d203:00a1:b2c4",
-		"board_id": "MT_0000000359",
+		"board_id": "MT_0000000359", "plane": false,
 	}, info.Attributes().AsRaw())
 
 	// Two ports of one function, netdevs told apart by dev_port; 32-bit basic table.

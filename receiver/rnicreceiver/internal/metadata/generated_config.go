@@ -615,6 +615,7 @@ const (
 	RnicPortInfoMetricAttributeKeyFwVersion RnicPortInfoMetricAttributeKey = "fw_version"
 	RnicPortInfoMetricAttributeKeyNodeGUID  RnicPortInfoMetricAttributeKey = "node_guid"
 	RnicPortInfoMetricAttributeKeyBoardID   RnicPortInfoMetricAttributeKey = "board_id"
+	RnicPortInfoMetricAttributeKeyPlane     RnicPortInfoMetricAttributeKey = "plane"
 )
 
 // RnicPortInfoMetricConfig provides config for the rnic.port.info metric.
@@ -643,9 +644,9 @@ func (ms *RnicPortInfoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *RnicPortInfoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID:
+		case RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane:
 		default:
-			return fmt.Errorf("metric rnic.port.info doesn't have an attribute %v, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id]", val)
+			return fmt.Errorf("metric rnic.port.info doesn't have an attribute %v, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id, plane]", val)
 		}
 	}
 
@@ -1643,7 +1644,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		RnicPortInfo: RnicPortInfoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID},
+			EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
 		},
 		RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
 			Enabled:             true,

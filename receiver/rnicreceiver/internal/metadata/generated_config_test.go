@@ -89,7 +89,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					RnicPortInfo: RnicPortInfoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID},
+						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
 					},
 					RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
 						Enabled:             true,
@@ -251,7 +251,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					RnicPortInfo: RnicPortInfoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID},
+						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
 					},
 					RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
 						Enabled:             false,
@@ -504,7 +504,7 @@ func TestRnicPortInfoMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []RnicPortInfoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.info doesn't have an attribute invalid, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id]")
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.info doesn't have an attribute invalid, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id, plane]")
 
 	cfg = DefaultMetricsConfig().RnicPortInfo
 	cfg.AggregationStrategy = "invalid"

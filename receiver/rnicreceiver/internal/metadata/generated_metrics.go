@@ -348,7 +348,7 @@ var MetricsInfo = metricsInfo{
 	},
 	RnicPortInfo: metricInfo{
 		Name:       "rnic.port.info",
-		Attributes: []string{"device", "link_layer", "netdev", "pci.bus_id", "numa.node", "hca_type", "fw_version", "node_guid", "board_id"},
+		Attributes: []string{"device", "link_layer", "netdev", "pci.bus_id", "numa.node", "hca_type", "fw_version", "node_guid", "board_id", "plane"},
 	},
 	RnicPortPhysicalState: metricInfo{
 		Name:       "rnic.port.physical_state",
@@ -1624,7 +1624,7 @@ func (m *metricRnicPortInfo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricRnicPortInfo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, linkLayerAttributeValue string, netdevAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, hcaTypeAttributeValue string, fwVersionAttributeValue string, nodeGUIDAttributeValue string, boardIDAttributeValue string) {
+func (m *metricRnicPortInfo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, linkLayerAttributeValue string, netdevAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, hcaTypeAttributeValue string, fwVersionAttributeValue string, nodeGUIDAttributeValue string, boardIDAttributeValue string, planeAttributeValue bool) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1658,6 +1658,9 @@ func (m *metricRnicPortInfo) recordDataPoint(start pcommon.Timestamp, ts pcommon
 	}
 	if slices.Contains(m.config.EnabledAttributes, RnicPortInfoMetricAttributeKeyBoardID) {
 		dp.Attributes().PutStr("board_id", boardIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicPortInfoMetricAttributeKeyPlane) {
+		dp.Attributes().PutBool("plane", planeAttributeValue)
 	}
 
 	var s string
@@ -3669,8 +3672,8 @@ func (mb *MetricsBuilder) RecordRnicPortErrorsDataPoint(ts pcommon.Timestamp, va
 }
 
 // RecordRnicPortInfoDataPoint adds a data point to rnic.port.info metric.
-func (mb *MetricsBuilder) RecordRnicPortInfoDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, linkLayerAttributeValue string, netdevAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, hcaTypeAttributeValue string, fwVersionAttributeValue string, nodeGUIDAttributeValue string, boardIDAttributeValue string) {
-	mb.metricRnicPortInfo.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, linkLayerAttributeValue, netdevAttributeValue, pciBusIDAttributeValue, numaNodeAttributeValue, hcaTypeAttributeValue, fwVersionAttributeValue, nodeGUIDAttributeValue, boardIDAttributeValue)
+func (mb *MetricsBuilder) RecordRnicPortInfoDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, linkLayerAttributeValue string, netdevAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, hcaTypeAttributeValue string, fwVersionAttributeValue string, nodeGUIDAttributeValue string, boardIDAttributeValue string, planeAttributeValue bool) {
+	mb.metricRnicPortInfo.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, linkLayerAttributeValue, netdevAttributeValue, pciBusIDAttributeValue, numaNodeAttributeValue, hcaTypeAttributeValue, fwVersionAttributeValue, nodeGUIDAttributeValue, boardIDAttributeValue, planeAttributeValue)
 }
 
 // RecordRnicPortPhysicalStateDataPoint adds a data point to rnic.port.physical_state metric.

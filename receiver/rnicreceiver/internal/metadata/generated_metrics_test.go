@@ -171,9 +171,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordRnicPortInfoDataPoint(ts, 1, "device-val", "link_layer-val", "netdev-val", "pci.bus_id-val", 9, "hca_type-val", "fw_version-val", "node_guid-val", "board_id-val")
+			mb.RecordRnicPortInfoDataPoint(ts, 1, "device-val", "link_layer-val", "netdev-val", "pci.bus_id-val", 9, "hca_type-val", "fw_version-val", "node_guid-val", "board_id-val", false)
 			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortInfoDataPoint(ts, 3, "device-val-2", "link_layer-val-2", "netdev-val-2", "pci.bus_id-val-2", 10, "hca_type-val-2", "fw_version-val-2", "node_guid-val-2", "board_id-val-2")
+				mb.RecordRnicPortInfoDataPoint(ts, 3, "device-val-2", "link_layer-val-2", "netdev-val-2", "pci.bus_id-val-2", 10, "hca_type-val-2", "fw_version-val-2", "node_guid-val-2", "board_id-val-2", true)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -999,6 +999,9 @@ func TestMetricsBuilder(t *testing.T) {
 						boardIDAttrVal, ok := dp.Attributes().Get("board_id")
 						assert.True(t, ok)
 						assert.Equal(t, "board_id-val", boardIDAttrVal.Str())
+						planeAttrVal, ok := dp.Attributes().Get("plane")
+						assert.True(t, ok)
+						assert.False(t, planeAttrVal.Bool())
 					} else {
 						assert.False(t, validatedMetrics["rnic.port.info"], "Found a duplicate in the metrics slice: rnic.port.info")
 						validatedMetrics["rnic.port.info"] = true
@@ -1037,6 +1040,8 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("node_guid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("board_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("plane")
 						assert.False(t, ok)
 					}
 				case "rnic.port.physical_state":
