@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
@@ -18,6 +19,8 @@ type counterPlanner struct {
 	enabled map[metricKind]bool
 	driver  bool // rnic.driver.counter is on
 	wraps   bool // the driver's PMA error counters wrap (pmaWraps)
+	// refreshFirst: mlx5, whose counter cache only a read of mlx5CacheRefresh renews.
+	refreshFirst bool
 }
 
 func (d *discovery) planner(driverName string) *counterPlanner {
@@ -36,6 +39,8 @@ func (d *discovery) planner(driverName string) *counterPlanner {
 		},
 		driver: m.RnicDriverCounter.Enabled,
 		wraps:  pmaWraps(driverName),
+		// mlx5_core, or the mlx5_* device names where the function has no driver link.
+		refreshFirst: strings.HasPrefix(driverName, "mlx5"),
 	}
 }
 
@@ -210,7 +215,7 @@ func (cp *counterPlanner) planHW(plan []counterFile, dir, owner string, hw []str
 		def, label, known := hwCounterDef(name)
 		rest = cp.add(rest, dir, owner, name, def, known, metadata.AttributeCounterSourceHwCounters, 1, specFor(64, false), label)
 	}
-	if len(rest) > 0 && has(hw, mlx5CacheRefresh) {
+	if cp.refreshFirst && len(rest) > 0 && has(hw, mlx5CacheRefresh) {
 		i := slices.IndexFunc(rest, func(cf counterFile) bool { return cf.name == mlx5CacheRefresh })
 		var first counterFile
 		if i >= 0 {
