@@ -175,6 +175,28 @@ func TestSwitchdevCounters(t *testing.T) {
 	// Port 3 (the second VF representor): vport_out_of_sequence = 2 x its index (1).
 	assert.Equal(t, int64(2), value(t, md, "rnic.transport.events", map[string]any{"device": "mlx5_0/3", "counter": "out_of_sequence"}))
 	assert.Equal(t, int64(3e9*4), value(t, md, "interconnect.io", rnicIO("mlx5_0/3", "transmit")))
+
+	// Each hw_counters directory, the device's and every representor port's, starts with the
+	// read that renews the cache (rx_write_requests; vport_rx_write_requests on the ports).
+	var order []string
+	s.reader.OnOpen = func(p string) error {
+		if strings.Contains(p, "hw_counters/") {
+			order = append(order, strings.TrimPrefix(p, filepath.Join(fleetRoot("switchdev"), "sys", "class", "infiniband")+"/"))
+		}
+		return nil
+	}
+	s.slowAt = s.slowAt.Add(-s.cfg.SlowInterval) // the ports' vport_ counters are all slow ones
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	firstIn := map[string]string{}
+	for _, p := range order {
+		dir, name, _ := strings.Cut(p, "hw_counters/")
+		if _, ok := firstIn[dir]; !ok {
+			firstIn[dir] = name
+		}
+	}
+	assert.Equal(t, map[string]string{"mlx5_0/": "rx_write_requests", "mlx5_0/ports/1/": "vport_rx_write_requests",
+		"mlx5_0/ports/2/": "vport_rx_write_requests", "mlx5_0/ports/3/": "vport_rx_write_requests"}, firstIn)
 }
 
 // TestHWCacheRefreshFirst records the order of reads: on every scrape that reads a port's

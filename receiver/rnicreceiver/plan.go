@@ -215,15 +215,20 @@ func (cp *counterPlanner) planHW(plan []counterFile, dir, owner string, hw []str
 		def, label, known := hwCounterDef(name)
 		rest = cp.add(rest, dir, owner, name, def, known, metadata.AttributeCounterSourceHwCounters, 1, specFor(64, false), label)
 	}
-	if cp.refreshFirst && len(rest) > 0 && has(hw, mlx5CacheRefresh) {
-		i := slices.IndexFunc(rest, func(cf counterFile) bool { return cf.name == mlx5CacheRefresh })
+	// A switchdev representor port's table starts with the vport_ copy of the same counter.
+	refresh := mlx5CacheRefresh
+	if !has(hw, refresh) {
+		refresh = vportPrefix + mlx5CacheRefresh
+	}
+	if cp.refreshFirst && len(rest) > 0 && has(hw, refresh) {
+		i := slices.IndexFunc(rest, func(cf counterFile) bool { return cf.name == refresh })
 		var first counterFile
 		if i >= 0 {
 			first = rest[i]
 			rest = slices.Delete(rest, i, i+1)
 		} else {
-			first = counterFile{path: filepath.Join(dir, mlx5CacheRefresh), name: mlx5CacheRefresh, label: mlx5CacheRefresh,
-				key: filepath.Join(dir, mlx5CacheRefresh), owner: owner, spec: specFor(64, false), scale: 1, primer: true, slow: true}
+			first = counterFile{path: filepath.Join(dir, refresh), name: refresh, label: refresh,
+				key: filepath.Join(dir, refresh), owner: owner, spec: specFor(64, false), scale: 1, primer: true, slow: true}
 		}
 		// Read on every scrape that reads any other file of the directory.
 		for _, cf := range rest {
