@@ -264,7 +264,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 }
 
 // TestCollectorServesTopology: the built collector on a fixture node where nvidia-peermem is not
-// loaded and one pair's switch ports redirect peer traffic (receiver/rnicreceiver/testdata/topology/nopeermem).
+// loaded and one pair's switch ports redirect peer traffic (receiver/rnicreceiver/testdata/topology/nopeermem),
+// with every GPU-NIC pair reported (topology.all_pairs; by default only PIX/PXB and nearest pairs).
 func TestCollectorServesTopology(t *testing.T) {
 	bin := collectorBinary(t)
 	addr := freeAddr(t)
@@ -276,6 +277,7 @@ receivers:
     collection_interval: 500ms
     root_path: %s
     ethtool: {enabled: false}
+    topology: {all_pairs: true}
 exporters:
   prometheus:
     endpoint: %s
