@@ -35,6 +35,13 @@ const (
 	dcgmFieldNVLinkRxTotal  uint16 = 1203 // DCGM_FI_DEV_NVLINK_RX_BYTES_TOTAL, cumulative bytes, NVLink5+
 )
 
+// DCGM entity groups (dcgm_fields.h dcgm_field_entity_group_t).
+const (
+	dcgmFEGPU   = 1 // DCGM_FE_GPU
+	dcgmFEGPUI  = 4 // DCGM_FE_GPU_I, a MIG GPU instance
+	dcgmFEGPUCI = 5 // DCGM_FE_GPU_CI, a MIG compute instance
+)
+
 // DCGM return codes the receiver tells apart (dcgm_structs.h dcgmReturn_enum; go-dcgm const.go).
 const (
 	dcgmStOK                    = 0

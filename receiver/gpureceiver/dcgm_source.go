@@ -18,7 +18,10 @@ import (
 // (pkg/dcgm/const.go) the receiver needs, copied out of the 4 KiB C union so that the scrape
 // logic can be tested without cgo.
 type dcgmValue struct {
-	gpu       uint
+	// gpu is the entity id: a GPU id, or for entity dcgmFEGPUI / dcgmFEGPUCI a MIG instance's.
+	gpu uint
+	// entity is the entity group (dcgm_field_entity_group_t); 0 or dcgmFEGPU for a GPU.
+	entity    int
 	field     uint16
 	fieldType byte // 'i', 'd', 's' (DCGM_FT_*)
 	status    int  // per-value dcgmReturn_t
@@ -74,10 +77,22 @@ type dcgmAPI interface {
 	// valuesSince returns every sample of the watch newer than sinceUs and the timestamp to ask
 	// from next time (dcgmGetValuesSince_v2).
 	valuesSince(w dcgmWatchID, sinceUs int64) ([]dcgmValue, int64, error)
+	// migEntities lists the MIG GPU and compute instances with the GPU each belongs to
+	// (dcgmGetGpuInstanceHierarchy).
+	migEntities() ([]dcgmEntity, error)
+	// watchMIG watches fields on MIG instances (dcgmGroupCreate, dcgmGroupAddEntity, then as watch).
+	watchMIG(name string, entities []dcgmEntity, fields []uint16, updateEvery, keepAge time.Duration) (dcgmWatchID, error)
 	// unwatch stops the watch and destroys its groups.
 	unwatch(w dcgmWatchID) error
 	// disconnect undoes connect (dcgm.Shutdown).
 	disconnect() error
+}
+
+// dcgmEntity is a MIG instance: its entity group and id, and the DCGM id of its GPU.
+type dcgmEntity struct {
+	group int
+	id    uint
+	gpu   uint
 }
 
 // dcgmPlan is what discovery decided: which GPUs, and which quantities of each are read from which field.
@@ -89,6 +104,11 @@ type dcgmPlan struct {
 	// history and latest are the fields of the two watches (union over the GPUs).
 	history []uint16
 	latest  []uint16
+	// mig are the MIG instances of the planned GPUs, watched for XIDs: under MIG, DCGM records an
+	// XID raised inside a GPU or compute instance on that instance's entity only, not on the GPU
+	// (DcgmCacheManager.cpp, nvmlEventTypeXidCriticalError: RecordXidForComputeInstance /
+	// RecordXidForGpuInstance unless both instance ids are blank).
+	mig []dcgmEntity
 	// group is the metric group of each profiling field, majorId<<16 | minorId
 	// (dcgmProfMetricGroupInfo_v2): on GPUs before Hopper, groups of one major id with different
 	// minor ids cannot be watched at once.
@@ -97,7 +117,7 @@ type dcgmPlan struct {
 
 func (p *dcgmPlan) equal(o *dcgmPlan) bool {
 	return o != nil && slices.Equal(p.ids, o.ids) && slices.Equal(p.reads, o.reads) &&
-		slices.Equal(p.history, o.history) && slices.Equal(p.latest, o.latest) &&
+		slices.Equal(p.history, o.history) && slices.Equal(p.latest, o.latest) && slices.Equal(p.mig, o.mig) &&
 		slices.EqualFunc(p.devices, o.devices, func(a, b gpuDevice) bool { return a == b })
 }
 
@@ -117,10 +137,13 @@ type dcgmSource struct {
 	index   map[uint]int // DCGM gpu id -> index in plan.devices
 	history dcgmWatchID
 	latest  dcgmWatchID
-	// hasHistory/hasLatest: whether the watch exists.
-	hasHistory, hasLatest bool
-	// since is the GetValuesSince cursor of the history watch, in µs.
-	since int64
+	migXID  dcgmWatchID
+	// hasHistory/hasLatest/hasMIG: whether the watch exists.
+	hasHistory, hasLatest, hasMIG bool
+	// since is the GetValuesSince cursor of the history watch, in µs; migSince the MIG watch's.
+	since, migSince int64
+	// migParent maps a MIG instance (group, id) to its GPU's DCGM id.
+	migParent map[[2]uint]uint
 	// failing[i] holds the quantities of devices[i] whose last value was refused with a reason.
 	failing []quantitySet
 
@@ -391,6 +414,16 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 		}
 	}
 
+	if s.want.has(qXID) {
+		if ents, err := s.api.migEntities(); err == nil {
+			for _, e := range ents {
+				if (e.group == dcgmFEGPUI || e.group == dcgmFEGPUCI) && slices.Contains(ids, e.gpu) {
+					plan.mig = append(plan.mig, e)
+				}
+			}
+		}
+	}
+
 	for _, f := range dcgmFieldSpecs {
 		used := false
 		for _, r := range plan.reads {
@@ -456,7 +489,21 @@ func (s *dcgmSource) watchAll() error {
 		return err
 	}
 	s.latest, s.hasLatest, err = s.watchFields("iclens-latest", &p.latest, s.cfg.CollectionInterval, max(3*s.cfg.CollectionInterval, 30*time.Second), 2)
-	return err
+	if err != nil || len(p.mig) == 0 || !s.want.has(qXID) {
+		return err
+	}
+	s.migParent = make(map[[2]uint]uint, len(p.mig))
+	for _, e := range p.mig {
+		s.migParent[[2]uint{uint(e.group), e.id}] = e.gpu
+	}
+	w, merr := s.api.watchMIG("iclens-mig-xid", p.mig, []uint16{dcgmFieldXID}, s.cfg.DCGM.SampleInterval, keep)
+	if merr != nil {
+		s.note("iclens-mig-xid", fmt.Errorf("XIDs of MIG instances missing: %w", merr))
+		return nil
+	}
+	s.recovered("iclens-mig-xid")
+	s.migXID, s.hasMIG = w, true
+	return nil
 }
 
 // watchFields watches *fields. A watch of profiling fields can fail as a whole (the counters are
@@ -535,6 +582,10 @@ func (s *dcgmSource) unwatchAll() {
 		_ = s.api.unwatch(s.latest)
 		s.hasLatest = false
 	}
+	if s.hasMIG {
+		_ = s.api.unwatch(s.migXID)
+		s.hasMIG = false
+	}
 }
 
 // poll reads every history sample since the previous poll and the latest value of every other field.
@@ -573,6 +624,19 @@ func (s *dcgmSource) poll(buf []sample) ([]sample, error) {
 			s.since = max(s.since, now.UnixMicro())
 		default:
 			s.note("history", err)
+		}
+	}
+	if s.hasMIG {
+		vals, next, err := s.api.valuesSince(s.migXID, s.migSince)
+		switch {
+		case err == nil:
+			s.recovered("mig-xid")
+			s.migSince = max(s.migSince, next)
+			buf = s.appendSamples(buf, vals)
+		case dcgmErrorCode(err) == dcgmStConnectionNotValid:
+			return buf, err
+		default:
+			s.note("mig-xid", err)
 		}
 	}
 	if s.hasLatest {
@@ -675,7 +739,16 @@ func describeSources(reads, proven quantitySet) string {
 // appendSamples converts DCGM values into samples, dropping those of GPUs and fields not planned.
 func (s *dcgmSource) appendSamples(buf []sample, vals []dcgmValue) []sample {
 	for _, v := range vals {
-		i, ok := s.index[v.gpu]
+		gpu, entity := v.gpu, uint32(0)
+		if v.entity == dcgmFEGPUI || v.entity == dcgmFEGPUCI {
+			// An XID of a MIG instance counts for its GPU, told apart from the GPU's own.
+			parent, ok := s.migParent[[2]uint{uint(v.entity), v.gpu}]
+			if !ok || v.field != dcgmFieldXID {
+				continue
+			}
+			gpu, entity = parent, uint32(v.entity)<<24|uint32(v.gpu)&0xffffff
+		}
+		i, ok := s.index[gpu]
 		if !ok {
 			continue
 		}
@@ -684,7 +757,7 @@ func (s *dcgmSource) appendSamples(buf []sample, vals []dcgmValue) []sample {
 			continue
 		}
 		smp, valid, why := convertDCGM(v, spec)
-		smp.gpu = i
+		smp.gpu, smp.entity = i, entity
 		// The series name is built only when there is something to say: this loop runs for
 		// every sample of every GPU.
 		switch {

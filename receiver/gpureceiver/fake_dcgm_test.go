@@ -47,6 +47,11 @@ type fakeDCGM struct {
 	valueCap int
 	// keepAges records the maxKeepAge of every watch.
 	keepAges []time.Duration
+	// mig lists the MIG instances (dcgmGetGpuInstanceHierarchy); migErr fails the call, as
+	// DCGM does on GPUs without MIG support. migWatches holds the MIG watches' fields.
+	mig        []dcgmEntity
+	migErr     error
+	migWatches map[dcgmWatchID]bool
 }
 
 // hopperModel is what a DCGM 4.6 hostengine does on Hopper/Blackwell (GPM) GPUs:
@@ -224,6 +229,10 @@ func (f *fakeDCGM) valuesSince(w dcgmWatchID, since int64) ([]dcgmValue, int64, 
 	var out []dcgmValue
 	next := since
 	for _, v := range f.history {
+		mig := v.entity == dcgmFEGPUI || v.entity == dcgmFEGPUCI
+		if mig != f.migWatches[w] {
+			continue // a GPU watch serves GPU values, a MIG watch the instances' values
+		}
 		if v.ts >= since && slices.Contains(fields, v.field) {
 			out = append(out, v)
 			next = max(next, v.ts+1)
@@ -233,6 +242,22 @@ func (f *fakeDCGM) valuesSince(w dcgmWatchID, since int64) ([]dcgmValue, int64, 
 		return nil, 0, &dcgmError{op: "reading samples", msg: fmt.Sprintf("field value limit exceeded (%d), reduce time range, field count, or entity count", f.valueCap)}
 	}
 	return out, next, nil
+}
+
+func (f *fakeDCGM) migEntities() ([]dcgmEntity, error) {
+	f.mustBeConnected()
+	return slices.Clone(f.mig), f.migErr
+}
+
+func (f *fakeDCGM) watchMIG(_ string, _ []dcgmEntity, fields []uint16, _, _ time.Duration) (dcgmWatchID, error) {
+	f.mustBeConnected()
+	f.nextID++
+	f.watches[f.nextID] = slices.Clone(fields)
+	if f.migWatches == nil {
+		f.migWatches = map[dcgmWatchID]bool{}
+	}
+	f.migWatches[f.nextID] = true
+	return f.nextID, nil
 }
 
 func (f *fakeDCGM) unwatch(w dcgmWatchID) error {

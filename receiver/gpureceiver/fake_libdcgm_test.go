@@ -143,6 +143,11 @@ func TestFakeLibDCGM(t *testing.T) {
 		assert.Equal(t, "0", since[0])
 		assert.NotEqual(t, "0", since[1], "the cursor moved after go-dcgm refused the answer")
 	})
+	t.Run("mig", func(t *testing.T) {
+		calls := runChild(t, "mig", libDir, "FAKE_DCGM_MIG=1")
+		assert.Contains(t, calls, "dcgmGetGpuInstanceHierarchy")
+		assert.Contains(t, calls, "dcgmGroupAddEntity 3 5 0", "the compute instance joins the MIG XID group")
+	})
 	t.Run("no library", func(t *testing.T) {
 		runChild(t, "nolib", t.TempDir())
 	})
@@ -277,6 +282,10 @@ func TestFakeLibDCGMChild(t *testing.T) {
 		m = scrapeOnce(t, s)
 		require.NotNil(t, s.src)
 		assert.Len(t, points(m, "gpu.info"), 2)
+		return
+	case "mig":
+		assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(79)).i, "the GPU's own XID")
+		assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(43)).i, "the compute instance's XID, for its GPU")
 		return
 	case "cap":
 		msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "history")).All()

@@ -217,3 +217,40 @@ func TestProfilingGroupConflictCostsOnlyItsGroup(t *testing.T) {
 	assert.Contains(t, msgs[0].ContextMap()["reason"], "dram_active missing")
 	assert.NotContains(t, msgs[0].ContextMap()["reason"], "sm_active")
 }
+
+// TestMIGInstanceXIDs (G8): under MIG, DCGM records an XID raised inside a GPU or compute
+// instance on that instance's entity only (DcgmCacheManager.cpp, nvmlEventTypeXidCriticalError:
+// RecordXidForComputeInstance / RecordXidForGpuInstance unless both instance ids are blank), so
+// the instances (dcgmGetGpuInstanceHierarchy) are watched for XIDs too and counted for their GPU;
+// an XID of the GPU itself at the same moment is a separate event.
+func TestMIGInstanceXIDs(t *testing.T) {
+	f := newFakeDCGM(2)
+	f.mig = []dcgmEntity{
+		{group: dcgmFEGPUI, id: 0, gpu: 1}, {group: dcgmFEGPUCI, id: 0, gpu: 1}, {group: dcgmFEGPUCI, id: 1, gpu: 1},
+	}
+	f.addSample(1, dcgmFieldXID, 2*sec, 13) // the GPU itself
+	f.history = append(f.history,
+		dcgmValue{gpu: 0, entity: dcgmFEGPUCI, field: dcgmFieldXID, fieldType: dcgmTypeInt64, ts: 2 * sec, i: 13}, // same moment, CI 0
+		dcgmValue{gpu: 1, entity: dcgmFEGPUCI, field: dcgmFieldXID, fieldType: dcgmTypeInt64, ts: 3 * sec, i: 43},
+		dcgmValue{gpu: 0, entity: dcgmFEGPUI, field: dcgmFieldXID, fieldType: dcgmTypeInt64, ts: 4 * sec, i: 43},
+		dcgmValue{gpu: 9, entity: dcgmFEGPUCI, field: dcgmFieldXID, fieldType: dcgmTypeInt64, ts: 5 * sec, i: 43}, // unknown instance
+	)
+	s, _, clock := newTestScraper(t, f, nil)
+	require.NoError(t, s.start(context.Background(), nil))
+	m := scrapeOnce(t, s)
+	assert.EqualValues(t, 2, one(t, m, "gpu.xid.errors", "device", "gpu1", "xid", int64(13)).i, "the GPU's and the instance's")
+	assert.EqualValues(t, 2, one(t, m, "gpu.xid.errors", "device", "gpu1", "xid", int64(43)).i)
+	assert.Empty(t, find(m, "gpu.xid.errors", "device", "gpu0"))
+	clock.t = clock.t.Add(10 * time.Second)
+	m = scrapeOnce(t, s)
+	assert.EqualValues(t, 2, one(t, m, "gpu.xid.errors", "device", "gpu1", "xid", int64(43)).i, "not counted twice")
+
+	// No MIG (the hierarchy call fails on GPUs without MIG support): no MIG watch.
+	g := newFakeDCGM(1)
+	g.migErr = &dcgmError{op: "listing MIG instances", code: dcgmStNotSupported, msg: "not supported"}
+	s2, logs, _ := newTestScraper(t, g, nil)
+	require.NoError(t, s2.start(context.Background(), nil))
+	scrapeOnce(t, s2)
+	assert.Empty(t, g.migWatches)
+	assert.Zero(t, logs.FilterField(zap.String("series", "iclens-mig-xid")).Len())
+}

@@ -34,6 +34,12 @@ type xidKey struct {
 	xid uint64
 }
 
+// xidSource is where XIDs come from: a GPU, or one of its MIG instances.
+type xidSource struct {
+	gpu    string
+	entity uint32
+}
+
 type xidCount struct {
 	count uint64
 	start pcommon.Timestamp
@@ -90,7 +96,7 @@ type gpuScraper struct {
 	byCounter map[seriesKey]bool
 	integ     map[seriesKey]*integrator
 	xids      map[xidKey]*xidCount
-	lastXID   map[string]int64             // per GPU: timestamp of the last XID counted
+	lastXID   map[xidSource]int64          // per GPU and MIG instance: timestamp of the last XID counted
 	firstSeen map[string]pcommon.Timestamp // per GPU: when the receiver started watching it
 	buf       []sample
 	cur       []latest
@@ -119,7 +125,7 @@ func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 		byCounter: map[seriesKey]bool{},
 		integ:     map[seriesKey]*integrator{},
 		xids:      map[xidKey]*xidCount{},
-		lastXID:   map[string]int64{},
+		lastXID:   map[xidSource]int64{},
 		firstSeen: map[string]pcommon.Timestamp{},
 		sampleUs:  cfg.DCGM.SampleInterval.Microseconds(),
 		maxGapUs:  3 * cfg.DCGM.SampleInterval.Microseconds(),
@@ -297,10 +303,11 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 			}
 			g.add(smp, s.sampleUs, s.maxGapUs)
 		case smp.q == qXID:
-			if !smp.valid || smp.ts <= s.lastXID[key] {
+			src := xidSource{key, smp.entity}
+			if !smp.valid || smp.ts <= s.lastXID[src] {
 				continue
 			}
-			s.lastXID[key] = smp.ts
+			s.lastXID[src] = smp.ts
 			c := s.xids[xidKey{key, smp.u}]
 			if c == nil {
 				c = &xidCount{start: s.firstSeen[key]}
@@ -424,6 +431,10 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 	for k := range s.firstSeen {
 		if !present[k] {
 			delete(s.firstSeen, k)
+		}
+	}
+	for k := range s.lastXID {
+		if !present[k.gpu] {
 			delete(s.lastXID, k)
 		}
 	}

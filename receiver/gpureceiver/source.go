@@ -101,6 +101,9 @@ type sample struct {
 	// a float64 exactly).
 	f float64
 	u uint64
+	// entity is 0 for the GPU itself, else the MIG instance the sample belongs to (an XID raised
+	// inside it): group<<24 | id.
+	entity uint32
 	// wrapBits is, for a counter that wraps, its width (an NVML field whose value type is 32
 	// bits); 0 for 64-bit counters, where a decrease is a reset.
 	wrapBits uint8

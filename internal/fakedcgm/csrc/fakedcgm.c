@@ -31,6 +31,12 @@
  *   samples at seconds 6-8: the sample at 9 is late and averages the whole 4 s gap, as a GPM value
  *   covers the span back to its baseline, DcgmGpmManager.cpp 272-307).
  *
+ * MIG, FAKE_DCGM_MIG=1: GPU 0 has GPU instance 0 and, in it, compute instance 0
+ *   (dcgmGetGpuInstanceHierarchy: entity GPU_I 0 with parent GPU 0, GPU_CI 0 with parent GPU_I 0);
+ *   an XID (43) raised inside the compute instance at the 7th second is stored on the GPU_CI
+ *   entity only, as DcgmCacheManager.cpp RecordXidForComputeInstance does. Without the knob the
+ *   hierarchy is empty (a GPU without MIG).
+ *
  * DCGM 4.6 Hopper mode, FAKE_DCGM_HOPPER=1: a hostengine on GPM GPUs (H100/H200/B200).
  *   - dcgmProfGetSupportedMetricGroups lists three fixed ranges on every GPU whatever the driver
  *     supports (DCGM 4.6 modules/core/DcgmModuleCore.cpp ProcessProfGetMetricGroups 2246-2293):
@@ -75,7 +81,9 @@ static long long nowUs(void) {
 
 static struct {
     int used;
-    unsigned int gpus[DCGM_MAX_NUM_DEVICES];
+    /* members: entity ids with their entity groups (DCGM_FE_GPU, or a MIG instance) */
+    unsigned int gpus[DCGM_MAX_NUM_DEVICES * 3];
+    dcgm_field_entity_group_t egroup[DCGM_MAX_NUM_DEVICES * 3];
     int ngpus;
 } groups[MAX_GROUPS];
 
@@ -229,7 +237,43 @@ dcgmReturn_t dcgmGroupCreate(dcgmHandle_t h, dcgmGroupType_t type, const char *g
 dcgmReturn_t dcgmGroupAddDevice(dcgmHandle_t h, dcgmGpuGrp_t groupId, unsigned int gpuId) {
     logCall("dcgmGroupAddDevice %lu %u", (unsigned long)groupId, gpuId);
     if (groupId >= MAX_GROUPS || !groups[groupId].used || (int)gpuId >= numGpus()) return DCGM_ST_BADPARAM;
+    groups[groupId].egroup[groups[groupId].ngpus] = DCGM_FE_GPU;
     groups[groupId].gpus[groups[groupId].ngpus++] = gpuId;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGroupAddEntity(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgm_field_entity_group_t entityGroupId,
+                                dcgm_field_eid_t entityId) {
+    logCall("dcgmGroupAddEntity %lu %d %u", (unsigned long)groupId, (int)entityGroupId, entityId);
+    if (groupId >= MAX_GROUPS || !groups[groupId].used) return DCGM_ST_NOT_CONFIGURED;
+    int mig = envInt("FAKE_DCGM_MIG", 0);
+    int ok = (entityGroupId == DCGM_FE_GPU && (int)entityId < numGpus()) ||
+             (mig && (entityGroupId == DCGM_FE_GPU_I || entityGroupId == DCGM_FE_GPU_CI) && entityId == 0);
+    if (!ok) return DCGM_ST_BADPARAM;
+    groups[groupId].egroup[groups[groupId].ngpus] = entityGroupId;
+    groups[groupId].gpus[groups[groupId].ngpus++] = entityId;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGetGpuInstanceHierarchy(dcgmHandle_t h, dcgmMigHierarchy_v2 *hierarchy) {
+    logCall("dcgmGetGpuInstanceHierarchy");
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    if (!hierarchy || hierarchy->version != dcgmMigHierarchy_version2) return DCGM_ST_VER_MISMATCH;
+    hierarchy->count = 0;
+    if (!envInt("FAKE_DCGM_MIG", 0)) return DCGM_ST_OK;
+    dcgmMigHierarchyInfo_v2 *gi = &hierarchy->entityList[0], *ci = &hierarchy->entityList[1];
+    memset(gi, 0, 2 * sizeof *gi);
+    gi->entity.entityGroupId = DCGM_FE_GPU_I;
+    gi->entity.entityId = 0;
+    gi->parent.entityGroupId = DCGM_FE_GPU;
+    gi->parent.entityId = 0;
+    ci->entity.entityGroupId = DCGM_FE_GPU_CI;
+    ci->entity.entityId = 0;
+    ci->parent.entityGroupId = DCGM_FE_GPU_I;
+    ci->parent.entityId = 0;
+    snprintf(gi->info.gpuUuid, sizeof gi->info.gpuUuid, "GPU-fake0000-0000-0000-0000-000000000000");
+    snprintf(ci->info.gpuUuid, sizeof ci->info.gpuUuid, "GPU-fake0000-0000-0000-0000-000000000000");
+    hierarchy->count = 2;
     return DCGM_ST_OK;
 }
 
@@ -399,6 +443,21 @@ static int historySample(unsigned int gpu, unsigned short field, long long base,
     return 0;
 }
 
+/* migSample: the XID raised inside compute instance 0 at second 7 (FAKE_DCGM_MIG). */
+static int migSample(dcgm_field_entity_group_t eg, unsigned short field, long long base, int k, dcgmFieldValue_v1 *v) {
+    memset(v, 0, sizeof *v);
+    v->version = dcgmFieldValue_version1;
+    v->fieldId = field;
+    v->fieldType = DCGM_FT_INT64;
+    v->status = DCGM_ST_OK;
+    v->ts = base + (long long)k * 1000000LL;
+    if (eg == DCGM_FE_GPU_CI && field == DCGM_FI_DEV_XID_ERRORS && k == 7) {
+        v->value.i64 = 43;
+        return 1;
+    }
+    return 0;
+}
+
 dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgmFieldGrp_t fieldGroupId,
                                    long long sinceTimestamp, long long *nextSinceTimestamp,
                                    dcgmFieldValueEntityEnumeration_f enumCB, void *userData) {
@@ -425,17 +484,20 @@ dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgmFie
     long long next = sinceTimestamp;
     for (int g = 0; g < groups[groupId].ngpus; g++) {
         unsigned int gpu = groups[groupId].gpus[g];
+        dcgm_field_entity_group_t eg = groups[groupId].egroup[g];
         int n = 0;
         for (int f = 0; f < fieldGroups[fieldGroupId].nfields; f++) {
             for (int k = 1; k <= samples; k++) {
                 dcgmFieldValue_v1 v;
-                if (historySample(gpu, fieldGroups[fieldGroupId].fields[f], base, k, &v) && v.ts >= sinceTimestamp) {
+                int has = eg == DCGM_FE_GPU ? historySample(gpu, fieldGroups[fieldGroupId].fields[f], base, k, &v)
+                                            : migSample(eg, fieldGroups[fieldGroupId].fields[f], base, k, &v);
+                if (has && v.ts >= sinceTimestamp) {
                     buf[n++] = v;
                     if (v.ts + 1 > next) next = v.ts + 1;
                 }
             }
         }
-        if (n > 0 && enumCB(DCGM_FE_GPU, gpu, buf, n, userData) != 0) break;
+        if (n > 0 && enumCB(eg, gpu, buf, n, userData) != 0) break;
     }
     free(buf);
     *nextSinceTimestamp = next;

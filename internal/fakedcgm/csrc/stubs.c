@@ -22,13 +22,11 @@ int dcgmGetDeviceAttributes(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetDeviceTopology(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetEntityGroupEntities(void) { return DCGM_ST_NOT_SUPPORTED; }
 void *dcgmGetErrorMeta(int error) { (void)error; return 0; } /* unknown error: NULL */
-int dcgmGetGpuInstanceHierarchy(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetGpuStatus(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetLatestValuesForFields(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetNvLinkLinkStatus(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetNvLinkP2PStatus(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetPidInfo(void) { return DCGM_ST_NOT_SUPPORTED; }
-int dcgmGroupAddEntity(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGroupGetInfo(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmHealthCheck(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmHealthGet(void) { return DCGM_ST_NOT_SUPPORTED; }
