@@ -1,0 +1,366 @@
+package otelcoliclens_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+)
+
+// updateScreenshots rewrites the README's screenshots (docs/lensview-*.png) from this test:
+//
+//	make build && ICLENS_COLLECTOR=$PWD/bin/otelcol-iclens go test ./distributions/otelcol-iclens -run TestLensViewInBrowser -update-screenshots
+var updateScreenshots = flag.Bool("update-screenshots", false, "write the README screenshots of the lensview page to docs/")
+
+// readmeScreenshots are the cases the README shows.
+var readmeScreenshots = map[string]bool{"tcp_fallback": true, "gdr_bounce": true}
+
+// chromiumBinary finds Debian's chromium (installed by .ci/run). Outside CI a machine without
+// one skips the test and says how to get it.
+func chromiumBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed; .ci/run installs Debian's chromium package")
+	}
+	t.Skip("no chromium: apt-get install chromium (or set CHROMIUM) to run the browser test")
+	return ""
+}
+
+// hasComponent reports whether the built collector contains a component of that type, from
+// its own `components` command.
+func hasComponent(t *testing.T, bin, kind, typ string) bool {
+	t.Helper()
+	out, err := exec.Command(bin, "components").Output()
+	require.NoError(t, err)
+	var comps map[string]yaml.Node
+	require.NoError(t, yaml.Unmarshal(out, &comps), "%s", out)
+	node, ok := comps[kind]
+	if !ok {
+		return false
+	}
+	var list []struct {
+		Name string `yaml:"name"`
+	}
+	require.NoError(t, node.Decode(&list), "%s", out)
+	for _, c := range list {
+		if c.Name == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// browserLog collects what the page did that the test must see: console errors and
+// exceptions, and every URL it requested.
+type browserLog struct {
+	mu       sync.Mutex
+	errors   []string
+	requests []string
+}
+
+func (b *browserLog) listen(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, ok := ev.(*network.EventRequestWillBeSent); ok && e.Request != nil {
+		b.requests = append(b.requests, e.Request.URL)
+	}
+}
+
+func (b *browserLog) snapshot() (errs, reqs []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errors...), append([]string(nil), b.requests...)
+}
+
+// drawnSeries is what the page says uPlot drew: per legend entry, whether it is shown and how
+// many points of it the last draw put on the canvas (the drawSeries hook of app.js).
+type drawnSeries struct {
+	Label   string `json:"label"`
+	Show    bool   `json:"show"`
+	Visible bool   `json:"visible"`
+	Points  int    `json:"points"`
+}
+
+// The series every simulated node has: every component and direction the receivers replay,
+// named as the paper names them.
+var everySeries = []string{
+	"RNIC(mlx5_0)[TX]", "RNIC(mlx5_0)[RX]", "NET(ens1f0np0)[TX]", "NET(ens1f0np0)[RX]",
+	"CPU PCIe[TX]", "CPU PCIe[RX]", "CPU MEM[RD]", "CPU MEM[WR]",
+	"GPU0 PCIe[TX]", "GPU0 PCIe[RX]", "GPU0 MEM BW[RD/WR]",
+}
+
+// expectedVerdict is the diagnosis of each case's node1 (DESIGN §1, internal/simulate).
+var expectedVerdict = map[string]string{
+	"healthy_allreduce": "healthy_gpudirect",
+	"healthy_broadcast": "healthy_gpudirect",
+	"tcp_fallback":      "tcp_fallback",
+	"gdr_bounce":        "gpudirect_bounce",
+	"congestion_20g":    "fabric_congestion",
+	"link_downgrade":    "link_degraded",
+	"pfc_storm":         "pfc_storm",
+}
+
+// TestLensViewInBrowser replays every simulated case through the built collector with the
+// demo's configuration (internal/simulate.CollectorConfig: Prometheus and lensview exporters)
+// and opens the lensview page in a real headless Chromium. It asserts on what the browser
+// shows: every component x direction series drawn, the tooltip's value on the congestion case,
+// the evidence ratios, the RDMA port and readiness tables, the verdict banner where the
+// collector has the diagnosis connector, live updates without reload, no console error and no
+// request to any other host. Screenshots of each case are written to a folder it prints.
+func TestLensViewInBrowser(t *testing.T) {
+	bin := collectorBinary(t)
+	browser := chromiumBinary(t)
+	diagnosis := hasComponent(t, bin, "connectors", "diagnosis")
+
+	dir := t.TempDir()
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture})
+	require.NoError(t, err)
+	cfg, err := simulate.CollectorConfig(dir, time.Second, simulate.ExportPrometheus)
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	view := freeAddr(t)
+	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_PROMETHEUS_ENDPOINT=" + freeAddr(t), "ICLENS_LENSVIEW_ENDPOINT=" + view})
+	base := "http://" + view + "/"
+
+	shots := os.Getenv("ICLENS_SCREENSHOTS")
+	if shots == "" {
+		shots, err = os.MkdirTemp("", "lensview-screenshots-")
+		require.NoError(t, err)
+	}
+	require.NoError(t, os.MkdirAll(shots, 0o755))
+	t.Logf("screenshots of every case: %s", shots)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.WindowSize(1400, 1250),
+		chromedp.Flag("lang", "en-US"), chromedp.Flag("disable-gpu", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	blog := &browserLog{}
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(blog.listen))
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancelTimeout()
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
+				blog.mu.Lock()
+				blog.errors = append(blog.errors, m.String())
+				blog.mu.Unlock()
+			}
+		}
+	}()
+
+	// Enough replayed seconds for every series to have a stretch of points.
+	first := simulate.HostName(simulate.Cases()[0], "node1")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"#node="+url.QueryEscape(first))))
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`window.lens && lens.view && lens.view.series.length > 0 &&
+		lens.view.series.every(s => s.t.length >= 8 || s.axis === 'events')`, chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(500*time.Millisecond)))
+	require.NoError(t, err, "the page never showed the replayed series")
+	// Mark the document: a reload would lose the mark.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.__notReloaded = true`)))
+
+	for _, c := range simulate.Cases() {
+		node := simulate.HostName(c, "node1")
+		t.Run(c.Name, func(t *testing.T) {
+			// Choose the node as an operator would, with the selector.
+			require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+				`(() => { const s = document.getElementById('node'); s.value = %q; s.dispatchEvent(new Event('change')); })()`, node))))
+			_, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.view && lens.view.node === %q && lens.chart && lens.chart.series.length > %d &&
+				Object.keys(lens.drawn).length >= %d`, node, len(everySeries), len(everySeries)),
+				chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
+			require.NoError(t, err, "the page did not switch to %s", node)
+
+			drawn, err := chromedp.Run(ctx, chromedp.Evaluate[[]drawnSeries](`lens.chart.series.slice(1).map(s => {
+				const rows = [...document.querySelectorAll('#chart .u-legend .u-series')];
+				const legend = rows.find(r => r.innerText.trim() === s.label);
+				return {label: s.label, show: s.show, visible: !!(legend && legend.offsetParent), points: lens.drawn[s.label] || 0};
+			})`))
+			require.NoError(t, err)
+			byLabel := map[string]drawnSeries{}
+			for _, d := range drawn {
+				byLabel[d.Label] = d
+			}
+			for _, want := range everySeries {
+				d, ok := byLabel[want]
+				if assert.True(t, ok, "series %s not in the chart (has %v)", want, drawn) {
+					assert.True(t, d.Show && d.Visible, "series %s hidden: %+v", want, d)
+					assert.GreaterOrEqual(t, d.Points, 5, "series %s: uPlot drew %d points", want, d.Points)
+				}
+			}
+
+			observed := chipValues(t, ctx, "#observed")
+			switch c.Name {
+			case "healthy_allreduce", "healthy_broadcast":
+				assert.Greater(t, observed["rdma_share_of_network"], 0.99, "healthy: the bytes go over RDMA")
+				assert.Less(t, observed["cpu_pcie_per_network_byte"], 0.1, "healthy: the root complex sees none of them")
+			case "tcp_fallback":
+				assert.Less(t, observed["rdma_share_of_network"], 0.01, "TCP fallback: the RNIC is idle")
+				assert.Greater(t, observed["cpu_pcie_per_network_byte"], 1.5, "TCP fallback: every byte crosses the root complex twice")
+				assert.Greater(t, observed["host_memory_per_network_byte"], 2.5, "TCP fallback: and host memory three times")
+			case "gdr_bounce":
+				assert.Greater(t, observed["rdma_share_of_network"], 0.99, "bounce: RDMA is used")
+				assert.Greater(t, observed["cpu_pcie_per_network_byte"], 1.5, "bounce: yet every byte crosses the root complex")
+				assert.Greater(t, observed["host_memory_per_network_byte"], 0.9, "bounce: and is staged in host memory")
+				assert.Contains(t, rowText(t, ctx, "#topology tbody tr"), "no", "bounce: the readiness table says GPUDirect RDMA cannot work")
+				assert.Contains(t, text(t, ctx, "#peermem"), "nvidia_peermem no")
+			case "congestion_20g":
+				// (4096-58)/4096 x 20 Gb/s over the port's 100 Gb/s.
+				assert.InEpsilon(t, simulate.CongestedRate/12.5e9, observed["rdma_transmit_line_share"], 0.02)
+				assert.Less(t, observed["cpu_pcie_per_network_byte"], 0.1, "congestion: no host-side load")
+				ports := rowText(t, ctx, "#ports tbody tr")
+				assert.Contains(t, ports, "100 Gb/s 4X")
+				assert.Regexp(t, `(1[5-9]|2[0-9])\.\d+ k`, ports, "congestion: CNPs and ECN marks per second in the port table")
+			case "link_downgrade":
+				assert.Contains(t, rowText(t, ctx, "#ports tbody tr"), "50 Gb/s 2X", "the port trained down to 2 lanes")
+			case "pfc_storm":
+				assert.Regexp(t, `9\d\.\d+ k`, rowText(t, ctx, "#ports tbody tr"), "PFC storm: ~95 k pause frames/s received")
+			}
+
+			// Hover the chart as a reader would; the tooltip names every series with value and unit.
+			tip := hover(t, ctx, 0.75)
+			for _, want := range everySeries {
+				assert.Regexp(t, regexp.QuoteMeta(want)+`: \d+(\.\d+)? (B/s|kB/s|MB/s|GB/s|%)`, tip, "tooltip row of %s", want)
+			}
+			if c.Name == "congestion_20g" {
+				v := tooltipBytes(t, tip, "RNIC(mlx5_0)[TX]")
+				assert.InEpsilon(t, 2.46e9, v, 0.02, "the paper's tooltip: RNIC TX at the 20 Gb/s port's 2.47 GB/s (tooltip %q)", tip)
+			}
+
+			t.Run("verdict", func(t *testing.T) {
+				if !diagnosis {
+					t.Skip("the collector has no diagnosis connector (otelcol-iclens components): the banner is asserted once it does")
+				}
+				want := expectedVerdict[c.Name]
+				got, err := chromedp.Run(ctx, chromedp.Poll[string](fmt.Sprintf(`(() => { const v = document.getElementById('verdict').dataset.verdict;
+					return v === %q ? v : false; })()`, want), chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(500*time.Millisecond)))
+				if err != nil {
+					banner := text(t, ctx, "#verdict")
+					t.Fatalf("banner of %s does not name %s: %q (the demo config must route the diagnosis connector's metrics and logs to lensview)", node, want, banner)
+				}
+				assert.Equal(t, want, got)
+				assert.Contains(t, text(t, ctx, "#verdict-name"), want)
+			})
+
+			shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(shots, c.Name+".png"), shot, 0o644))
+			if *updateScreenshots && readmeScreenshots[c.Name] {
+				require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", "lensview-"+c.Name+".png"), shot, 0o644))
+			}
+		})
+	}
+
+	// Live: the newest point advances without a reload.
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`lens.view.now`))
+	require.NoError(t, err)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.view.now > %f + 3000 && window.__notReloaded === true`, before),
+		chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(250*time.Millisecond)))
+	assert.NoError(t, err, "the page did not update in place")
+
+	errs, reqs := blog.snapshot()
+	assert.Empty(t, errs, "console errors")
+	require.NotEmpty(t, reqs)
+	for _, r := range reqs {
+		u, err := url.Parse(r)
+		if assert.NoError(t, err) && u.Scheme != "data" {
+			assert.Equal(t, view, u.Host, "the page requested another host: %s", r)
+		}
+	}
+	assert.NotContains(t, logs.String(), "\terror\t")
+}
+
+// hover moves the mouse over the main chart at a share of its width and returns the tooltip.
+func hover(t *testing.T, ctx context.Context, at float64) string {
+	t.Helper()
+	box, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const r = lens.chart.over.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`))
+	require.NoError(t, err)
+	require.Len(t, box, 4)
+	x, y := box[0]+box[2]*at, box[1]+box[3]*0.5
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, x-20, y), chromedp.MouseEvent(chromedp.MouseMoved, x, y)))
+	tip, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const e = document.getElementById('tooltip'); return !e.hidden && e.innerText; })()`,
+		chromedp.WithPollingTimeout(5*time.Second)))
+	require.NoError(t, err, "no tooltip")
+	return tip
+}
+
+// tooltipBytes reads a series' row of the tooltip ("RNIC(mlx5_0)[TX]: 2.465 GB/s") in bytes/s.
+func tooltipBytes(t *testing.T, tip, label string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(regexp.QuoteMeta(label) + `: (\d+(?:\.\d+)?) (B/s|kB/s|MB/s|GB/s|TB/s)`).FindStringSubmatch(tip)
+	require.NotNil(t, m, "no %s in the tooltip %q", label, tip)
+	v, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	scale := map[string]float64{"B/s": 1, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12}[m[2]]
+	return v * scale
+}
+
+// chipValues reads the chips of a box ("rdma_share_of_network 0.999") as the page shows them.
+func chipValues(t *testing.T, ctx context.Context, sel string) map[string]float64 {
+	t.Helper()
+	texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.innerText)`, sel+" .chip")))
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, s := range texts {
+		name, val, ok := strings.Cut(strings.TrimSpace(s), " ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err == nil && !math.IsNaN(v) {
+			out[name] = v
+		}
+	}
+	require.NotEmpty(t, out, "no values in %s: %q", sel, texts)
+	return out
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {innerText: ''}).innerText`, sel)))
+	require.NoError(t, err)
+	return s
+}
+
+func rowText(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.innerText)`, sel)))
+	require.NoError(t, err)
+	if len(rows) == 0 {
+		t.Error(errors.New("no rows in " + sel))
+	}
+	return strings.Join(rows, "\n")
+}
