@@ -54,12 +54,25 @@ func (r *ring) put(t int64, v float64, add bool) {
 		}
 	}
 	if len(r.t) < r.max {
+		if len(r.t) == cap(r.t) {
+			r.grow()
+		}
 		r.t = append(r.t, t)
 		r.v = append(r.v, v)
 		return
 	}
 	r.t[r.next], r.v[r.next] = t, v
 	r.next = (r.next + 1) % r.max
+}
+
+// grow doubles the slots, never beyond max: append's own growth would overshoot the bound.
+func (r *ring) grow() {
+	n := min(r.max, max(16, 2*cap(r.t)))
+	t := make([]int64, len(r.t), n)
+	v := make([]float64, len(r.v), n)
+	copy(t, r.t)
+	copy(v, r.v)
+	r.t, r.v = t, v
 }
 
 // since calls fn for every point newer than after, oldest first.

@@ -53,3 +53,13 @@ func TestRingEmpty(t *testing.T) {
 	ts, _ := points(r, 0)
 	assert.Empty(t, ts)
 }
+
+func TestRingNeverHoldsMoreThanItsBound(t *testing.T) {
+	r := newRing(1000)
+	for i := range int64(5000) {
+		r.push(i, 1)
+		assert.LessOrEqual(t, cap(r.t), 1000)
+		assert.LessOrEqual(t, cap(r.v), 1000)
+	}
+	assert.Equal(t, 1000, r.len())
+}
