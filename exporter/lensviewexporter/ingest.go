@@ -17,6 +17,7 @@ const (
 	metricPortWidth   = "rnic.port.width"
 	metricPortState   = "rnic.port.state"
 	metricPortInfo    = "rnic.port.info"
+	metricSaturated   = "rnic.counter.saturated"
 	metricCNP         = "rnic.roce.cnp"
 	metricECN         = "rnic.roce.ecn_marked"
 	metricXmitWait    = "rnic.port.xmit_wait"
@@ -139,6 +140,10 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 			// The port's Ethernet device, whose ethtool statistics carry the PFC counters.
 			if nd := attr(a, "netdev"); nd != "" {
 				n.portFor(attr(a, "device")).netdev = nd
+			}
+		case metricSaturated:
+			if pointValue(dp) == 1 {
+				n.portFor(attr(a, "device")).saturated[attr(a, "counter")] = dp.Timestamp().AsTime()
 			}
 		case metricCNP, metricECN, metricXmitWait, metricPFCPause:
 			if cumulative {

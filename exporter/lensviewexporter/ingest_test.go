@@ -285,3 +285,27 @@ func TestUnnamedResourceIsThisHost(t *testing.T) {
 	_, ok := st.nodeView("this-host", 0, time.Second)
 	assert.True(t, ok, "a node without host.name (the default config) is shown under the collector's host name")
 }
+
+// TestSaturatedCounterShowsNoStaleRate: port_xmit_wait is a 32-bit PortCounters field that stops
+// at all ones (IBA 1.8 §16.1.3.5); the rnic receiver then stops its series and reports
+// rnic.counter.saturated. The port's row says so instead of the last rate.
+func TestSaturatedCounterShowsNoStaleRate(t *testing.T) {
+	st := newTestStore(t, nil)
+	start := st.clock
+	for i := range 3 {
+		at := start.Add(time.Duration(i) * time.Second)
+		st.feed(at, batch("n", start, at, gauge(metricPortRate, 12.5e9, "device", "mlx5_0/1"),
+			counter(metricXmitWait, float64(i)*4.1e8, "device", "mlx5_0/1")))
+	}
+	p := st.view(t, "n").Ports[0]
+	assert.InDelta(t, 4.1e8, p.Counters["xmit_wait"], 1)
+	assert.Empty(t, p.Saturated)
+	for i := 3; i < 60; i++ {
+		at := start.Add(time.Duration(i) * time.Second)
+		st.feed(at, batch("n", start, at, gauge(metricPortRate, 12.5e9, "device", "mlx5_0/1"),
+			gauge(metricSaturated, 1, "device", "mlx5_0/1", "counter", "port_xmit_wait")))
+	}
+	p = st.view(t, "n").Ports[0]
+	assert.NotContains(t, p.Counters, "xmit_wait", "no rate a minute after the counter stopped")
+	assert.Equal(t, []string{"port_xmit_wait"}, p.Saturated)
+}

@@ -23,6 +23,15 @@ func (r *ring) last() (t int64, v float64, ok bool) {
 	return r.t[i], r.v[i], true
 }
 
+// step is the time between the two newest points (0 with fewer than two).
+func (r *ring) step() int64 {
+	if len(r.t) < 2 {
+		return 0
+	}
+	i := r.newest()
+	return r.t[i] - r.t[(i+len(r.t)-1)%len(r.t)]
+}
+
 func (r *ring) newest() int {
 	if len(r.t) < r.max {
 		return len(r.t) - 1

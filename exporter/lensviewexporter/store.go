@@ -80,6 +80,9 @@ type port struct {
 	width  int64   // lanes
 	state  int64   // 4 ACTIVE
 	seen   time.Time
+	// saturated: counters the receiver reported stuck at all ones (rnic.counter.saturated), by
+	// kernel counter name, and when; their series stop meanwhile.
+	saturated map[string]time.Time
 }
 
 func (s *store) node(name string) *node {
@@ -127,7 +130,7 @@ func (s *store) seriesFor(n *node, proto series) *series {
 func (n *node) portFor(device string) *port {
 	p := n.ports[device]
 	if p == nil {
-		p = &port{device: device, width: -1, state: -1}
+		p = &port{device: device, width: -1, state: -1, saturated: map[string]time.Time{}}
 		n.ports[device] = p
 	}
 	return p

@@ -41,13 +41,24 @@ type Series struct {
 
 // Port is an RDMA port's row: its link and the latest per-second congestion counters.
 type Port struct {
-	Device       string             `json:"device"`
-	RateBytes    float64            `json:"rate_bytes_per_second"`
-	Width        int64              `json:"width"`
-	State        int64              `json:"state"`
-	TransmitRate float64            `json:"transmit_bytes_per_second"`
-	LineShare    float64            `json:"transmit_line_share"`
-	Counters     map[string]float64 `json:"counters_per_second"`
+	Device       string  `json:"device"`
+	RateBytes    float64 `json:"rate_bytes_per_second"`
+	Width        int64   `json:"width"`
+	State        int64   `json:"state"`
+	TransmitRate float64 `json:"transmit_bytes_per_second"`
+	LineShare    float64 `json:"transmit_line_share"`
+	// Counters are the latest per-second rates of the counters that still move.
+	Counters map[string]float64 `json:"counters_per_second"`
+	// Saturated are the port's counters stuck at their maximum (kernel names, port_xmit_wait).
+	Saturated []string `json:"saturated"`
+}
+
+// fresh reports whether a point at t (unix ms) is recent: within three of its series' steps,
+// and at least three resolutions or 30 s. A counter the receiver stopped reporting (saturated,
+// gone) then shows no rate instead of its last one.
+func (s *store) fresh(now time.Time, t, step int64) bool {
+	limit := max(3*step, 3*s.resolution.Milliseconds(), 30_000)
+	return now.UnixMilli()-t <= limit
 }
 
 func (s *store) nodeList() []NodeSummary {
@@ -90,7 +101,7 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration) (NodeV
 	}
 	sort.Slice(v.Series, func(i, j int) bool { return seriesLess(v.Series[i], v.Series[j]) })
 	for _, p := range n.ports {
-		row := Port{Device: p.device, RateBytes: p.rate, Width: p.width, State: p.state, Counters: map[string]float64{}}
+		row := Port{Device: p.device, RateBytes: p.rate, Width: p.width, State: p.state, Counters: map[string]float64{}, Saturated: []string{}}
 		if sr := n.series["rnic/transmit/"+p.device]; sr != nil {
 			if _, tx, ok := sr.ring.last(); ok {
 				row.TransmitRate = tx
@@ -101,11 +112,17 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration) (NodeV
 		}
 		for _, sr := range n.series {
 			if sr.axis == axisEvents && (sr.device == p.device || p.netdev != "" && sr.device == p.netdev) {
-				if _, val, ok := sr.ring.last(); ok {
+				if t, val, ok := sr.ring.last(); ok && s.fresh(now, t, sr.ring.step()) {
 					row.Counters[sr.direction] = val
 				}
 			}
 		}
+		for counter, at := range p.saturated {
+			if s.fresh(now, at.UnixMilli(), 0) {
+				row.Saturated = append(row.Saturated, counter)
+			}
+		}
+		sort.Strings(row.Saturated)
 		v.Ports = append(v.Ports, row)
 	}
 	sort.Slice(v.Ports, func(i, j int) bool { return v.Ports[i].Device < v.Ports[j].Device })

@@ -218,12 +218,15 @@
     state.chart = new window.uPlot(opts, tableOf(list, v => v), host);
   }
 
-  function buildPorts(list) {
+  function buildPorts(list, reported) {
     if (state.portChart) state.portChart.destroy();
     const host = document.getElementById('port-chart');
     host.replaceChildren();
     state.portChart = null;
-    if (!list.length) { host.append(el('div', 'empty', 'no RDMA congestion counters from this node')); return; }
+    if (!list.length) {
+      host.append(el('div', 'empty', reported ? 'no congestion counter moved in the window (CNPs, ECN marks, xmit_wait, PFC pauses all 0)' : 'no RDMA congestion counters from this node'));
+      return;
+    }
     const series = [{ label: 'time' }];
     list.forEach((cur, i) => {
       const st = styleFor(cur.meta, i);
@@ -247,12 +250,14 @@
     } else {
       state.chart.setData(tableOf(main, v => v));
     }
-    const pkey = ports.map(s => s.meta.id).join(',');
+    // A log scale has no zero: with no counter moving in the window, say so instead of an empty grid.
+    const moving = ports.filter(s => s.v.some(v => v > 0));
+    const pkey = moving.map(s => s.meta.id).join(',');
     if (pkey !== state.portKey) {
       state.portKey = pkey;
-      buildPorts(ports);
+      buildPorts(moving, ports.length > 0);
     } else if (state.portChart) {
-      state.portChart.setData(tableOf(ports, v => (v > 0 ? v : null)));
+      state.portChart.setData(tableOf(moving, v => (v > 0 ? v : null)));
     }
   }
 
@@ -374,7 +379,8 @@
         cell(fmtBytes(p.transmit_bytes_per_second)),
         cell(p.rate_bytes_per_second > 0 ? fmtPercent(p.transmit_line_share) : '–'),
         cell(fmtCount(c.np_cnp_sent)), cell(fmtCount(c.rp_cnp_handled)), cell(fmtCount(c.ecn_marked)),
-        cell(fmtCount(c.xmit_wait)), cell(fmtCount(c.pfc_pause_receive)), cell(fmtCount(c.pfc_pause_transmit)),
+        (p.saturated || []).includes('port_xmit_wait') ? cell('saturated', 'bad') : cell(fmtCount(c.xmit_wait)),
+        cell(fmtCount(c.pfc_pause_receive)), cell(fmtCount(c.pfc_pause_transmit)),
       );
       body.append(tr);
     }
