@@ -1,11 +1,14 @@
 package otelcoliclens_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -21,6 +24,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
@@ -159,30 +165,7 @@ func TestLensViewInBrowser(t *testing.T) {
 	require.NoError(t, os.MkdirAll(shots, 0o755))
 	t.Logf("screenshots of every case: %s", shots)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.WindowSize(1400, 1250),
-		chromedp.Flag("lang", "en-US"), chromedp.Flag("disable-gpu", true),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	blog := &browserLog{}
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(blog.listen))
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancelTimeout()
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
-				blog.mu.Lock()
-				blog.errors = append(blog.errors, m.String())
-				blog.mu.Unlock()
-			}
-		}
-	}()
+	ctx, blog := startBrowser(t, browser, 4*time.Minute)
 
 	// Enough replayed seconds for every series to have a stretch of points.
 	first := simulate.HostName(simulate.Cases()[0], "node1")
@@ -291,16 +274,53 @@ func TestLensViewInBrowser(t *testing.T) {
 		chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(250*time.Millisecond)))
 	assert.NoError(t, err, "the page did not update in place")
 
+	assertOnlyOwnHost(t, blog, view)
+	assert.NotContains(t, logs.String(), "\terror\t")
+}
+
+// startBrowser starts headless Chromium with one tab and records the tab's console errors and
+// exceptions (CSP violations included) and every URL it requests.
+func startBrowser(t *testing.T, browser string, timeout time.Duration) (context.Context, *browserLog) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.WindowSize(1400, 1250),
+		chromedp.Flag("lang", "en-US"), chromedp.Flag("disable-gpu", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	blog := &browserLog{}
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(blog.listen))
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(cancelTimeout)
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
+				blog.mu.Lock()
+				blog.errors = append(blog.errors, m.String())
+				blog.mu.Unlock()
+			}
+		}
+	}()
+	return ctx, blog
+}
+
+// assertOnlyOwnHost checks that the page logged no error and requested nothing from another host.
+func assertOnlyOwnHost(t *testing.T, blog *browserLog, host string) {
+	t.Helper()
 	errs, reqs := blog.snapshot()
 	assert.Empty(t, errs, "console errors")
 	require.NotEmpty(t, reqs)
 	for _, r := range reqs {
 		u, err := url.Parse(r)
 		if assert.NoError(t, err) && u.Scheme != "data" {
-			assert.Equal(t, view, u.Host, "the page requested another host: %s", r)
+			assert.Equal(t, host, u.Host, "the page requested another host: %s", r)
 		}
 	}
-	assert.NotContains(t, logs.String(), "\terror\t")
 }
 
 // hover moves the mouse over the main chart at a share of its width and returns the tooltip.
@@ -363,4 +383,166 @@ func rowText(t *testing.T, ctx context.Context, sel string) string {
 		t.Error(errors.New("no rows in " + sel))
 	}
 	return strings.Join(rows, "\n")
+}
+
+// contractMetrics is what the diagnosis connector (issue #13) sends for one node, with the
+// receivers' bandwidth beside it: per second over the last 20 s, interconnect.io of the RNIC, the
+// node-level diagnosis.verdict (healthy_gpudirect for the first 10 s, then tcp_fallback; 1 for
+// the verdict that holds, 0 for the others), a device-level verdict and the evidence ratios.
+func contractMetrics(host string, now time.Time) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("host.name", host)
+	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+	io := ms.AppendEmpty()
+	io.SetName("interconnect.io")
+	sum := io.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	verdict := ms.AppendEmpty()
+	verdict.SetName("diagnosis.verdict")
+	vg := verdict.SetEmptyGauge()
+	evidence := ms.AppendEmpty()
+	evidence.SetName("diagnosis.evidence")
+	eg := evidence.SetEmptyGauge()
+	start := now.Add(-21 * time.Second)
+	for i := range 20 {
+		at := pcommon.NewTimestampFromTime(start.Add(time.Duration(i+1) * time.Second))
+		dp := sum.DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+		dp.SetTimestamp(at)
+		dp.SetIntValue(int64(i) * 2_000_000_000)
+		dp.Attributes().PutStr("component", "rnic")
+		dp.Attributes().PutStr("direction", "transmit")
+		dp.Attributes().PutStr("device", "mlx5_0/1")
+		holds := "healthy_gpudirect"
+		if i >= 10 {
+			holds = "tcp_fallback"
+		}
+		for _, v := range []string{"healthy_gpudirect", "tcp_fallback", "gpudirect_bounce", "fabric_congestion", "pfc_storm", "link_degraded", "gpudirect_not_ready", "idle"} {
+			p := vg.DataPoints().AppendEmpty()
+			p.SetTimestamp(at)
+			p.Attributes().PutStr("verdict", v)
+			p.Attributes().PutStr("device", "")
+			if v == holds {
+				p.SetIntValue(1)
+			} else {
+				p.SetIntValue(0)
+			}
+		}
+		p := vg.DataPoints().AppendEmpty()
+		p.SetTimestamp(at)
+		p.SetIntValue(1)
+		p.Attributes().PutStr("verdict", "link_degraded")
+		p.Attributes().PutStr("device", "mlx5_0/1")
+		for ratio, v := range map[string]float64{"rdma_share_of_network": 0.002, "cpu_pcie_per_network_byte": 2.01} {
+			e := eg.DataPoints().AppendEmpty()
+			e.SetTimestamp(at)
+			e.SetDoubleValue(v)
+			e.Attributes().PutStr("ratio", ratio)
+			e.Attributes().PutStr("device", "")
+		}
+	}
+	return md
+}
+
+// contractLog is the connector's record of the change to tcp_fallback.
+func contractLog(host string, at time.Time) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("host.name", host)
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
+	lr.Body().SetStr("NCCL fell back to TCP: the RDMA NIC is idle while the netdev, the root complex and host memory carry the bytes; check NCCL_NET, NCCL_IB_DISABLE and NCCL_IB_HCA.")
+	lr.Attributes().PutStr("verdict", "tcp_fallback")
+	lr.Attributes().PutStr("previous_verdict", "healthy_gpudirect")
+	lr.Attributes().PutStr("device", "")
+	lr.Attributes().PutStr("evidence", "rdma_share_of_network=0.002 cpu_pcie_per_network_byte=2.01")
+	return ld
+}
+
+func postOTLP(t *testing.T, endpoint, path string, body []byte) {
+	t.Helper()
+	resp, err := http.Post("http://"+endpoint+path, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+}
+
+// TestLensViewBannerInBrowser sends the built collector, through its OTLP receiver, metrics and
+// logs of the diagnosis connector's contract (the connector is issue #13's; this checks the
+// view's side of the contract whether or not it is built in), and asserts on what Chromium shows:
+// the banner names the verdict and its sentence and evidence, the device-level verdict is listed,
+// and the history strip under the chart has one span per verdict, in order.
+func TestLensViewBannerInBrowser(t *testing.T) {
+	bin := collectorBinary(t)
+	browser := chromiumBinary(t)
+	otlp, view := freeAddr(t), freeAddr(t)
+	startCollector(t, bin, fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      http: {endpoint: %s}
+exporters:
+  lensview:
+    endpoint: %s
+service:
+  pipelines:
+    metrics: {receivers: [otlp], exporters: [lensview]}
+    logs: {receivers: [otlp], exporters: [lensview]}
+  telemetry: {metrics: {level: none}}
+`, otlp, view))
+	now := time.Now()
+	mj, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(contractMetrics("contract-node1", now))
+	require.NoError(t, err)
+	lj, err := (&plog.JSONMarshaler{}).MarshalLogs(contractLog("contract-node1", now.Add(-11*time.Second)))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		resp, err := http.Post("http://"+otlp+"/v1/metrics", "application/json", bytes.NewReader(mj))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 20*time.Second, 200*time.Millisecond, "the OTLP receiver did not answer")
+	postOTLP(t, otlp, "/v1/logs", lj)
+
+	ctx, blog := startBrowser(t, browser, 2*time.Minute)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+view+"/#node=contract-node1")))
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById('verdict').dataset.verdict === 'tcp_fallback' &&
+		document.querySelectorAll('#history .span').length > 0`, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
+	require.NoError(t, err, "banner: %q", text(t, ctx, "#verdict"))
+
+	assert.Equal(t, "NCCL fell back to TCP (tcp_fallback)", text(t, ctx, "#verdict-name"))
+	assert.Contains(t, text(t, ctx, "#verdict-sentence"), "check NCCL_NET, NCCL_IB_DISABLE")
+	assert.Contains(t, text(t, ctx, "#verdict-devices"), "mlx5_0/1: Link trained down (link_degraded)")
+	evidence := chipValues(t, ctx, "#evidence")
+	assert.Equal(t, map[string]float64{"rdma_share_of_network": 0.002, "cpu_pcie_per_network_byte": 2.01}, evidence)
+
+	type span struct {
+		Verdict string  `json:"verdict"`
+		Left    float64 `json:"left"`
+		Width   float64 `json:"width"`
+	}
+	spans, err := chromedp.Run(ctx, chromedp.Evaluate[[]span](`[...document.querySelectorAll('#history .span')].map(e => {
+		const r = e.getBoundingClientRect(); return {verdict: e.dataset.verdict, left: r.left, width: r.width}; })`))
+	require.NoError(t, err)
+	require.Len(t, spans, 2, "one span per verdict")
+	assert.Equal(t, "healthy_gpudirect", spans[0].Verdict)
+	assert.Equal(t, "tcp_fallback", spans[1].Verdict)
+	assert.Greater(t, spans[0].Width, 10.0)
+	assert.Greater(t, spans[1].Width, 10.0)
+	assert.Less(t, spans[0].Left, spans[1].Left, "the strip reads left to right in time")
+	assert.Contains(t, text(t, ctx, "#history-legend"), "Healthy GPUDirect RDMA")
+
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	dir := os.Getenv("ICLENS_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "banner.png"), shot, 0o644))
+	t.Logf("screenshot: %s", filepath.Join(dir, "banner.png"))
+	assertOnlyOwnHost(t, blog, view)
 }

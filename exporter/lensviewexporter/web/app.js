@@ -149,11 +149,14 @@
           const left = u.cursor.left, top = u.cursor.top;
           if (left == null || left < 0 || u.cursor.idx == null) { tip.hidden = true; return; }
           const tSec = u.posToVal(left, 'x');
-          const gap = Math.max(3 * state.refreshMs, 5000);
+
           tip.replaceChildren(el('div', 'time', new Date(tSec * 1000).toLocaleTimeString([], { hour12: false })));
           list.forEach((cur, i) => {
             if (!u.series[i + 1].show) return;
-            const v = nearest(cur, tSec * 1000, gap);
+            // A point within one and a half of the series' own steps (collection intervals differ).
+            const n = cur.t.length;
+            const step = n > 1 ? cur.t[n - 1] - cur.t[n - 2] : 0;
+            const v = nearest(cur, tSec * 1000, Math.max(5000, 1.5 * step));
             const row = el('div', 'row');
             row.dataset.label = cur.meta.label;
             const sw = el('span', 'sw');
@@ -208,7 +211,8 @@
       axes: [
         {},
         { scale: 'bytes', size: 80, values: (u, vals) => vals.map(fmtBytesAxis) },
-        { scale: 'ratio', side: 1, size: 60, grid: { show: false }, values: (u, vals) => vals.map(v => (v * 100).toFixed(0) + ' %'), label: 'GPU MEM BW active' },
+        { scale: 'ratio', side: 1, size: 60, grid: { show: false }, values: (u, vals) => vals.map(v => (v * 100).toFixed(0) + ' %'), label: 'GPU MEM BW active',
+          show: list.some(s => s.meta.axis === 'ratio') },
       ],
       legend: { live: false },
       cursor: { drag: { x: false, y: false } },
