@@ -125,7 +125,10 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 				sr.ring.set(t, pointValue(dp))
 			}
 		case metricPortRate, metricPortWidth, metricPortState:
-			p := n.portFor(attr(a, "device"))
+			p := s.portFor(n, attr(a, "device"))
+			if p == nil {
+				continue
+			}
 			p.seen = s.now()
 			v := pointValue(dp)
 			switch name {
@@ -138,18 +141,21 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 			}
 		case metricPortInfo:
 			// The port's Ethernet device, whose ethtool statistics carry the PFC counters.
-			if nd := attr(a, "netdev"); nd != "" {
-				n.portFor(attr(a, "device")).netdev = nd
+			if p := s.portFor(n, attr(a, "device")); p != nil && attr(a, "netdev") != "" {
+				p.netdev = attr(a, "netdev")
 			}
 		case metricSaturated:
-			if pointValue(dp) == 1 {
-				n.portFor(attr(a, "device")).saturated[attr(a, "counter")] = dp.Timestamp().AsTime()
+			if p := s.portFor(n, attr(a, "device")); p != nil && pointValue(dp) == 1 && room(s, p.saturated, attr(a, "counter")) {
+				p.saturated[attr(a, "counter")] = dp.Timestamp().AsTime()
 			}
 		case metricCNP, metricECN, metricXmitWait, metricPFCPause:
 			if cumulative {
 				s.portCounter(n, name, a, dp)
 			}
 		case metricTopoDist, metricTopoNearest, metricTopoReady, metricTopoACS:
+			if !room(s, n.topo.pairs, attr(a, "gpu")+"|"+attr(a, "device")) {
+				continue
+			}
 			p := n.topo.pair(attr(a, "gpu"), attr(a, "device"), t)
 			v := fact{v: int64(pointValue(dp)), t: t}
 			switch name {
@@ -165,16 +171,25 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 				p.acs = v
 			}
 		case metricTopoIOMMU:
-			n.topo.iommu[attr(a, "device")] = factString{v: attr(a, "iommu.mode"), t: t}
+			if k := attr(a, "device"); room(s, n.topo.iommu, k) {
+				n.topo.iommu[k] = factString{v: attr(a, "iommu.mode"), t: t}
+			}
 		case metricTopoDegrade:
-			n.topo.degraded[attr(a, "device")] = fact{v: int64(pointValue(dp)), t: t}
+			if k := attr(a, "device"); room(s, n.topo.degraded, k) {
+				n.topo.degraded[k] = fact{v: int64(pointValue(dp)), t: t}
+			}
 		case metricTopoPeerMem:
-			n.topo.peerMem[attr(a, "mechanism")] = fact{v: int64(pointValue(dp)), t: t}
+			if k := attr(a, "mechanism"); room(s, n.topo.peerMem, k) {
+				n.topo.peerMem[k] = fact{v: int64(pointValue(dp)), t: t}
+			}
 		case metricVerdict:
 			if pointValue(dp) != 1 {
 				continue
 			}
 			dev, verdict := attr(a, "device"), attr(a, "verdict")
+			if !room(s, n.diag.verdicts, dev) {
+				continue
+			}
 			n.diag.setVerdict(dev, verdict, t)
 			if dev == "" {
 				if code := s.verdictIndex(verdict); code >= 0 && s.stepped(n.diag.history, t) {
@@ -182,7 +197,10 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 				}
 			}
 		case metricEvidence:
-			n.diag.setEvidence(attr(a, "device"), attr(a, "ratio"), pointValue(dp), t)
+			dev, ratio := attr(a, "device"), attr(a, "ratio")
+			if room(s, n.diag.evidence, dev) && room(s, n.diag.evidence[dev], ratio) {
+				n.diag.setEvidence(dev, ratio, pointValue(dp), t)
+			}
 		}
 	}
 }
@@ -239,7 +257,9 @@ func (s *store) portCounter(n *node, name string, a pcommon.Map, dp pmetric.Numb
 		return
 	}
 	if name != metricPFCPause {
-		n.portFor(dev).seen = s.now()
+		if p := s.portFor(n, dev); p != nil {
+			p.seen = s.now()
+		}
 	}
 	sr := s.seriesFor(n, series{id: "port/" + dev + "/" + key, label: owner + " " + what, component: "rnic_port",
 		direction: key, device: dev, unit: "1/s", axis: axisEvents})
@@ -275,6 +295,9 @@ func (s *store) consumeLogs(ld plog.Logs) {
 				ts := lr.Timestamp()
 				if ts == 0 {
 					ts = lr.ObservedTimestamp()
+				}
+				if !room(s, n.diag.sentences, attr(a, "device")) {
+					continue
 				}
 				n.diag.addSentence(sentence{t: ms(ts), verdict: verdict, previous: attr(a, "previous_verdict"), device: attr(a, "device"),
 					body: lr.Body().AsString(), evidence: attr(a, "evidence")})

@@ -1,6 +1,7 @@
 package lensviewexporter
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -276,6 +277,21 @@ func TestBoundsOnNodesAndSeries(t *testing.T) {
 	}
 	assert.Len(t, st.nodeList(), 2)
 	assert.Len(t, st.view(t, "a").Series, 3)
+
+	// The node's tables are bounded the same way.
+	at := start.Add(3 * time.Second)
+	var pts []pt
+	for i := range 10 {
+		dev := fmt.Sprintf("mlx5_%d/1", i)
+		pts = append(pts, gauge(metricPortRate, 1, "device", dev),
+			gauge(metricTopoReady, 1, "gpu", "gpu0", "device", dev),
+			gauge(metricVerdict, 1, "verdict", "idle", "device", dev))
+	}
+	st.feed(at, batch("a", start, at, pts...))
+	v := st.view(t, "a")
+	assert.Len(t, v.Ports, 3)
+	assert.Len(t, v.Topology.Pairs, 3)
+	assert.Len(t, v.Diagnosis.Devices, 3)
 }
 
 func TestUnnamedResourceIsThisHost(t *testing.T) {

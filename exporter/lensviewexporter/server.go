@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -61,7 +62,14 @@ func newHandler(st *store, refresh time.Duration) http.Handler {
 		}
 		writeJSON(w, view)
 	})
-	mux.Handle("GET /", files)
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		// The page's files only: no directory listings.
+		if r.URL.Path != "/" && strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w.Header())
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -134,3 +134,9 @@ func TestPageLoadsOnlyItsOwnFiles(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, string(body), `src="uplot/uPlot.iife.min.js"`)
 }
+
+func TestNoDirectoryListing(t *testing.T) {
+	_, srv := serve(t)
+	resp, _ := get(t, srv.URL+"/uplot/")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}

@@ -127,9 +127,17 @@ func (s *store) seriesFor(n *node, proto series) *series {
 	return &sr
 }
 
-func (n *node) portFor(device string) *port {
+// room reports whether one of a node's tables (ports, topology facts, verdicts by device) may
+// take the key: each is bounded like the node's series, whatever the pipeline sends.
+func room[K comparable, V any](s *store, m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok || len(m) < s.maxSeries
+}
+
+// portFor returns the node's port, creating it; nil when the node has max_series_per_node ports.
+func (s *store) portFor(n *node, device string) *port {
 	p := n.ports[device]
-	if p == nil {
+	if p == nil && room(s, n.ports, device) {
 		p = &port{device: device, width: -1, state: -1, saturated: map[string]time.Time{}}
 		n.ports[device] = p
 	}
