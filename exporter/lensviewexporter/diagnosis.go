@@ -109,9 +109,12 @@ func (d *diagnosis) forget(oldest int64) {
 type Diagnosis struct {
 	// Present is false when no diagnosis.verdict reached the view for this node (no diagnosis
 	// connector in the pipeline).
-	Present  bool               `json:"present"`
-	Verdict  string             `json:"verdict"`
-	Since    int64              `json:"since,omitempty"`
+	Present bool   `json:"present"`
+	Verdict string `json:"verdict"`
+	Since   int64  `json:"since,omitempty"`
+	// At is when the connector last reported the node's verdict (unix ms): the page says so when
+	// it is not recent (the connector stopped, the pipeline stalled).
+	At       int64              `json:"at,omitempty"`
 	Sentence string             `json:"sentence,omitempty"`
 	Evidence map[string]float64 `json:"evidence"`
 	Devices  []DeviceVerdict    `json:"devices"`
@@ -156,6 +159,7 @@ func (d *diagnosis) export(names []string, oldest int64) Diagnosis {
 	if v, ok := d.verdicts[""]; ok {
 		out.Present = true
 		out.Verdict = v.verdict
+		out.At = v.t
 		out.Evidence = evidence("")
 		if s, ok := d.sentences[""]; ok && s.verdict == v.verdict {
 			out.Sentence = s.body

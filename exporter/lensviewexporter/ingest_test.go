@@ -204,6 +204,7 @@ func TestDiagnosisContract(t *testing.T) {
 	assert.Equal(t, "tcp_fallback", d.Verdict)
 	assert.Contains(t, d.Sentence, "NCCL fell back to TCP")
 	assert.Equal(t, change.UnixMilli(), d.Since)
+	assert.Equal(t, start.Add(14*time.Second).UnixMilli(), d.At)
 	assert.Equal(t, map[string]float64{"rdma_share_of_network": 0.001, "cpu_pcie_per_network_byte": 2}, d.Evidence)
 	require.Len(t, d.Devices, 1)
 	assert.Equal(t, DeviceVerdict{Device: "mlx5_0/1", Verdict: "link_degraded", Evidence: map[string]float64{}}, d.Devices[0])

@@ -309,7 +309,8 @@
       box.className = 'verdict ' + cls;
       box.dataset.verdict = d.verdict;
       name.textContent = d.verdict ? title + ' (' + d.verdict + ')' : 'No node-level verdict';
-      sentence.textContent = d.sentence || '';
+      const age = state.view.now - (d.at || state.view.now);
+      sentence.textContent = (d.sentence || '') + (age > 30000 ? ' (last verdict ' + Math.round(age / 1000) + ' s ago)' : '');
       for (const dv of d.devices) {
         const [t] = verdictInfo(dv.verdict);
         const line = el('div', 'device-verdict', dv.device + ': ' + t + ' (' + dv.verdict + ')' + (dv.sentence ? ' — ' + dv.sentence : ''));
