@@ -9,7 +9,7 @@
     series: new Map(), // id -> {meta, t: [ms], v: []}
     view: null,
     chart: null, chartKey: '',
-    portChart: null, portKey: '',
+    portChart: null, portKey: null,
     windowMs: 30 * 60 * 1000,
     refreshMs: 2000,
     drawn: {}, // series label -> points uPlot drew in its last draw (drawSeries hook)
@@ -164,11 +164,14 @@
             row.append(sw, document.createTextNode(cur.meta.label + ': ' + fmtValue(cur.meta, v)));
             tip.append(row);
           });
+          // At the top of the plot, beside the cursor (left of it near the right edge), so that
+          // it hides neither the point read nor the legend.
           const r = u.over.getBoundingClientRect();
           tip.hidden = false;
-          const x = r.left + left + 16, y = r.top + top + 16;
-          tip.style.left = Math.min(x, window.innerWidth - tip.offsetWidth - 8) + 'px';
-          tip.style.top = Math.min(y, window.innerHeight - tip.offsetHeight - 8) + 'px';
+          let x = r.left + left + 16;
+          if (x + tip.offsetWidth > r.right) x = r.left + left - tip.offsetWidth - 16;
+          tip.style.left = Math.max(0, x) + 'px';
+          tip.style.top = Math.max(0, r.top + 4) + 'px';
         },
       },
     };
@@ -443,7 +446,7 @@
   function selectNode(name) {
     state.node = name;
     state.series.clear();
-    state.chartKey = state.portKey = '';
+    state.chartKey = ''; state.portKey = null;
     state.view = null;
   }
 
@@ -468,6 +471,7 @@
       renderPorts();
       renderTopology();
       state.updates++;
+      document.title = 'InterconnectLens · ' + state.node;
       document.getElementById('status').textContent = 'updated ' + new Date(view.now).toLocaleTimeString([], { hour12: false }) +
         ' · ' + count + (count === 1 ? ' node' : ' nodes') + ' · last ' + Math.round(view.window_ms / 60000) + ' min';
     } catch (e) {
