@@ -55,7 +55,15 @@ func (e *viewExporter) start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	e.listener, e.server, e.done = ln, srv, make(chan struct{})
-	e.set.Logger.Info("InterconnectLens view serving", zap.String("url", "http://"+ln.Addr().String()+"/"))
+	scheme := "http"
+	if e.cfg.TLS.HasValue() {
+		scheme = "https"
+	}
+	e.set.Logger.Info("InterconnectLens view serving", zap.String("url", scheme+"://"+ln.Addr().String()+"/"))
+	if reachableUnauthenticated(ln.Addr(), e.cfg.Auth.HasValue()) {
+		e.set.Logger.Warn("the InterconnectLens view is reachable from other hosts without authentication; "+
+			"bind it to 127.0.0.1 or configure auth (and tls)", zap.String("endpoint", ln.Addr().String()))
+	}
 	go func() {
 		defer close(e.done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -63,6 +71,12 @@ func (e *viewExporter) start(ctx context.Context, host component.Host) error {
 		}
 	}()
 	return nil
+}
+
+// reachableUnauthenticated reports whether the view listens beyond loopback with no auth.
+func reachableUnauthenticated(addr net.Addr, auth bool) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && !tcp.IP.IsLoopback() && !auth
 }
 
 func (e *viewExporter) Shutdown(ctx context.Context) error {

@@ -1,11 +1,13 @@
 package lensviewexporter
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -15,6 +17,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter/internal/metadata"
 )
 
 func serve(t *testing.T) (*testStore, *httptest.Server) {
@@ -139,4 +147,33 @@ func TestNoDirectoryListing(t *testing.T) {
 	_, srv := serve(t)
 	resp, _ := get(t, srv.URL+"/uplot/")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+// TestExporterServes starts the exporter as the collector does and reads its API at the URL it
+// logs.
+func TestExporterServes(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	cfg := createDefaultConfig().(*Config)
+	cfg.NetAddr.Endpoint = "127.0.0.1:0"
+	exp, err := NewFactory().CreateMetrics(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, exp.ConsumeMetrics(context.Background(), batch("n", time.Now(), time.Now(), ioPoint("rnic", "transmit", "mlx5_0/1", 1))))
+	serving := logs.FilterMessage("InterconnectLens view serving").All()
+	require.Len(t, serving, 1)
+	resp, body := get(t, serving[0].ContextMap()["url"].(string)+"api/nodes")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), `"name":"n"`)
+	assert.Zero(t, logs.FilterLevelExact(zap.WarnLevel).Len(), "loopback: no warning")
+	require.NoError(t, exp.Shutdown(context.Background()))
+}
+
+func TestWarnsWhenReachableWithoutAuth(t *testing.T) {
+	assert.False(t, reachableUnauthenticated(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, false))
+	assert.False(t, reachableUnauthenticated(&net.TCPAddr{IP: net.IPv6loopback}, false))
+	assert.True(t, reachableUnauthenticated(&net.TCPAddr{IP: net.IPv4zero}, false))
+	assert.True(t, reachableUnauthenticated(&net.TCPAddr{IP: net.IPv4(10, 0, 0, 5)}, false))
+	assert.False(t, reachableUnauthenticated(&net.TCPAddr{IP: net.IPv4zero}, true), "auth configured")
 }
