@@ -60,6 +60,14 @@ func (d *diagnosis) setVerdict(device, verdict string, t int64) {
 	d.verdicts[device] = verdictFact{verdict: verdict, t: t}
 }
 
+// clearVerdict forgets the device's verdict when the connector reports it 0 at or after the
+// time it held.
+func (d *diagnosis) clearVerdict(device, verdict string, t int64) {
+	if cur, ok := d.verdicts[device]; ok && cur.verdict == verdict && cur.t <= t {
+		delete(d.verdicts, device)
+	}
+}
+
 func (d *diagnosis) setEvidence(device, ratio string, v float64, t int64) {
 	m := d.evidence[device]
 	if m == nil {

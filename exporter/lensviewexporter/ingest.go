@@ -183,10 +183,12 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 				n.topo.peerMem[k] = fact{v: int64(pointValue(dp)), t: t}
 			}
 		case metricVerdict:
+			dev, verdict := attr(a, "device"), attr(a, "verdict")
 			if pointValue(dp) != 1 {
+				// The verdict that held stopped holding (a port came back to full rate).
+				n.diag.clearVerdict(dev, verdict, t)
 				continue
 			}
-			dev, verdict := attr(a, "device"), attr(a, "verdict")
 			if !room(s, n.diag.verdicts, dev) {
 				continue
 			}

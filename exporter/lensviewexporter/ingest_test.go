@@ -326,3 +326,20 @@ func TestSaturatedCounterShowsNoStaleRate(t *testing.T) {
 	assert.NotContains(t, p.Counters, "xmit_wait", "no rate a minute after the counter stopped")
 	assert.Equal(t, []string{"port_xmit_wait"}, p.Saturated)
 }
+
+func TestDeviceVerdictEnds(t *testing.T) {
+	st := newTestStore(t, nil)
+	start := st.clock
+	at := func(i int) time.Time { return start.Add(time.Duration(i) * time.Second) }
+	st.feed(at(0), batch("n", start, at(0),
+		gauge(metricVerdict, 1, "verdict", "healthy_gpudirect", "device", ""),
+		gauge(metricVerdict, 1, "verdict", "link_degraded", "device", "mlx5_0/1")))
+	require.Len(t, st.view(t, "n").Diagnosis.Devices, 1)
+	// The port trained back up: the connector reports the device's verdict 0.
+	st.feed(at(1), batch("n", start, at(1),
+		gauge(metricVerdict, 1, "verdict", "healthy_gpudirect", "device", ""),
+		gauge(metricVerdict, 0, "verdict", "link_degraded", "device", "mlx5_0/1")))
+	d := st.view(t, "n").Diagnosis
+	assert.Empty(t, d.Devices)
+	assert.Equal(t, "healthy_gpudirect", d.Verdict)
+}
