@@ -206,6 +206,14 @@ func TestLensViewInBrowser(t *testing.T) {
 				}
 			}
 
+			// And on the canvas: each series alone, its stroke colour's pixels counted.
+			pixels, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]int](paintedPixels, chromedp.EvalAwaitPromise))
+			require.NoError(t, err)
+			t.Logf("pixels of each series' colour, drawn alone: %v", pixels)
+			for _, want := range everySeries {
+				assert.Greater(t, pixels[want], 50, "series %s: no line of its colour on the canvas (%v)", want, pixels)
+			}
+
 			observed := chipValues(t, ctx, "#observed")
 			switch c.Name {
 			case "healthy_allreduce", "healthy_broadcast":
@@ -332,6 +340,29 @@ func assertOnlyOwnHost(t *testing.T, blog *browserLog, host string) {
 		}
 	}
 }
+
+// paintedPixels shows each series of the main chart alone, lets uPlot redraw, and counts the
+// canvas pixels of the series' stroke colour (within antialiasing): what a reader sees drawn.
+const paintedPixels = `(async () => {
+	const u = lens.chart, out = {};
+	const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+	const rgb = c => { const x = document.createElement('canvas').getContext('2d'); x.fillStyle = c; const h = x.fillStyle;
+		return [parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16)]; };
+	for (let i = 1; i < u.series.length; i++) {
+		for (let j = 1; j < u.series.length; j++) u.setSeries(j, {show: j === i});
+		await frame();
+		const [r, g, b] = rgb(u.series[i]._stroke || u.series[i].stroke());
+		const d = u.ctx.getImageData(0, 0, u.ctx.canvas.width, u.ctx.canvas.height).data;
+		let n = 0;
+		for (let k = 0; k < d.length; k += 4) {
+			if (d[k + 3] > 200 && Math.abs(d[k] - r) + Math.abs(d[k + 1] - g) + Math.abs(d[k + 2] - b) < 60) n++;
+		}
+		out[u.series[i].label] = n;
+	}
+	for (let j = 1; j < u.series.length; j++) u.setSeries(j, {show: true});
+	await frame();
+	return out;
+})()`
 
 // hover moves the mouse over the main chart at a share of its width and returns the tooltip.
 func hover(t *testing.T, ctx context.Context, at float64) string {
