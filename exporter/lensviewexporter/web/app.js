@@ -191,6 +191,16 @@
     };
   }
 
+  // The time axis in 24-hour time, as the tooltip (uPlot's stamp table, its default in 12-hour time).
+  const timeAxis = {
+    values: [
+      [86400, '{YYYY}-{MM}-{DD}', null, null, null, null, null, null, 1],
+      [3600, '{HH}:{mm}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
+      [60, '{HH}:{mm}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
+      [1, ':{ss}', '\n{YYYY}-{MM}-{DD} {HH}:{mm}', null, '\n{MM}-{DD} {HH}:{mm}', null, '\n{HH}:{mm}', null, 1],
+    ],
+  };
+
   function chartWidth(id) { return Math.max(400, document.getElementById(id).clientWidth); }
 
   function buildMain(list) {
@@ -212,7 +222,7 @@
       series,
       scales: { x: { time: true }, bytes: { range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1] }, ratio: { range: [0, 1] } },
       axes: [
-        {},
+        timeAxis,
         { scale: 'bytes', size: 80, values: (u, vals) => vals.map(fmtBytesAxis) },
         { scale: 'ratio', side: 1, size: 60, grid: { show: false }, values: (u, vals) => vals.map(v => (v * 100).toFixed(0) + ' %'), label: 'GPU MEM BW active',
           show: list.some(s => s.meta.axis === 'ratio') },
@@ -242,7 +252,7 @@
     state.portChart = new window.uPlot({
       width: chartWidth('port-chart'), height: 200, series,
       scales: { x: { time: true }, events: { distr: 3, log: 10 } },
-      axes: [{}, { scale: 'events', size: 80, values: (u, vals) => vals.map(fmtCountAxis) }],
+      axes: [timeAxis, { scale: 'events', size: 80, values: (u, vals) => vals.map(fmtCountAxis) }],
       legend: { live: false },
     }, tableOf(list, v => (v > 0 ? v : null)), host);
   }
