@@ -177,3 +177,33 @@ func TestWarnsWhenReachableWithoutAuth(t *testing.T) {
 	assert.True(t, reachableUnauthenticated(&net.TCPAddr{IP: net.IPv4(10, 0, 0, 5)}, false))
 	assert.False(t, reachableUnauthenticated(&net.TCPAddr{IP: net.IPv4zero}, true), "auth configured")
 }
+
+// TestConsumeWhileServing feeds the store while the API is read (run with -race).
+func TestConsumeWhileServing(t *testing.T) {
+	st, srv := serve(t)
+	start := st.clock
+	st.feed(start, demoNode("node1", start, start, 0))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i < 200; i++ {
+			at := start.Add(time.Duration(i) * time.Second)
+			md := demoNode("node1", start, at, i)
+			st.mu.Lock()
+			st.clock = at
+			st.mu.Unlock()
+			st.consumeMetrics(md)
+		}
+	}()
+	for range 20 {
+		resp, body := get(t, srv.URL+"/api/node?name=node1")
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	}
+	<-done
+	_, body := get(t, srv.URL+"/api/node?name=node1")
+	var v NodeView
+	require.NoError(t, json.Unmarshal(body, &v))
+	s, ok := seriesByLabel(v, "RNIC(mlx5_0)[TX]")
+	require.True(t, ok)
+	assert.Len(t, s.T, 199)
+}
