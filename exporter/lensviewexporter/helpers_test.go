@@ -96,7 +96,7 @@ type testStore struct {
 	clock time.Time
 }
 
-func newTestStore(t *testing.T, mutate func(*Config)) *testStore {
+func newTestStore(t testing.TB, mutate func(*Config)) *testStore {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	if mutate != nil {

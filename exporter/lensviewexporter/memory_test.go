@@ -58,7 +58,7 @@ func heapAfter(t testing.TB, nodes int, minutes int) (heap uint64, series int) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	st := newTestStore(&testing.T{}, nil)
+	st := newTestStore(t, nil)
 	start := st.clock
 	for i := range minutes * 60 {
 		at := start.Add(time.Duration(i) * time.Second)
@@ -108,7 +108,7 @@ func BenchmarkMemory14Nodes30Minutes(b *testing.B) {
 // BenchmarkConsumeScrape is the cost of one node's scrape in the view (the exporter's share of
 // the pipeline's work).
 func BenchmarkConsumeScrape(b *testing.B) {
-	st := newTestStore(&testing.T{}, nil)
+	st := newTestStore(b, nil)
 	start := st.clock
 	i := 0
 	for b.Loop() {
@@ -125,7 +125,7 @@ func BenchmarkConsumeScrape(b *testing.B) {
 // BenchmarkNodeView is the cost of the page's poll: the whole window of one node (its first
 // load) as the API encodes it.
 func BenchmarkNodeView(b *testing.B) {
-	st := newTestStore(&testing.T{}, nil)
+	st := newTestStore(b, nil)
 	start := st.clock
 	for i := range 1800 {
 		at := start.Add(time.Duration(i) * time.Second)
