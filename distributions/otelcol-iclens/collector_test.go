@@ -225,6 +225,7 @@ func TestCollectorWithoutHardware(t *testing.T) {
 	addr := freeAddr(t)
 	logs := startCollectorWith(t, bin, "config.yaml", []string{
 		"ICLENS_PROMETHEUS_ENDPOINT=" + addr, "ICLENS_HEALTH_ENDPOINT=" + freeAddr(t), "ICLENS_ROOT_PATH=/",
+		"ICLENS_LENSVIEW_ENDPOINT=" + freeAddr(t),
 	})
 	// Long enough for several scrapes of every receiver (rnic every 10 s starts with one at once).
 	deadline := time.Now().Add(15 * time.Second)
