@@ -167,6 +167,7 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 				p.path = attr(a, "pcie.path")
 			case metricTopoReady:
 				p.ready = v
+				p.reason = attr(a, "gpudirect.reason")
 			case metricTopoACS:
 				p.acs = v
 			}

@@ -153,7 +153,7 @@ func TestTopologyTable(t *testing.T) {
 	st.feed(at, batch("n", at, at,
 		gauge(metricTopoDist, 5, "gpu", "gpu0", "device", "mlx5_0", "pcie.path", "SYS"),
 		gauge(metricTopoNearest, 5, "gpu", "gpu0", "device", "mlx5_0", "pcie.path", "SYS"),
-		gauge(metricTopoReady, 0, "gpu", "gpu0", "device", "mlx5_0"),
+		gauge(metricTopoReady, 0, "gpu", "gpu0", "device", "mlx5_0", "gpudirect.reason", "pcie_path"),
 		gauge(metricTopoACS, -1, "gpu", "gpu0", "device", "mlx5_0"),
 		gauge(metricTopoIOMMU, 1, "device", "gpu0", "iommu.mode", "passthrough"),
 		gauge(metricTopoIOMMU, 1, "device", "mlx5_0", "iommu.mode", "translated"),
@@ -165,8 +165,29 @@ func TestTopologyTable(t *testing.T) {
 	tp := st.view(t, "n").Topology
 	assert.Equal(t, map[string]int64{"nvidia_peermem": 0, "dma_buf": -1}, tp.PeerMemory)
 	require.Len(t, tp.Pairs, 1)
-	assert.Equal(t, TopologyPair{GPU: "gpu0", NIC: "mlx5_0", Path: "SYS", Distance: 5, Nearest: true, Ready: 0, ACSRedirect: -1,
+	assert.Equal(t, TopologyPair{GPU: "gpu0", NIC: "mlx5_0", Path: "SYS", Distance: 5, Nearest: true, Ready: 0,
+		ReadyReason: "pcie_path", ACSRedirect: -1,
 		GPUIOMMU: "passthrough", NICIOMMU: "translated", GPULinkDegraded: 0, NICLinkDegraded: 1}, tp.Pairs[0])
+}
+
+// TestTopologyTableOrder: pairs are listed as the rnic receiver orders devices (mlx5_2 before
+// mlx5_10, internal/natorder), and an unknown verdict keeps its reason.
+func TestTopologyTableOrder(t *testing.T) {
+	st := newTestStore(t, nil)
+	at := st.clock
+	var pts []pt
+	for _, nic := range []string{"mlx5_10", "mlx5_2", "mlx5_0"} {
+		pts = append(pts, gauge(metricTopoReady, -1, "gpu", "gpu0", "device", nic, "gpudirect.reason", "acs_unknown"))
+	}
+	st.feed(at, batch("n", at, at, pts...))
+	tp := st.view(t, "n").Topology
+	var nics []string
+	for _, p := range tp.Pairs {
+		nics = append(nics, p.NIC)
+		assert.Equal(t, int64(-1), p.Ready)
+		assert.Equal(t, "acs_unknown", p.ReadyReason)
+	}
+	assert.Equal(t, []string{"mlx5_0", "mlx5_2", "mlx5_10"}, nics)
 }
 
 // TestDiagnosisContract feeds what the diagnosis connector (issue #13) emits per node: the

@@ -2,6 +2,8 @@ package lensviewexporter
 
 import (
 	"sort"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/natorder"
 )
 
 // topology is the latest GPUDirect readiness the rnic receiver reported (its rnic.topology.*
@@ -31,6 +33,7 @@ type gpuPair struct {
 	path     string // PIX, PXB, PHB, NODE, SYS
 	distance fact
 	ready    fact
+	reason   string // why not ready, or why unknown (the rnic receiver's gpudirect.reason)
 	acs      fact
 	nearest  bool
 	t        int64
@@ -91,6 +94,7 @@ type TopologyPair struct {
 	Distance        int64  `json:"distance"`
 	Nearest         bool   `json:"nearest"`
 	Ready           int64  `json:"ready"`
+	ReadyReason     string `json:"ready_reason"`
 	ACSRedirect     int64  `json:"acs_redirect"`
 	GPUIOMMU        string `json:"gpu_iommu"`
 	NICIOMMU        string `json:"nic_iommu"`
@@ -112,16 +116,16 @@ func (tp *topology) export() Topology {
 	for _, p := range tp.pairs {
 		out.Pairs = append(out.Pairs, TopologyPair{
 			GPU: p.gpu, NIC: p.nic, Path: p.path, Distance: p.distance.v, Nearest: p.nearest,
-			Ready: p.ready.v, ACSRedirect: p.acs.v,
+			Ready: p.ready.v, ReadyReason: p.reason, ACSRedirect: p.acs.v,
 			GPUIOMMU: tp.iommu[p.gpu].v, NICIOMMU: tp.iommu[p.nic].v,
 			GPULinkDegraded: degraded(p.gpu), NICLinkDegraded: degraded(p.nic),
 		})
 	}
 	sort.Slice(out.Pairs, func(i, j int) bool {
-		if out.Pairs[i].GPU != out.Pairs[j].GPU {
-			return out.Pairs[i].GPU < out.Pairs[j].GPU
+		if c := natorder.Compare(out.Pairs[i].GPU, out.Pairs[j].GPU); c != 0 {
+			return c < 0
 		}
-		return out.Pairs[i].NIC < out.Pairs[j].NIC
+		return natorder.Compare(out.Pairs[i].NIC, out.Pairs[j].NIC) < 0
 	})
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/natorder"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
@@ -79,7 +80,7 @@ func (d *discovery) classDir() string { return filepath.Join(d.sys, "class", "in
 // loaded) is no error: there are simply no devices.
 func (d *discovery) listDevices() ([]string, error) {
 	names, err := sysfs.ListDir(d.classDir())
-	slices.SortFunc(names, naturalCompare)
+	slices.SortFunc(names, natorder.Compare)
 	return names, err
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -268,10 +267,4 @@ func TestCompatNamespaceWarns(t *testing.T) {
 	s, logs = newTestScraper(t, filepath.Join("testdata", "synthetic"), nil)
 	_, _ = s.scrape(context.Background())
 	assert.Zero(t, logs.FilterLevelExact(zapcore.WarnLevel).Len(), "a node with counters does not warn")
-}
-
-func TestNaturalCompare(t *testing.T) {
-	names := []string{"mlx5_10", "mlx5_2", "mlx5_bond_0", "mlx5_1", "irdma0", "mlx5_11", "mlx5_02"}
-	slices.SortFunc(names, naturalCompare)
-	assert.Equal(t, []string{"irdma0", "mlx5_1", "mlx5_02", "mlx5_2", "mlx5_10", "mlx5_11", "mlx5_bond_0"}, names)
 }

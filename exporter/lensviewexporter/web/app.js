@@ -409,6 +409,24 @@
     return cell(v ? 'yes' : 'no', (v === 1) === bad ? 'bad' : 'good');
   }
 
+  // The PCIe distance the rnic receiver reports: 1 PIX, 2 PXB (what NCCL uses for GPUDirect RDMA
+  // by default), 3 PHB and farther; an unknown path (a NUMA node of -1) is neither good nor bad.
+  function pathClass(p) {
+    if (!p.path || p.path === 'unknown') return null;
+    return p.distance >= 3 ? 'bad' : 'good';
+  }
+
+  // GPUDirect readiness is tri-state: never "yes" when the receiver could not know; the reason
+  // (e.g. acs_unknown, acs_redirect, path_unknown) says why it is not "yes".
+  function readyCell(p) {
+    const c = tri(p.ready, false);
+    if (p.ready !== 1 && p.ready_reason) {
+      c.textContent += ' (' + p.ready_reason.replaceAll('_', ' ') + ')';
+      c.title = p.ready_reason;
+    }
+    return c;
+  }
+
   function renderTopology() {
     const t = state.view.topology;
     const pm = document.getElementById('peermem');
@@ -429,8 +447,8 @@
       tr.dataset.gpu = p.gpu;
       tr.dataset.nic = p.nic;
       tr.append(
-        cell(p.gpu), cell(p.nic), cell(p.path || '–', p.distance >= 3 ? 'bad' : 'good'), cell(p.nearest ? 'yes' : ''),
-        tri(p.ready, false), tri(p.acs_redirect, true),
+        cell(p.gpu), cell(p.nic), cell(p.path || '–', pathClass(p)), cell(p.nearest ? 'yes' : ''),
+        readyCell(p), tri(p.acs_redirect, true),
         cell(p.gpu_iommu || '–'), cell(p.nic_iommu || '–'), tri(p.gpu_link_degraded, true), tri(p.nic_link_degraded, true),
       );
       body.append(tr);

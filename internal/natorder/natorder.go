@@ -1,14 +1,17 @@
-package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
+// Package natorder orders device names as people read them: mlx5_2 before mlx5_10, gpu9 before
+// gpu10. Every place that shows or tie-breaks device names (discovery, nearest NIC, the view's
+// tables) uses it, so that they agree.
+package natorder // import "github.com/otelcol-iclens/otelcol-iclens/internal/natorder"
 
 import (
 	"cmp"
 	"strings"
 )
 
-// naturalCompare orders names with their digit runs compared as numbers: mlx5_2 before mlx5_10,
+// Compare orders names with their digit runs compared as numbers: mlx5_2 before mlx5_10,
 // as the DGX H100 compute NICs mlx5_0,3,4,5,6,9,10,11 (DGX H100 User Guide, "Network Modules")
 // are meant to be read. Device order decides which of equally near NICs is a GPU's nearest.
-func naturalCompare(a, b string) int {
+func Compare(a, b string) int {
 	if c := naturalOrder(a, b); c != 0 {
 		return c
 	}
