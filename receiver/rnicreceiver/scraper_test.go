@@ -378,11 +378,14 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 	fake.stats["ens1f0np0"]["rx_prio3_pause"] = 2*120 + 7
 	md5, err := s.scrape(ctx)
 	require.NoError(t, err)
-	for sel, want := range map[*map[string]any]int64{&tx: (85378896588 + 1000) * 4, &netdevTx: 4000 + 300} {
-		dp, ok := point(md5, "interconnect.io", *sel)
-		require.True(t, ok, "%v", *sel)
-		assert.Equal(t, want, dp.IntValue(), "%v: counted from the same baseline", *sel)
-		assert.Equal(t, t1.Timestamp(), dp.StartTimestamp(), "%v: same start", *sel)
+	for _, c := range []struct {
+		sel  map[string]any
+		want int64
+	}{{tx, (85378896588 + 1000) * 4}, {netdevTx, 4000 + 300}} {
+		dp, ok := point(md5, "interconnect.io", c.sel)
+		require.True(t, ok, "%v", c.sel)
+		assert.Equal(t, c.want, dp.IntValue(), "%v: counted from the same baseline", c.sel)
+		assert.Equal(t, t1.Timestamp(), dp.StartTimestamp(), "%v: same start", c.sel)
 	}
 	dp, _ := point(md5, "rnic.pfc.pause_frames", pause)
 	assert.Equal(t, int64(120+7), dp.IntValue())
