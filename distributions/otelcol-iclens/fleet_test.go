@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
 // fleetDir is a fixture node of the rnic receiver's tests (internal/testfs/fleet.go writes them;
@@ -28,22 +29,50 @@ func fleetDir(t *testing.T, parts ...string) string {
 // writeReplay turns a fixture node into a recording whose every scrape fails the given reads with
 // the given errno and reports the given ethtool statistics (internal/recording/FORMAT.md): what a
 // file tree cannot express, a recording can (a read that fails with EINVAL, driver statistics).
+//
+// Its first scrape reads the fixture as it is: every series' baseline (metadata/start-time.md).
+// The later ones read every counter grown by its own value (testfs.GrowCounters, each ethtool
+// statistic doubled), so the replay serves the fixture's values as counted since the first
+// scrape. It is not to be looped: at the start of a lap the counters go back to their first
+// values, a reset, after which the series report the raw readings.
 func writeReplay(t *testing.T, root string, errs map[string]string, sample recording.RNICSample) string {
 	t.Helper()
 	tree, err := recording.Snapshot(root, []string{"sys"}, nil)
 	require.NoError(t, err)
+	grownRoot := t.TempDir()
+	testfs.CopyTree(t, root, grownRoot)
+	grownFiles := testfs.GrowCounters(t, grownRoot)
+	grown := recording.RNICSample{Ethtool: map[string]map[string]uint64{}, EthtoolDrivers: sample.EthtoolDrivers}
+	for nd, stats := range sample.Ethtool {
+		grown.Ethtool[nd] = map[string]uint64{}
+		for k, v := range stats {
+			grown.Ethtool[nd][k] = 2 * v
+		}
+	}
 	file := filepath.Join(t.TempDir(), filepath.Base(root)+".jsonl")
 	w, err := recording.Create(file, recording.Header{Receiver: "rnic", Interval: recording.Duration(500 * time.Millisecond), Note: "fleet fixture " + filepath.Base(root)})
 	require.NoError(t, err)
 	t0 := time.Now().UTC()
 	require.NoError(t, w.Write(recording.Record{Time: t0, Tree: tree}))
-	b, err := json.Marshal(sample)
-	require.NoError(t, err)
 	for i := range 4 {
-		require.NoError(t, w.Write(recording.Record{Time: t0.Add(time.Duration(i) * 500 * time.Millisecond), Files: map[string]string{}, Errors: errs, Sample: b}))
+		files, smp := grownFiles, grown
+		if i == 0 {
+			files, smp = map[string]string{}, sample
+		}
+		b, err := json.Marshal(smp)
+		require.NoError(t, err)
+		require.NoError(t, w.Write(recording.Record{Time: t0.Add(time.Duration(i) * 500 * time.Millisecond), Files: files, Errors: errs, Sample: b}))
 	}
 	require.NoError(t, w.Close())
 	return file
+}
+
+// fleetCopy copies a fixture node for a collector to read, so that the test can grow its counters.
+func fleetCopy(t *testing.T, parts ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	testfs.CopyTree(t, fleetDir(t, parts...), root)
+	return root
 }
 
 // TestCollectorServesFleets runs one collector with an rnic receiver per fleet node and checks
@@ -69,12 +98,14 @@ func TestCollectorServesFleets(t *testing.T) {
 		EthtoolDrivers: map[string]string{"ens1f0np0": "mlx5_core", "ens1f1np1": "mlx5_core"},
 	})
 
+	irdma, switchdev, multiplane := fleetCopy(t, "fleet", "intel"), fleetCopy(t, "fleet", "switchdev"), fleetCopy(t, "fleet", "multiplane")
+
 	receivers := map[string]string{
-		"rnic/bnxt":         fmt.Sprintf("recording: {replay: %s, loop: true}", bnxt),
-		"rnic/lag":          fmt.Sprintf("recording: {replay: %s, loop: true}\n    metrics: {rnic.pause.duration: {enabled: true}}", lag),
-		"rnic/irdma":        "root_path: " + fleetDir(t, "fleet", "intel"),
-		"rnic/switchdev":    "root_path: " + fleetDir(t, "fleet", "switchdev"),
-		"rnic/multiplane":   "root_path: " + fleetDir(t, "fleet", "multiplane"),
+		"rnic/bnxt":         fmt.Sprintf("recording: {replay: %s}", bnxt),
+		"rnic/lag":          fmt.Sprintf("recording: {replay: %s}\n    metrics: {rnic.pause.duration: {enabled: true}}", lag),
+		"rnic/irdma":        "root_path: " + irdma,
+		"rnic/switchdev":    "root_path: " + switchdev,
+		"rnic/multiplane":   "root_path: " + multiplane,
 		"rnic/netns":        "root_path: " + fleetDir(t, "fleet", "netns"),
 		"rnic/dgx":          "root_path: " + fleetDir(t, "topology", "dgx-h100"),
 		"rnic/hgx":          "root_path: " + fleetDir(t, "topology", "hgx-iommu-pt"),
@@ -85,7 +116,8 @@ func TestCollectorServesFleets(t *testing.T) {
 	var recv, procs, pipes strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(receivers)) {
 		node := strings.TrimPrefix(name, "rnic/")
-		fmt.Fprintf(&recv, "  %s:\n    collection_interval: 500ms\n    ethtool: {enabled: false}\n    %s\n", name, receivers[name])
+		// slow_interval 1s: the grown error and transport counters are read again within a second.
+		fmt.Fprintf(&recv, "  %s:\n    collection_interval: 500ms\n    slow_interval: 1s\n    ethtool: {enabled: false}\n    %s\n", name, receivers[name])
 		fmt.Fprintf(&procs, "  resource/%s:\n    attributes: [{key: host.name, value: %s, action: insert}]\n", node, node)
 		fmt.Fprintf(&pipes, "    metrics/%s: {receivers: [%s], processors: [resource/%s], exporters: [prometheus]}\n", node, name, node)
 	}
@@ -101,6 +133,20 @@ service:
 `, recv.String(), procs.String(), addr, pipes.String())
 	logs := startCollector(t, bin, cfg)
 
+	// The nodes read from a tree serve their baselines (metadata/start-time.md), then every counter
+	// grows by its own value (testfs.GrowCounters): what the collector serves next is the fixture's
+	// values, counted since. The replays grow their own after their first scrape (writeReplay).
+	scrapeUntil(t, addr, []string{
+		`interconnect_io_bytes_total{host_name="irdma",component="rnic",device="irdma0/1",direction="receive"} 0`,
+		`rnic_roce_cnp_total{host_name="irdma",device="irdma0/1",counter="cnpSent"} 0`,
+		`rnic_transport_events_total{host_name="irdma",device="irdma1/1",counter="Nak Sequence Error"} 0`,
+		`rnic_roce_cnp_total{host_name="switchdev",device="mlx5_0",counter="np_cnp_sent"} 0`,
+		`rnic_transport_events_total{host_name="switchdev",device="mlx5_0/3",counter="out_of_sequence"} 0`,
+		`interconnect_io_bytes_total{host_name="multiplane",component="rnic",device="mlx5_0/1",direction="transmit",pci_bus_id="0000:0b:00.0"} 0`,
+	})
+	for _, root := range []string{irdma, switchdev, multiplane} {
+		testfs.GrowCounters(t, root)
+	}
 	scrapeUntil(t, addr, []string{
 		// bnxt_re0: PMA unreadable (EINVAL), bytes from the RoCE-only hw_counters; bnxt_re1: PMA x4.
 		`interconnect_io_bytes_total{host_name="bnxt",component="rnic",device="bnxt_re0/1",direction="transmit"} 6.5e+12`,

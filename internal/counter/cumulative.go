@@ -121,7 +121,7 @@ type options struct{ sinceFirst bool }
 // SinceFirstReading makes the tracker apply the start-time rule of the package comment: the first
 // reading of a series is its baseline (first point 0), later points report what was counted
 // since. Without it a point carries the raw reading, which counts from an unknown moment before
-// the start time: the form the rnic receiver still emits until it moves to the rule.
+// the start time; every receiver (rnic, cpuuncore, gpu) makes its tracker with this option.
 func SinceFirstReading() Option { return func(o *options) { o.sinceFirst = true } }
 
 // NewTracker returns an empty tracker.

@@ -48,14 +48,18 @@ func bnxtPMAFails(p string) error {
 
 // TestBroadcomBytesFromHWCounters: bnxt_re0's PMA counters fail with EINVAL, so its bytes come
 // from hw_counters (the RoCE-only counters of bnxt_re_stat_descs); bnxt_re1 has a readable
-// 21-file PMA table next to the same hw_counters: PMA x4, once, never both.
+// 21-file PMA table next to the same hw_counters: PMA x4, once, never both. Values are the
+// fixture's, counted since the first scrape (scrapeGrown).
 func TestBroadcomBytesFromHWCounters(t *testing.T) {
-	s, _ := newTestScraper(t, fleetRoot("broadcom"), nil)
+	root := fixtureCopy(t, fleetRoot("broadcom"))
+	s, _ := newTestScraper(t, root, nil)
 	s.reader.OnOpen = bnxtPMAFails
-	md, err := s.scrape(context.Background())
+	_, err := s.scrape(context.Background())
 	require.Error(t, err, "the unreadable PMA counters are said once")
 	assert.Contains(t, err.Error(), "bnxt_re0/ports/1/counters/port_xmit_data")
 	assert.Contains(t, err.Error(), "invalid argument")
+	md, err := scrapeGrown(t, s, root)
+	require.NoError(t, err, "the PMA counters are not read again, even with the slow counters")
 
 	assert.Equal(t, int64(6500000000000), value(t, md, "interconnect.io", rnicIO("bnxt_re0/1", "transmit")))
 	assert.Equal(t, int64(7000000000000), value(t, md, "interconnect.io", rnicIO("bnxt_re0/1", "receive")))
@@ -72,9 +76,11 @@ func TestBroadcomBytesFromHWCounters(t *testing.T) {
 // TestBroadcomNamedCounters: bnxt_re's congestion and transport counters (bnxt_re_stat_descs)
 // feed the named metrics, not only rnic.driver.counter.
 func TestBroadcomNamedCounters(t *testing.T) {
-	s, _ := newTestScraper(t, fleetRoot("broadcom"), nil)
+	root := fixtureCopy(t, fleetRoot("broadcom"))
+	s, _ := newTestScraper(t, root, nil)
 	s.reader.OnOpen = bnxtPMAFails
-	md, _ := s.scrape(context.Background())
+	_, _ = s.scrape(context.Background())
+	md, _ := scrapeGrown(t, s, root)
 	dev := "bnxt_re0/1"
 	for name, want := range map[string]int64{"tx_cnp_pkts": 21, "rx_cnp_pkts": 34} {
 		assert.Equal(t, want, value(t, md, "rnic.roce.cnp", map[string]any{"device": dev, "counter": name}), name)
@@ -101,8 +107,8 @@ func TestBroadcomPMAErrorsWrap(t *testing.T) {
 	md2, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	sel := map[string]any{"device": "bnxt_re1/1", "counter": "symbol_error"}
-	assert.Equal(t, int64(65530), value(t, md1, "rnic.port.errors", sel))
-	assert.Equal(t, int64(65540), value(t, md2, "rnic.port.errors", sel))
+	assert.Equal(t, int64(0), value(t, md1, "rnic.port.errors", sel), "the first reading is the baseline")
+	assert.Equal(t, int64(10), value(t, md2, "rnic.port.errors", sel), "65530 -> 4 across the 16-bit wrap")
 	p1, _ := point(md1, "rnic.port.errors", sel)
 	p2, _ := point(md2, "rnic.port.errors", sel)
 	assert.Equal(t, p1.StartTimestamp(), p2.StartTimestamp(), "a wrap continues the series")
@@ -111,8 +117,11 @@ func TestBroadcomPMAErrorsWrap(t *testing.T) {
 // TestIntelIrdma: irdma's bytes and packets are the IPv4 + IPv6 counters of its protocol engine;
 // congestion, ECN and retransmits, and gen3's names with spaces, feed the named metrics.
 func TestIntelIrdma(t *testing.T) {
-	s, _ := newTestScraper(t, fleetRoot("intel"), nil)
-	md, err := s.scrape(context.Background())
+	root := fixtureCopy(t, fleetRoot("intel"))
+	s, _ := newTestScraper(t, root, nil)
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	md, err := scrapeGrown(t, s, root)
 	require.NoError(t, err)
 	for _, dev := range []string{"irdma0/1", "irdma1/1"} {
 		assert.Equal(t, int64(800000000000+50000000000), value(t, md, "interconnect.io", rnicIO(dev, "transmit")), dev)
@@ -142,11 +151,12 @@ func TestIrdmaSumAcrossScrapes(t *testing.T) {
 	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"irdma0"} })
 	md1, err := s.scrape(context.Background())
 	require.NoError(t, err)
+	testfs.SetUint(t, root, hw+"ip4OutOctets", 800000000000+500)
 	testfs.SetUint(t, root, hw+"ip6OutOctets", 50000000000+1000)
 	md2, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	tx := rnicIO("irdma0/1", "transmit")
-	assert.Equal(t, int64(850000000000+1000), value(t, md2, "interconnect.io", tx))
+	assert.Equal(t, int64(500+1000), value(t, md2, "interconnect.io", tx), "IPv4 + IPv6 bytes since the baseline")
 	p1, _ := point(md1, "interconnect.io", tx)
 	p2, _ := point(md2, "interconnect.io", tx)
 	assert.Equal(t, p1.StartTimestamp(), p2.StartTimestamp())
@@ -164,8 +174,11 @@ func TestIrdmaSumAcrossScrapes(t *testing.T) {
 // the device-level hw_counters (reported under the device name); the representor ports' vport_
 // names map to the same metrics.
 func TestSwitchdevCounters(t *testing.T) {
-	s, _ := newTestScraper(t, fleetRoot("switchdev"), nil)
-	md, err := s.scrape(context.Background())
+	root := fixtureCopy(t, fleetRoot("switchdev"))
+	s, _ := newTestScraper(t, root, nil)
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	md, err := scrapeGrown(t, s, root)
 	require.NoError(t, err)
 	assert.Equal(t, int64(500), value(t, md, "rnic.roce.cnp", map[string]any{"device": "mlx5_0", "counter": "np_cnp_sent"}))
 	assert.Equal(t, int64(700), value(t, md, "rnic.roce.ecn_marked", map[string]any{"device": "mlx5_0"}))
@@ -180,7 +193,7 @@ func TestSwitchdevCounters(t *testing.T) {
 	var order []string
 	s.reader.OnOpen = func(p string) error {
 		if strings.Contains(p, "hw_counters/") {
-			order = append(order, strings.TrimPrefix(p, filepath.Join(fleetRoot("switchdev"), "sys", "class", "infiniband")+"/"))
+			order = append(order, strings.TrimPrefix(p, filepath.Join(root, "sys", "class", "infiniband")+"/"))
 		}
 		return nil
 	}
@@ -234,8 +247,11 @@ func pointsWith(md pmetric.Metrics, name string, want map[string]any) []pmetric.
 // Mellanox/rdmamap PR #17); its per-plane counters are not added to the RDMA bytes, its ports
 // keep their state and rate.
 func TestMultiPlaneNotCountedTwice(t *testing.T) {
-	s, _ := newTestScraper(t, fleetRoot("multiplane"), nil)
-	md, err := s.scrape(context.Background())
+	root := fixtureCopy(t, fleetRoot("multiplane"))
+	s, _ := newTestScraper(t, root, nil)
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	md, err := scrapeGrown(t, s, root)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1000000*4), value(t, md, "interconnect.io", rnicIO("mlx5_0/1", "transmit")))
 	assert.Len(t, pointsWith(md, "interconnect.io", map[string]any{"component": "rnic", "pci.bus_id": "0000:0b:00.0", "direction": "transmit"}), 1,

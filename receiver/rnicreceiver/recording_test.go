@@ -40,6 +40,7 @@ func TestRecordThenReplay(t *testing.T) {
 	var want []snap
 	for i := range 3 {
 		testfs.SetUint(t, root, bond+"port_xmit_data", uint64(1000+i*250))
+		testfs.SetUint(t, root, "sys/devices/virtual/net/bond0/statistics/tx_bytes", uint64(4000+i*300))
 		fake.stats["ens1f0np0"]["rx_prio3_pause"] = uint64(1 + i*10)
 		md, _ := live.scrape(context.Background())
 		want = append(want, snap{
@@ -49,7 +50,8 @@ func TestRecordThenReplay(t *testing.T) {
 		})
 	}
 	require.NoError(t, live.shutdown(context.Background()))
-	assert.Equal(t, int64((1000+500)*4), want[2].tx)
+	// Counted since the first scrape (metadata/start-time.md): 500 words, 600 bytes, 20 pauses.
+	assert.Equal(t, snap{tx: 500 * 4, netdev: 600, pause: 20}, want[2])
 
 	rec, err := recording.Open(file)
 	require.NoError(t, err)

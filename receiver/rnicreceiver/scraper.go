@@ -73,7 +73,7 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 		cfg:        cfg,
 		logger:     set.Logger,
 		mb:         metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		series:     counter.NewTracker[string](),
+		series:     counter.NewTracker[string](counter.SinceFirstReading()),
 		failures:   errtrack.New(),
 		newEthtool: newIoctlEthtool,
 		rediscover: true,
@@ -315,6 +315,9 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 			continue
 		}
 		raw, ok := s.readCounter(cf, errs)
+		if !ok {
+			s.series.Hold(cf.key) // a failed read costs the point, not the series (metadata/start-time.md)
+		}
 		if !ok || cf.primer {
 			continue
 		}
@@ -405,6 +408,7 @@ func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.Attribut
 	raw, err := s.reader.ReadUintKept(path)
 	if err != nil {
 		s.report(errs, path, err)
+		s.series.Hold(path)
 		return
 	}
 	s.ok(path)
@@ -440,6 +444,9 @@ func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timesta
 	stats, err := s.ethtool.Stats(tg.name)
 	if err != nil {
 		s.report(errs, key, fmt.Errorf("ethtool statistics of %s: %w", tg.name, err))
+		for _, k := range tg.keys {
+			s.series.Hold(k)
+		}
 		return
 	}
 	s.ok(key)

@@ -3,12 +3,14 @@ package rnicreceiver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
@@ -69,6 +71,60 @@ func rnicIO(device, direction string) map[string]any {
 	return map[string]any{"component": "rnic", "device": device, "direction": direction}
 }
 
+// fixtureCopy copies the fixture node at dir to a temporary directory, whose counters a test can
+// grow without touching testdata.
+func fixtureCopy(t *testing.T, dir string) string {
+	t.Helper()
+	root := t.TempDir()
+	testfs.CopyTree(t, dir, root)
+	return root
+}
+
+// scrapeGrown grows every counter of the tree at root by its own value (testfs.GrowCounters)
+// and scrapes s again, with the slow counters due. s has scraped root before: under the
+// start-time rule (metadata/start-time.md) that scrape was every series' baseline, with points of
+// 0, so this scrape's points are the fixture's own values, counted since the baseline. Tests check
+// the fixture's scales and units (x4 for PMA data counters) on that known delta.
+func scrapeGrown(t *testing.T, s *rnicScraper, root string) (pmetric.Metrics, error) {
+	t.Helper()
+	testfs.GrowCounters(t, root)
+	s.slowAt = time.Time{}
+	return s.scrape(context.Background())
+}
+
+// grow adds to every statistic of the fake its own value, as testfs.GrowCounters does to a tree.
+func (f *fakeEthtool) grow() {
+	for _, st := range f.stats {
+		for k, v := range st {
+			st[k] = 2 * v
+		}
+	}
+}
+
+// cumulativePoints returns the points of every cumulative sum of md, by metric name and
+// attributes.
+func cumulativePoints(md pmetric.Metrics) map[string]pmetric.NumberDataPoint {
+	out := map[string]pmetric.NumberDataPoint{}
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				if m.Type() != pmetric.MetricTypeSum || m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
+					continue
+				}
+				for d := 0; d < m.Sum().DataPoints().Len(); d++ {
+					dp := m.Sum().DataPoints().At(d)
+					out[fmt.Sprint(m.Name(), dp.Attributes().AsRaw())] = dp
+				}
+			}
+		}
+	}
+	return out
+}
+
 // injectFaults makes the reads of mlx5_bad fail the way kernels fail them: EIO, EACCES (an LSM or
 // a container's mount), EINVAL (a PMA query that failed on a modern kernel), EOPNOTSUPP.
 func injectFaults(s *rnicScraper) {
@@ -87,14 +143,16 @@ func injectFaults(s *rnicScraper) {
 	}
 }
 
-// TestScrapeSyntheticNode scrapes the synthetic node (internal/testfs/rdmanode.go) and checks the values
-// against the fixture's inputs, then against the golden file (which shows every point).
+// TestScrapeSyntheticNode scrapes the synthetic node (internal/testfs/rdmanode.go) twice, its
+// counters grown by their own values in between (scrapeGrown), and checks the second scrape's
+// values against the fixture's inputs, then against the golden file (which shows every point).
 func TestScrapeSyntheticNode(t *testing.T) {
-	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
+	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
+	s, _ := newTestScraper(t, root, func(cfg *Config) {
 		cfg.Metrics.RnicDriverCounter.Enabled = true
 	})
 	injectFaults(s)
-	md, err := s.scrape(context.Background())
+	_, err := s.scrape(context.Background())
 
 	// mlx5_bad's three injected faults and its garbage symbol_error, each naming its file; the
 	// rest of the node is scraped.
@@ -105,6 +163,8 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	}
 	assert.Contains(t, err.Error(), "permission denied")
 	assert.Contains(t, err.Error(), "operation not supported")
+	md, err := scrapeGrown(t, s, root)
+	require.NoError(t, err, "the same failures are not reported again")
 
 	// RoCE LAG port, telegraf's values: port_xmit_data counts 4-octet words.
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
@@ -206,7 +266,7 @@ func TestCountersAcrossScrapes(t *testing.T) {
 	assert.NoError(t, err2)
 	assert.Positive(t, logs.FilterMessage("still failing").Len(), "repeats are logged at debug level")
 
-	assert.Equal(t, int64((85378896588+1000)*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
+	assert.Equal(t, int64(1000*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "1000 words since the baseline")
 	tx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	tx2, _ := point(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.Equal(t, tx1.StartTimestamp(), tx2.StartTimestamp(), "growth keeps the series")
@@ -227,14 +287,148 @@ func TestCountersAcrossScrapes(t *testing.T) {
 	absent(t, md2, "rnic.counter.saturated", map[string]any{"device": "mlx4_1/2", "counter": "port_xmit_data"})
 }
 
+// TestStartTimeRuleRNIC: the start-time rule of every cumulative series (metadata/start-time.md,
+// internal/counter). The kernel's counters count since the driver loaded or the port was last
+// cleared (core sysfs.c, perfquery -R), a moment the receiver cannot prove: the first reading of a
+// series is its baseline, so the first point is 0 with start = the time of that reading; later
+// points are the reading minus the baseline, with the same start; a decrease restarts the series
+// at the previous reading's time with the raw value; a failed read costs its point, not the
+// series; a port that vanishes and comes back is a new series.
+func TestStartTimeRuleRNIC(t *testing.T) {
+	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
+	s, _ := newTestScraper(t, root, func(cfg *Config) {
+		cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"}
+		cfg.Metrics.RnicDriverCounter.Enabled = true
+	})
+	// The bond's member has ethtool statistics (bonding/slaves of the fixture's bond0).
+	fake := &fakeEthtool{stats: map[string]map[string]uint64{"ens1f0np0": {"rx_prio3_pause": 120, "tx_bytes_phy": 1 << 40}, "eth4": {}, "eth5": {}},
+		drivers: map[string]string{"ens1f0np0": "mlx5_core"}}
+	s.ethtool = fake
+	ctx := context.Background()
+	bond := "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_bond_0/ports/1/counters/"
+	bondNetdev := "sys/devices/virtual/net/bond0/statistics/tx_bytes"
+	tx := rnicIO("mlx5_bond_0/1", "transmit")
+	rx := rnicIO("mlx5_bond_0/1", "receive")
+	netdevTx := map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}
+	pause := map[string]any{"device": "ens1f0np0", "direction": "receive", "priority": int64(3)}
+
+	// 1. The first reading is the baseline: every cumulative point is 0, start = its reading's time.
+	md1, err := s.scrape(ctx)
+	require.NoError(t, err)
+	first := cumulativePoints(md1)
+	for _, name := range []string{"interconnect.io", "rnic.packets", "rnic.driver.counter", "rnic.port.errors", "rnic.transport.events", "rnic.pfc.pause_frames", "rnic.phy.io"} {
+		assert.NotEmpty(t, metrictest.Points(md1, name), name)
+	}
+	for k, dp := range first {
+		assert.Equal(t, int64(0), dp.IntValue(), "%s: the fixture's reading counts from before the start", k)
+		assert.Equal(t, dp.Timestamp(), dp.StartTimestamp(), k)
+	}
+	t1, _ := point(md1, "interconnect.io", tx)
+
+	// 2. Later points: the reading minus the baseline, same start.
+	md2, err := scrapeGrown(t, s, root)
+	require.NoError(t, err)
+	fake.grow()
+	md2b, err := s.scrape(ctx) // ethtool grown too, fast scrape
+	require.NoError(t, err)
+	second := cumulativePoints(md2)
+	assert.Len(t, second, len(first), "every series read again")
+	for k, dp := range second {
+		assert.Equal(t, first[k].StartTimestamp(), dp.StartTimestamp(), k)
+	}
+	assert.Equal(t, int64(85378896588*4), value(t, md2, "interconnect.io", tx))
+	assert.Equal(t, int64(4000), value(t, md2, "interconnect.io", netdevTx))
+	assert.Equal(t, int64(19000), value(t, md2, "rnic.driver.counter", map[string]any{"device": "mlx5_bond_0/1", "counter": "rx_write_requests"}))
+	assert.Equal(t, int64(120), value(t, md2b, "rnic.pfc.pause_frames", pause))
+	p2, _ := point(md2b, "rnic.pfc.pause_frames", pause)
+	assert.Equal(t, t1.Timestamp(), p2.StartTimestamp())
+	r2, _ := point(md2b, "interconnect.io", rx)
+
+	// 3. A decrease is a reset: start = the previous reading's time, value = the raw reading.
+	testfs.SetUint(t, root, bond+"port_rcv_data", 5)
+	md3, err := s.scrape(ctx)
+	require.NoError(t, err)
+	r3, _ := point(md3, "interconnect.io", rx)
+	assert.Equal(t, int64(5*4), r3.IntValue())
+	assert.Equal(t, r2.Timestamp(), r3.StartTimestamp())
+
+	// 4. A failed read keeps baseline and start, even when the reads fail for a whole sweep period
+	// (two scrapes with the slow counters due, cadence.go), after which the tracker forgets a series
+	// that was not seen: the PMA counter, the netdev's statistics and ethtool fail.
+	s.reader.OnOpen = func(p string) error {
+		if strings.HasSuffix(p, "mlx5_bond_0/ports/1/counters/port_xmit_data") || strings.HasSuffix(p, "bond0/statistics/tx_bytes") {
+			return unix.EIO
+		}
+		return nil
+	}
+	fake.err = unix.EIO
+	for i := range 2 {
+		s.slowAt = time.Time{}
+		md4, err := s.scrape(ctx)
+		if i == 0 {
+			require.Error(t, err)
+		}
+		absent(t, md4, "interconnect.io", tx)
+		absent(t, md4, "interconnect.io", netdevTx)
+		absent(t, md4, "rnic.pfc.pause_frames", pause)
+	}
+	s.reader.OnOpen, fake.err = nil, nil
+	testfs.SetUint(t, root, bond+"port_xmit_data", 2*85378896588+1000)
+	testfs.SetUint(t, root, bondNetdev, 2*4000+300)
+	fake.stats["ens1f0np0"]["rx_prio3_pause"] = 2*120 + 7
+	md5, err := s.scrape(ctx)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		sel  map[string]any
+		want int64
+	}{{tx, (85378896588 + 1000) * 4}, {netdevTx, 4000 + 300}} {
+		dp, ok := point(md5, "interconnect.io", c.sel)
+		require.True(t, ok, "%v", c.sel)
+		assert.Equal(t, c.want, dp.IntValue(), "%v: counted from the same baseline", c.sel)
+		assert.Equal(t, t1.Timestamp(), dp.StartTimestamp(), "%v: same start", c.sel)
+	}
+	dp, _ := point(md5, "rnic.pfc.pause_frames", pause)
+	assert.Equal(t, int64(120+7), dp.IntValue())
+	assert.Equal(t, t1.Timestamp(), dp.StartTimestamp())
+
+	// 5. A port that vanishes is forgotten once a whole sweep period (slow_interval, cadence.go)
+	// has passed without it; when it comes back it is a new series (rule 1).
+	mlx4 := rnicIO("mlx4_1/1", "transmit")
+	before, ok := point(md5, "interconnect.io", mlx4)
+	require.True(t, ok)
+	assert.Equal(t, int64(1000*4), before.IntValue(), "mlx4_1/1 grew by its fixture's 1000 words")
+	link := filepath.Join(root, "sys/class/infiniband/mlx4_1")
+	target, err := os.Readlink(link)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(link))
+	for range 2 {
+		s.slowAt = time.Time{}
+		md6, err := s.scrape(ctx)
+		require.NoError(t, err)
+		absent(t, md6, "interconnect.io", mlx4)
+	}
+	require.Equal(t, 1, len(s.ports), "mlx4_1 is gone")
+	require.NoError(t, os.Symlink(target, link))
+	s.slowAt = time.Time{}
+	md7, err := s.scrape(ctx)
+	require.NoError(t, err)
+	back, ok := point(md7, "interconnect.io", mlx4)
+	require.True(t, ok, "picked up again")
+	assert.Equal(t, int64(0), back.IntValue(), "a new series: its first reading is its baseline")
+	assert.Equal(t, back.Timestamp(), back.StartTimestamp())
+}
+
 // TestRealFixtures scrapes the real sysfs dumps from ../shared/data/sysfs-infiniband: the
 // InfiniBand section of prometheus/procfs testdata/fixtures.ttar (mlx5_0, mlx4_0, hfi1_0) and of
 // node_exporter collector/fixtures/sys.ttar (i40iw0 with every counter "N/A (no PMA)", mlx4_0 with
 // counters_ext and a saturated port_xmit_wait).
 func TestRealFixtures(t *testing.T) {
 	t.Run("procfs", func(t *testing.T) {
-		s, _ := newTestScraper(t, filepath.Join("testdata", "procfs"), nil)
-		md, err := s.scrape(context.Background())
+		root := fixtureCopy(t, filepath.Join("testdata", "procfs"))
+		s, _ := newTestScraper(t, root, nil)
+		_, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		md, err := scrapeGrown(t, s, root)
 		require.NoError(t, err)
 		// mlx5_0 has the extended table (unicast_xmit_packets), so port_xmit_data is 64-bit.
 		assert.Equal(t, int64(2880761508848*4), value(t, md, "interconnect.io", rnicIO("mlx5_0/1", "transmit")))
@@ -248,8 +442,9 @@ func TestRealFixtures(t *testing.T) {
 		assert.Equal(t, "", mustAttr(t, md, "rnic.port.info", "mlx5_0/1", "pci.bus_id"))
 	})
 	t.Run("node_exporter", func(t *testing.T) {
-		s, logs := newTestScraper(t, filepath.Join("testdata", "node_exporter"), nil)
-		md, err := s.scrape(context.Background())
+		root := fixtureCopy(t, filepath.Join("testdata", "node_exporter"))
+		s, logs := newTestScraper(t, root, nil)
+		_, err := s.scrape(context.Background())
 		// i40iw0: every counter is "N/A (no PMA)": each is an error naming its file, once.
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "i40iw0/ports/1/counters/port_xmit_data")
@@ -264,6 +459,11 @@ func TestRealFixtures(t *testing.T) {
 			assert.NotContains(t, p, "i40iw0/ports/1/counters/")
 		}
 		assert.Zero(t, logs.FilterMessage("still failing").Len())
+		md, err := scrapeGrown(t, s, root)
+		require.NoError(t, err)
+		for _, p := range opened {
+			assert.NotContains(t, p, "i40iw0/ports/1/counters/", "not on a slow scrape either")
+		}
 		// i40iw0 still has its port state and rate.
 		assert.Equal(t, int64(10e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "i40iw0/1"}))
 
@@ -295,6 +495,8 @@ func TestNoHardware(t *testing.T) {
 
 	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
 	md, _ := s.scrape(context.Background())
+	assert.Equal(t, int64(0), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "the first reading is the baseline")
+	md, _ = scrapeGrown(t, s, root)
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
 }
 
@@ -450,7 +652,7 @@ func TestSlowCounters(t *testing.T) {
 	for _, p := range opened {
 		assert.NotContains(t, p, "hw_counters/out_of_sequence", "a slow counter is not read between its reads")
 	}
-	assert.Equal(t, int64((85378896588+10)*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "traffic is read on every scrape")
+	assert.Equal(t, int64(10*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "traffic is read on every scrape")
 	assert.Equal(t, int64(4), value(t, md2, "rnic.port.state", map[string]any{"device": "mlx5_bond_0/1"}))
 	info := map[string]any{"device": "mlx5_bond_0/1"}
 	_, ok := point(md1, "rnic.port.info", info)
@@ -524,14 +726,18 @@ func TestEthtoolPFC(t *testing.T) {
 		},
 		drivers: map[string]string{"ens1f0np0": "mlx5_core", "ens1f1np1": "mlx5_core", "bond0": "bonding"},
 	}
-	s, _ := newTestScraper(t, fleetRoot("lag"), func(cfg *Config) {
+	root := fixtureCopy(t, fleetRoot("lag"))
+	s, _ := newTestScraper(t, root, func(cfg *Config) {
 		cfg.Ethtool.Enabled = true
 		cfg.Metrics.RnicPauseDuration.Enabled = true
 	})
 	s.ethtool = fake
-	md, err := s.scrape(context.Background())
+	_, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 2, fake.calls, "one ethtool read per physical member, none of the bond")
+	fake.grow()
+	md, err := scrapeGrown(t, s, root)
+	require.NoError(t, err)
 	assert.Equal(t, int64(120), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f0np0", "direction": "receive", "priority": int64(3)}))
 	assert.Equal(t, int64(30), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f1np1", "direction": "receive", "priority": int64(3)}))
 	assert.Equal(t, int64(7), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f0np0", "direction": "transmit", "priority": int64(3)}))
@@ -564,10 +770,13 @@ func TestEthtoolPerDriverNames(t *testing.T) {
 		},
 		drivers: map[string]string{"ens2f0np0": "bnxt_en", "ens2f1np1": "bnxt_en"},
 	}
-	s, _ := newTestScraper(t, fleetRoot("broadcom"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	root := fixtureCopy(t, fleetRoot("broadcom"))
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.Ethtool.Enabled = true })
 	s.reader.OnOpen = bnxtPMAFails
 	s.ethtool = fake
-	md, _ := s.scrape(context.Background())
+	_, _ = s.scrape(context.Background())
+	fake.grow()
+	md, _ := scrapeGrown(t, s, root)
 	assert.Equal(t, int64(11), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f0np0", "direction": "receive", "priority": int64(3)}))
 	assert.Equal(t, int64(12), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f0np0", "direction": "transmit", "priority": int64(3)}))
 	assert.Equal(t, int64(13), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens2f0np0", "direction": "receive"}))
@@ -581,9 +790,13 @@ func TestEthtoolPerDriverNames(t *testing.T) {
 		},
 		drivers: map[string]string{"ens801f0": "ice", "ens802f0": "i40e"},
 	}
-	s, _ = newTestScraper(t, fleetRoot("intel"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	root = fixtureCopy(t, fleetRoot("intel"))
+	s, _ = newTestScraper(t, root, func(cfg *Config) { cfg.Ethtool.Enabled = true })
 	s.ethtool = fake
-	md, err := s.scrape(context.Background())
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	fake.grow()
+	md, err = scrapeGrown(t, s, root)
 	require.NoError(t, err)
 	assert.Equal(t, int64(31), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens801f0", "direction": "receive", "priority": int64(3)}))
 	assert.Equal(t, int64(32), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens801f0", "direction": "transmit", "priority": int64(3)}))
