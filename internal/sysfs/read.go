@@ -22,6 +22,12 @@ import (
 // EINVAL, and some drivers answer EOPNOTSUPP.
 var ErrNotAvailable = errors.New("counter not available")
 
+// ErrNotRegular marks a path that is not a regular file. Every sysfs attribute is one (kernfs
+// creates attributes as S_IFREG, fs/kernfs/inode.c kernfs_init_inode); a named pipe, socket or
+// device node in its place would block a read forever or read something that is no counter, so
+// it is refused before any read.
+var ErrNotRegular = errors.New("not a regular file")
+
 // ValueError reports a file whose content is not what its reader expects.
 type ValueError struct {
 	Path  string
@@ -72,6 +78,8 @@ const maxValueLen = 256
 // benchmarks can hold the per-scrape cost down. A Reader is not safe for concurrent use (it reuses
 // one buffer).
 type Reader struct {
+	// parent, for a Reader made by Fork, holds the hooks and the counts.
+	parent *Reader
 	buf    [maxValueLen]byte
 	opened atomic.Int64
 	reads  atomic.Int64
@@ -84,6 +92,18 @@ type Reader struct {
 	// OnRead, when set, sees every read's outcome: the trimmed content or the error. Recordings
 	// use it to keep the raw readings of a scrape.
 	OnRead func(path string, content []byte, err error)
+}
+
+// Fork returns a Reader with its own buffer and kept descriptors that shares r's hooks (OnOpen,
+// OnRead, looked up at each read) and counts into r's Opened and Reads. Each goroutine that reads
+// at the same time as others uses its own fork.
+func (r *Reader) Fork() *Reader { return &Reader{parent: r.root()} }
+
+func (r *Reader) root() *Reader {
+	if r.parent != nil {
+		return r.parent
+	}
+	return r
 }
 
 // Opened returns the number of files opened so far.
@@ -104,17 +124,18 @@ func (r *Reader) ReadBytes(path string) ([]byte, error) {
 
 // seen hands a read's outcome to OnRead and returns it.
 func (r *Reader) seen(path string, b []byte, err error) ([]byte, error) {
-	if r.OnRead != nil {
-		r.OnRead(path, b, err)
+	if onRead := r.root().OnRead; onRead != nil {
+		onRead(path, b, err)
 	}
 	return b, err
 }
 
 func (r *Reader) readBytes(path string) ([]byte, error) {
-	r.reads.Add(1)
-	r.opened.Add(1)
-	if r.OnOpen != nil {
-		if err := r.OnOpen(path); err != nil {
+	rt := r.root()
+	rt.reads.Add(1)
+	rt.opened.Add(1)
+	if rt.OnOpen != nil {
+		if err := rt.OnOpen(path); err != nil {
 			return nil, &PathError{Op: "read", Path: path, Err: err}
 		}
 	}
@@ -147,16 +168,17 @@ func (r *Reader) ReadBytesKept(path string) ([]byte, error) {
 }
 
 func (r *Reader) readKept(path string) ([]byte, error) {
-	r.reads.Add(1)
-	if r.OnOpen != nil {
-		if err := r.OnOpen(path); err != nil {
+	rt := r.root()
+	rt.reads.Add(1)
+	if rt.OnOpen != nil {
+		if err := rt.OnOpen(path); err != nil {
 			r.closeKept(path)
 			return nil, &PathError{Op: "read", Path: path, Err: err}
 		}
 	}
 	fd, ok := r.kept[path]
 	if !ok {
-		r.opened.Add(1)
+		rt.opened.Add(1)
 		var err error
 		if fd, err = openRetry(path); err != nil {
 			return nil, &PathError{Op: "open", Path: path, Err: err}
@@ -264,12 +286,29 @@ func ParseUint(path string, b []byte) (uint64, error) {
 	return v, nil
 }
 
+// openRetry opens path for reading, refusing anything but a regular file. O_NONBLOCK makes the
+// open of a FIFO return at once instead of waiting for a writer (fifo(7)); it has no effect on
+// regular files (open(2)), so the reads of a sysfs attribute are unchanged. The type is checked on
+// the open descriptor (fstat), so a file swapped between a check and the open cannot slip by.
 func openRetry(path string) (int, error) {
 	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
 			return fd, err
 		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			_ = unix.Close(fd)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			_ = unix.Close(fd)
+			return -1, ErrNotRegular
+		}
+		return fd, nil
 	}
 }
 

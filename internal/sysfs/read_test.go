@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -244,4 +245,29 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestReadRefusesNonRegularFiles: a named pipe in place of an attribute (kernfs attributes are
+// always regular files, fs/kernfs/inode.c) is refused at once instead of blocking the open or the
+// read until a writer comes, by ReadBytes and ReadBytesKept alike.
+func TestReadRefusesNonRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "port_xmit_data")
+	require.NoError(t, unix.Mkfifo(fifo, 0o644))
+	var r Reader
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := r.ReadBytes(fifo)
+		assert.ErrorIs(t, err, ErrNotRegular)
+		assert.Contains(t, err.Error(), fifo)
+		_, err = r.ReadUintKept(fifo)
+		assert.ErrorIs(t, err, ErrNotRegular)
+		assert.Equal(t, 0, r.Kept())
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a read of a named pipe blocks")
+	}
 }

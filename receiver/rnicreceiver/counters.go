@@ -222,6 +222,11 @@ type counterFile struct {
 	slow bool
 	// primer marks mlx5CacheRefresh read only to refresh the driver's counter cache.
 	primer bool
+
+	// raw and errs are the current scrape's reading: the sum, and each file's error (path, then
+	// sum), written by the device's reading goroutine (readgroup.go).
+	raw  uint64
+	errs []error
 }
 
 // slowKind reports whether counters of the kind move rarely enough to be read every slow_interval

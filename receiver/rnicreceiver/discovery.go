@@ -40,9 +40,25 @@ type port struct {
 	// counterDirs: the port has a counters/ or hw_counters/ directory.
 	counterDirs bool
 
+	// The readings of the current scrape, written by the device's reading goroutine (readgroup.go).
+	state, physState intReading
+	rate             intReading
+	lanes            int64
+
 	// plane marks a port of a plane device of a multi-plane HCA: an SMI device on the same PCI
 	// function as the device that carries the traffic (smiDevice).
 	plane bool
+}
+
+// intReading and uintReading are a file's parsed value or the error that cost it.
+type intReading struct {
+	v   int64
+	err error
+}
+
+type uintReading struct {
+	raw uint64
+	err error
 }
 
 // netdev is a network device behind one or more RDMA ports (a RoCE bond serves several).
@@ -52,6 +68,7 @@ type netdev struct {
 	numaNode int64
 	txBytes  string // <sys>/class/net/<name>/statistics/tx_bytes
 	rxBytes  string
+	tx, rx   uintReading // the readings of the current scrape
 	// ethtool are the netdevs whose driver statistics stand for this one: itself, or the physical
 	// members of a bond (lowerDevices).
 	ethtool []*ethtoolTarget

@@ -40,6 +40,12 @@ type rnicScraper struct {
 	netdevs    []*netdev
 	rediscover bool
 
+	// groups are the ports by device and the netdevs, each read on a goroutine of its own with a
+	// deadline; stuck are the groups whose reads did not return in time (readgroup.go).
+	groups []*readGroup
+	stuck  map[string]*stuckRead
+	timer  *time.Timer
+
 	topo   *topology
 	topoAt time.Time
 
@@ -77,6 +83,7 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 		failures:   errtrack.New(),
 		newEthtool: newIoctlEthtool,
 		rediscover: true,
+		stuck:      map[string]*stuckRead{},
 	}
 	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
 	s.disc = discovery{sys: cfg.sysRoot(), cfg: cfg, metrics: cfg.Metrics, reader: &s.reader}
@@ -120,7 +127,10 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 }
 
 func (s *rnicScraper) shutdown(context.Context) error {
+	// A stuck group's descriptors stay with its goroutine: closing them under a blocked read could
+	// hand the number to another file. The process is going away anyway.
 	s.reader.CloseKept()
+	closeGroups(s.groups)
 	if s.ethtool != nil {
 		s.ethtool.Close()
 		s.ethtool = nil
@@ -137,7 +147,7 @@ func (s *rnicScraper) shutdown(context.Context) error {
 	return err
 }
 
-func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
+func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := pcommon.NewTimestampFromTime(time.Now())
 	var errs scrapererror.ScrapeErrors
 
@@ -159,11 +169,16 @@ func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	if s.topo != nil {
 		s.topo.record(s.mb, now)
 	}
-	for _, p := range s.ports {
-		s.scrapePort(p, now, &errs)
-	}
-	for _, nd := range s.netdevs {
-		s.scrapeNetdev(nd, now, &errs)
+	for _, g := range s.groups {
+		if !s.readGroupFiles(ctx, g, &errs) {
+			continue
+		}
+		for _, p := range g.ports {
+			s.scrapePort(p, now, &errs)
+		}
+		for _, nd := range g.netdevs {
+			s.scrapeNetdev(nd, now, &errs)
+		}
 	}
 	if s.slowDue {
 		// Only now has every live series been observed since the last sweep (cadence.go).
@@ -194,6 +209,7 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 	s.devices = devices
 	// The kept descriptors belong to the old plan: a path may now lead to another device.
 	s.reader.CloseKept()
+	closeGroups(s.groups)
 	// New ports are read in full on their first scrape.
 	s.slowAt = time.Time{}
 	ports, netdevs, derrs := s.disc.discover(devices)
@@ -201,6 +217,7 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 		s.report(errs, "discovery:"+err.Error(), err)
 	}
 	s.ports, s.netdevs = ports, netdevs
+	s.groups = s.groupsOf(ports, netdevs)
 	if s.rec != nil {
 		if err := s.rec.snapshot(ports, netdevs, s.cfg.Topology.Enabled && topologyEnabled(s.cfg.Metrics)); err != nil {
 			s.logger.Warn("cannot record the device tree", zap.Error(err))
@@ -275,31 +292,52 @@ func (s *rnicScraper) ok(key string) {
 	}
 }
 
+// readPort reads the port's files into its readings; it runs on the device's reading goroutine
+// (readgroup.go) and touches nothing but r and the port.
+func (s *rnicScraper) readPort(r *sysfs.Reader, p *port, slow bool) {
+	if p.statePath != "" {
+		p.state.v, p.state.err = readStateID(r, p.statePath)
+	}
+	if p.physStatePath != "" {
+		p.physState.v, p.physState.err = readStateID(r, p.physStatePath)
+	}
+	if p.ratePath != "" {
+		p.rate.v, p.lanes, p.rate.err = readRate(r, p.ratePath)
+	}
+	for i := range p.counters {
+		cf := &p.counters[i]
+		if cf.slow && !slow {
+			continue
+		}
+		s.readCounter(r, cf)
+	}
+}
+
 func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
 	if p.statePath != "" {
-		if id, err := s.readStateID(p.statePath); err != nil {
-			s.report(errs, p.statePath, err)
+		if p.state.err != nil {
+			s.report(errs, p.statePath, p.state.err)
 		} else {
 			s.ok(p.statePath)
-			s.mb.RecordRnicPortStateDataPoint(now, id, p.name)
+			s.mb.RecordRnicPortStateDataPoint(now, p.state.v, p.name)
 		}
 	}
 	if p.physStatePath != "" {
-		if id, err := s.readStateID(p.physStatePath); err != nil {
-			s.report(errs, p.physStatePath, err)
+		if p.physState.err != nil {
+			s.report(errs, p.physStatePath, p.physState.err)
 		} else {
 			s.ok(p.physStatePath)
-			s.mb.RecordRnicPortPhysicalStateDataPoint(now, id, p.name)
+			s.mb.RecordRnicPortPhysicalStateDataPoint(now, p.physState.v, p.name)
 		}
 	}
 	if p.ratePath != "" {
-		if rate, lanes, err := s.readRate(p.ratePath); err != nil {
-			s.report(errs, p.ratePath, err)
+		if p.rate.err != nil {
+			s.report(errs, p.ratePath, p.rate.err)
 		} else {
 			s.ok(p.ratePath)
-			s.mb.RecordRnicPortRateDataPoint(now, rate, p.name)
-			if lanes > 0 {
-				s.mb.RecordRnicPortWidthDataPoint(now, lanes, p.name)
+			s.mb.RecordRnicPortRateDataPoint(now, p.rate.v, p.name)
+			if p.lanes > 0 {
+				s.mb.RecordRnicPortWidthDataPoint(now, p.lanes, p.name)
 			}
 		}
 	}
@@ -314,11 +352,10 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 		if cf.slow && !s.slowDue {
 			continue
 		}
-		raw, ok := s.readCounter(cf, errs)
-		if !ok || cf.primer {
+		if !s.counterRead(cf, errs) || cf.primer {
 			continue
 		}
-		pt := s.series.Observe(cf.key, raw, cf.spec, now)
+		pt := s.series.Observe(cf.key, cf.raw, cf.spec, now)
 		if !pt.Report() {
 			// Stuck at all ones: the rate it would imply is not traffic. Say so instead.
 			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, cf.owner, cf.name)
@@ -329,35 +366,50 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 	}
 }
 
-// readCounter reads a counter file and the files summed into it; a failure of any of them costs
-// the point and is reported against the file that failed.
-func (s *rnicScraper) readCounter(cf *counterFile, errs *scrapererror.ScrapeErrors) (uint64, bool) {
-	total, ok := uint64(0), true
-	for i := -1; i < len(cf.sum); i++ {
+// readCounter reads a counter file and the files summed into it, keeping each file's error.
+func (s *rnicScraper) readCounter(r *sysfs.Reader, cf *counterFile) {
+	if cf.errs == nil {
+		cf.errs = make([]error, 1+len(cf.sum))
+	}
+	cf.raw = 0
+	for i := range cf.errs {
 		path := cf.path
-		if i >= 0 {
-			path = cf.sum[i]
+		if i > 0 {
+			path = cf.sum[i-1]
 		}
-		v, err := s.readCounterFile(cf, path)
+		v, err := s.readCounterFile(r, cf, path)
+		cf.errs[i] = err
+		cf.raw += v
+	}
+}
+
+// counterRead reports the errors of the counter's files; a failure of any of them costs the point
+// and is reported against the file that failed.
+func (s *rnicScraper) counterRead(cf *counterFile, errs *scrapererror.ScrapeErrors) bool {
+	ok := true
+	for i, err := range cf.errs {
+		path := cf.path
+		if i > 0 {
+			path = cf.sum[i-1]
+		}
 		if err != nil {
 			s.report(errs, path, err)
 			ok = false
 			continue
 		}
 		s.ok(path)
-		total += v
 	}
-	return total, ok
+	return ok
 }
 
 // readCounterFile reads one counter file. The ones read on every scrape keep their descriptor
 // open between scrapes (sysfs.Reader.ReadBytesKept); the slow ones, read every slow_interval, are
 // opened each time, so that a node does not hold a descriptor and a sysfs buffer for each of them.
-func (s *rnicScraper) readCounterFile(cf *counterFile, path string) (uint64, error) {
+func (s *rnicScraper) readCounterFile(r *sysfs.Reader, cf *counterFile, path string) (uint64, error) {
 	if cf.slow && s.cfg.SlowInterval > 0 {
-		return s.reader.ReadUint(path)
+		return r.ReadUint(path)
 	}
-	return s.reader.ReadUintKept(path)
+	return r.ReadUintKept(path)
 }
 
 func (s *rnicScraper) recordCounter(p *port, cf *counterFile, v uint64, now pcommon.Timestamp) {
@@ -393,16 +445,16 @@ func (s *rnicScraper) recordCounter(p *port, cf *counterFile, v uint64, now pcom
 
 func (s *rnicScraper) scrapeNetdev(nd *netdev, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
 	if s.cfg.Metrics.InterconnectIo.Enabled {
-		s.netdevBytes(nd, nd.txBytes, metadata.AttributeDirectionTransmit, now, errs)
-		s.netdevBytes(nd, nd.rxBytes, metadata.AttributeDirectionReceive, now, errs)
+		s.netdevBytes(nd, nd.txBytes, nd.tx, metadata.AttributeDirectionTransmit, now, errs)
+		s.netdevBytes(nd, nd.rxBytes, nd.rx, metadata.AttributeDirectionReceive, now, errs)
 	}
 	if s.ethtool != nil {
 		s.scrapeEthtool(nd, now, errs)
 	}
 }
 
-func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.AttributeDirection, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	raw, err := s.reader.ReadUintKept(path)
+func (s *rnicScraper) netdevBytes(nd *netdev, path string, rd uintReading, dir metadata.AttributeDirection, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+	raw, err := rd.raw, rd.err
 	if err != nil {
 		s.report(errs, path, err)
 		return
@@ -474,8 +526,8 @@ func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timesta
 
 // readStateID parses a state or phys_state file: "4: ACTIVE", "5: LinkUp" (core sysfs.c state_show
 // and phys_state_show print "%d: %s").
-func (s *rnicScraper) readStateID(path string) (int64, error) {
-	b, err := s.reader.ReadBytesKept(path)
+func readStateID(r *sysfs.Reader, path string) (int64, error) {
+	b, err := r.ReadBytesKept(path)
 	if err != nil {
 		return 0, err
 	}
@@ -494,8 +546,8 @@ func parseStateID(path string, b []byte) (int64, error) {
 	return v, nil
 }
 
-func (s *rnicScraper) readRate(path string) (int64, int64, error) {
-	b, err := s.reader.ReadBytesKept(path)
+func readRate(r *sysfs.Reader, path string) (int64, int64, error) {
+	b, err := r.ReadBytesKept(path)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -410,7 +410,7 @@ func TestDefaultScrapeFiles(t *testing.T) {
 	s.slowAt = s.slowAt.Add(-s.cfg.SlowInterval)
 	assert.Equal(t, cost{full, full - fast}, count(s), "slow_interval elapsed: the slow counters are opened")
 	assert.Equal(t, cost{fast, 0}, count(s))
-	assert.Equal(t, fast, s.reader.Kept())
+	assert.Equal(t, fast, s.keptFiles())
 
 	s, _ = newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
 		cfg.IncludeDevices = []string{"mlx5_bond_0"}
@@ -419,7 +419,7 @@ func TestDefaultScrapeFiles(t *testing.T) {
 	count(s)
 	assert.Equal(t, cost{full, 0}, count(s), "slow_interval 0: everything on every scrape, all kept open")
 	require.NoError(t, s.shutdown(context.Background()))
-	assert.Equal(t, 0, s.reader.Kept(), "shutdown closes the kept files")
+	assert.Equal(t, 0, s.keptFiles(), "shutdown closes the kept files")
 }
 
 // TestSlowCounters: between two reads a slow counter's file is not read and it has no point; its
