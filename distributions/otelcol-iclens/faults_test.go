@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
@@ -148,4 +149,66 @@ func metricsText(addr string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestFaultCraftedRecording: recordings are handed over by operators and treated as untrusted. A
+// recording whose tree holds a link out of the replay directory (absolute, or climbing with "..")
+// with files "under" it is refused at start, naming the record, and nothing is written outside.
+func TestFaultCraftedRecording(t *testing.T) {
+	bin := collectorBinary(t)
+	for name, link := range map[string]string{"absolute": "", "dotdot": "../../../../../../../../.."} {
+		t.Run(name, func(t *testing.T) {
+			outside := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("hunter2"), 0o600))
+			target := link
+			if target == "" {
+				target = outside
+			} else {
+				target += outside
+			}
+			file := filepath.Join(t.TempDir(), "crafted.jsonl")
+			w, err := recording.Create(file, recording.Header{Receiver: "rnic", Interval: recording.Duration(200 * time.Millisecond)})
+			require.NoError(t, err)
+			t0 := time.Now().UTC()
+			require.NoError(t, w.Write(recording.Record{Time: t0, Tree: []recording.Entry{
+				{Path: "sys/class/infiniband", Dir: true},
+				{Path: "sys/class/infiniband/evil", Link: target},
+				{Path: "sys/class/infiniband/evil/pwned", Data: recording.Text("x")},
+				{Path: "sys/class/infiniband/evil/secret", Data: recording.Text("overwritten")},
+			}}))
+			require.NoError(t, w.Write(recording.Record{Time: t0, Files: map[string]string{"sys/class/infiniband/evil/secret": "overwritten"}}))
+			require.NoError(t, w.Close())
+
+			cfg := filepath.Join(t.TempDir(), "config.yaml")
+			require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`
+receivers:
+  rnic:
+    collection_interval: 200ms
+    recording: {replay: %s}
+exporters:
+  prometheus: {endpoint: %s}
+service:
+  pipelines:
+    metrics: {receivers: [rnic], exporters: [prometheus]}
+  telemetry: {metrics: {level: none}}
+`, file, freeAddr(t))), 0o600))
+			cmd := exec.Command(bin, "--config", cfg)
+			done := make(chan []byte, 1)
+			go func() { out, _ := cmd.CombinedOutput(); done <- out }()
+			var out []byte
+			select {
+			case out = <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatal("the collector started on a crafted recording")
+			}
+			assert.Contains(t, string(out), `record "sys/class/infiniband/evil"`)
+			entries, err := os.ReadDir(outside)
+			require.NoError(t, err)
+			assert.Len(t, entries, 1, "nothing written outside the replay directory")
+			b, err := os.ReadFile(filepath.Join(outside, "secret"))
+			require.NoError(t, err)
+			assert.Equal(t, "hunter2", string(b))
+		})
+	}
 }

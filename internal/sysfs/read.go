@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -83,6 +84,10 @@ type Reader struct {
 	buf    [maxValueLen]byte
 	opened atomic.Int64
 	reads  atomic.Int64
+	// beneath, when set (Confine), is the directory every open resolves inside, and beneathFD
+	// its descriptor.
+	beneath   string
+	beneathFD int
 	// kept holds the descriptors of the files read through ReadBytesKept, by path.
 	kept map[string]int
 	// OnOpen, when set, is called with every path before it is opened or, for a kept file, read.
@@ -104,6 +109,23 @@ func (r *Reader) root() *Reader {
 		return r.parent
 	}
 	return r
+}
+
+// ErrOutside marks a path that would be read outside the directory a Reader is confined to.
+var ErrOutside = errors.New("outside the directory the reads are confined to")
+
+// Confine makes every later open of r (and of its forks) resolve inside dir, as openat2 with
+// RESOLVE_BENEATH resolves it: neither the path nor a link on the way may lead out of dir, and
+// paths not under dir are refused. A replay reads a tree materialized from a recording that came
+// from elsewhere; this keeps a crafted link from exposing any file of the replaying host.
+func (r *Reader) Confine(dir string) error {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &PathError{Op: "open", Path: dir, Err: err}
+	}
+	rt := r.root()
+	rt.beneath, rt.beneathFD = dir, fd
+	return nil
 }
 
 // Opened returns the number of files opened so far.
@@ -139,7 +161,7 @@ func (r *Reader) readBytes(path string) ([]byte, error) {
 			return nil, &PathError{Op: "read", Path: path, Err: err}
 		}
 	}
-	fd, err := openRetry(path)
+	fd, err := rt.open(path)
 	if err != nil {
 		return nil, &PathError{Op: "open", Path: path, Err: err}
 	}
@@ -180,7 +202,7 @@ func (r *Reader) readKept(path string) ([]byte, error) {
 	if !ok {
 		rt.opened.Add(1)
 		var err error
-		if fd, err = openRetry(path); err != nil {
+		if fd, err = rt.open(path); err != nil {
 			return nil, &PathError{Op: "open", Path: path, Err: err}
 		}
 		if r.kept == nil {
@@ -286,15 +308,28 @@ func ParseUint(path string, b []byte) (uint64, error) {
 	return v, nil
 }
 
-// openRetry opens path for reading, refusing anything but a regular file. O_NONBLOCK makes the
+// open opens path for reading, refusing anything but a regular file. O_NONBLOCK makes the
 // open of a FIFO return at once instead of waiting for a writer (fifo(7)); it has no effect on
 // regular files (open(2)), so the reads of a sysfs attribute are unchanged. The type is checked on
 // the open descriptor (fstat), so a file swapped between a check and the open cannot slip by.
-func openRetry(path string) (int, error) {
+func (r *Reader) open(path string) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
+	open := func() (int, error) { return unix.Open(path, flags, 0) }
+	if r.beneath != "" {
+		rel, ok := strings.CutPrefix(path, r.beneath+"/")
+		if !ok {
+			return -1, ErrOutside
+		}
+		how := &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+		open = func() (int, error) { return unix.Openat2(r.beneathFD, rel, how) }
+	}
 	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		fd, err := open()
 		if err == unix.EINTR {
 			continue
+		}
+		if err == unix.EXDEV && r.beneath != "" {
+			return -1, ErrOutside // openat2(2): RESOLVE_BENEATH refused a step out of the directory
 		}
 		if err != nil {
 			return fd, err

@@ -271,3 +271,32 @@ func TestReadRefusesNonRegularFiles(t *testing.T) {
 		t.Fatal("a read of a named pipe blocks")
 	}
 }
+
+// TestConfinedReads: a Reader confined to a directory reads through links inside it and refuses a
+// link out of it (openat2 RESOLVE_BENEATH) and paths not under it, naming the file.
+func TestConfinedReads(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(outside, []byte("hunter2"), 0o600))
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sys", "devices", "d"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sys", "devices", "d", "fw_ver"), []byte("1.2\n"), 0o644))
+	require.NoError(t, os.Symlink("devices/d", filepath.Join(dir, "sys", "dev")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "sys", "devices", "d", "board_id")))
+	require.NoError(t, os.Symlink("../../../../../../../../../.."+outside, filepath.Join(dir, "sys", "devices", "d", "up")))
+
+	var r Reader
+	require.NoError(t, r.Confine(dir))
+	f := r.Fork()
+	for _, rd := range []*Reader{&r, f} {
+		s, err := rd.ReadString(filepath.Join(dir, "sys", "dev", "fw_ver"))
+		require.NoError(t, err)
+		assert.Equal(t, "1.2", s)
+		for _, p := range []string{filepath.Join(dir, "sys", "dev", "board_id"), filepath.Join(dir, "sys", "dev", "up"), outside} {
+			_, err := rd.ReadString(p)
+			assert.ErrorIs(t, err, ErrOutside, p)
+			assert.Contains(t, err.Error(), p)
+			_, err = rd.ReadUintKept(p)
+			assert.ErrorIs(t, err, ErrOutside, p)
+		}
+	}
+}

@@ -101,6 +101,11 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 		}
 		s.replay, s.root = rp, rp.player.Root()
 		s.disc.sys = filepath.Join(s.root, "sys")
+		// The recording came from elsewhere: no read may leave its tree.
+		if err := s.reader.Confine(s.root); err != nil {
+			_ = rp.close()
+			return err
+		}
 		s.reader.OnOpen = rp.player.Fault
 		s.ethtool = rp
 	case s.cfg.Recording.Write != "":
