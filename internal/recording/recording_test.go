@@ -204,3 +204,40 @@ func TestMaterializeConfined(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "22.1", string(b))
 }
+
+// TestCreateNeverClobbers: a link planted at the recording's path is not followed, a restart keeps
+// the earlier recording (the new one gets a numbered name that keeps .gz), and the file is 0600
+// even under umask 000.
+func TestCreateNeverClobbers(t *testing.T) {
+	old := unix.Umask(0)
+	defer unix.Umask(old)
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
+	path := filepath.Join(dir, "node1-rnic.jsonl.gz")
+	require.NoError(t, os.Symlink(victim, path))
+
+	w, err := Create(path, Header{Receiver: "rnic"})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	assert.Equal(t, filepath.Join(dir, "node1-rnic.1.jsonl.gz"), w.Path())
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(b), "the planted link was not followed")
+	fi, err := os.Stat(w.Path())
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "0600 under umask 000")
+	_, err = Open(w.Path())
+	require.NoError(t, err, "the numbered name is still read as gzip")
+
+	// A restart: the earlier recording stays as it was.
+	before, err := os.ReadFile(w.Path())
+	require.NoError(t, err)
+	w2, err := Create(path, Header{Receiver: "rnic"})
+	require.NoError(t, err)
+	require.NoError(t, w2.Close())
+	assert.Equal(t, filepath.Join(dir, "node1-rnic.2.jsonl.gz"), w2.Path())
+	after, err := os.ReadFile(w.Path())
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+}

@@ -115,6 +115,7 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 		}
 		s.rec = rc
 		s.reader.OnRead = rc.onRead
+		s.logger.Info("Recording the readings", zap.String("path", rc.w.Path()))
 	}
 	if s.ethtool == nil && s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
 		e, err := s.newEthtool()
