@@ -212,3 +212,34 @@ service:
 		})
 	}
 }
+
+// TestFaultDeviceVanishes: mlx4_1 is unplugged (its class link and device directory removed).
+// Its series leave what the collector serves within a few intervals (the receiver stops
+// reporting them at its next device listing; the exporter's metric_expiration drops them); the
+// other devices keep moving. The test logs how long the drop took.
+func TestFaultDeviceVanishes(t *testing.T) {
+	bin := collectorBinary(t)
+	root := fixtureNode(t)
+	addr := freeAddr(t)
+	startFaultCollector(t, bin, rnicConfig(root, addr, "    slow_interval: 400ms"))
+	scrapeUntil(t, addr, []string{
+		`interconnect_io_bytes_total{component="rnic",device="mlx4_1/1",direction="transmit"} 4000`,
+		`rnic_port_state{device="mlx4_1/2"} 4`,
+		`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} 341515586352`,
+	})
+	dev := deviceDir(t, root, "mlx4_1")
+	require.NoError(t, os.Remove(filepath.Join(root, "sys", "class", "infiniband", "mlx4_1")))
+	require.NoError(t, os.RemoveAll(dev))
+	gone := time.Now()
+	require.Eventually(t, func() bool {
+		body := metricsText(addr)
+		return body != "" && !strings.Contains(body, `"mlx4_1/`)
+	}, 15*time.Second, 100*time.Millisecond, "mlx4_1's series are still served")
+	t.Logf("a vanished device's series left /metrics after %s (metric_expiration 2s, collection_interval 200ms, slow_interval 400ms)", time.Since(gone).Round(100*time.Millisecond))
+
+	bond := filepath.Join(deviceDir(t, root, "mlx5_bond_0"), "ports", "1", "counters")
+	rel, err := filepath.Rel(root, bond)
+	require.NoError(t, err)
+	testfs.SetUint(t, root, filepath.Join(rel, "port_xmit_data"), 85378896588+1000)
+	scrapeUntil(t, addr, []string{`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} 341515590352`})
+}

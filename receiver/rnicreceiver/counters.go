@@ -227,6 +227,9 @@ type counterFile struct {
 	// sum), written by the device's reading goroutine (readgroup.go).
 	raw  uint64
 	errs []error
+	// flagged: rnic.counter.saturated said 1 for it; from then on it says 0 while the counter
+	// reads normally.
+	flagged bool
 }
 
 // slowKind reports whether counters of the kind move rarely enough to be read every slow_interval

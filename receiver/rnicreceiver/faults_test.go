@@ -2,6 +2,7 @@ package rnicreceiver
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
 // TestStuckDeviceSkippedOthersRead: a read of mlx5_4 blocks, as a sysfs read does behind hung
@@ -86,5 +90,46 @@ func TestShutdownDoesNotWaitForStuckRead(t *testing.T) {
 		require.NoError(t, err)
 	case <-time.After(time.Second):
 		t.Fatal("shutdown waits for a stuck read")
+	}
+}
+
+// TestNumbersThatCannotBeServed: a 64-bit PMA data counter (mlx5_bond_0's extended table) at 2^61
+// counts 2^63 octets after the x4 of its unit, and all ones would be -4 as an int64 point: both
+// are flagged (rnic.counter.saturated 1), never served as traffic. mlx4_1/2's 32-bit
+// port_xmit_data leaves saturation (perfquery -R): the flag drops to 0 and the bytes are served.
+func TestNumbersThatCannotBeServed(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.SlowInterval = 0 })
+	bond := "sys/class/infiniband/mlx5_bond_0/ports/1/counters/port_xmit_data"
+	saturated := func(md pmetric.Metrics, dev string) (int64, bool) {
+		dp, ok := point(md, "rnic.counter.saturated", map[string]any{"device": dev, "counter": "port_xmit_data"})
+		return dp.IntValue(), ok
+	}
+
+	md, _ := s.scrape(context.Background())
+	v, ok := saturated(md, "mlx4_1/2")
+	require.True(t, ok)
+	assert.Equal(t, int64(1), v)
+	_, ok = saturated(md, "mlx5_bond_0/1")
+	assert.False(t, ok)
+
+	for _, raw := range []uint64{1 << 61, math.MaxUint64} {
+		testfs.SetUint(t, root, bond, raw)
+		md, _ = s.scrape(context.Background())
+		absent(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+		v, ok = saturated(md, "mlx5_bond_0/1")
+		require.True(t, ok, "%d is flagged", raw)
+		assert.Equal(t, int64(1), v)
+	}
+	testfs.SetUint(t, root, bond, 1000) // a reset: representable again
+	testfs.SetUint(t, root, "sys/class/infiniband/mlx4_1/ports/2/counters/port_xmit_data", 5000)
+	md, _ = s.scrape(context.Background())
+	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
+	assert.Equal(t, int64(20000), value(t, md, "interconnect.io", rnicIO("mlx4_1/2", "transmit")))
+	for _, dev := range []string{"mlx4_1/2", "mlx5_bond_0/1"} {
+		v, ok = saturated(md, dev)
+		require.True(t, ok, dev)
+		assert.Equal(t, int64(0), v, "%s left saturation", dev)
 	}
 }

@@ -362,13 +362,21 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 			continue
 		}
 		pt := s.series.Observe(cf.key, cf.raw, cf.spec, now)
-		if !pt.Report() {
-			// Stuck at all ones: the rate it would imply is not traffic. Say so instead.
+		v, representable := counter.Scaled(pt.Value, cf.scale)
+		if !pt.Report() || !representable {
+			// Stuck at all ones, or a value no integer point can hold after scaling (a 64-bit
+			// PMA counter at 2^61 and above times 4): the rate it would imply is not traffic.
+			// Say so instead.
 			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, cf.owner, cf.name)
+			cf.flagged = true
 			continue
 		}
+		if cf.flagged {
+			// Out of saturation (a reset, perfquery -R): the flag says so from now on.
+			s.mb.RecordRnicCounterSaturatedDataPoint(now, 0, cf.owner, cf.name)
+		}
 		s.starts.Use(pt.Start)
-		s.recordCounter(p, cf, pt.Value, now)
+		s.recordCounter(p, cf, pt.Value, v, now)
 	}
 }
 
@@ -418,34 +426,37 @@ func (s *rnicScraper) readCounterFile(r *sysfs.Reader, cf *counterFile, path str
 	return r.ReadUintKept(path)
 }
 
-func (s *rnicScraper) recordCounter(p *port, cf *counterFile, v uint64, now pcommon.Timestamp) {
+// recordCounter records a counter's point: raw in the counter's unit, scaled in the metric's
+// (counter.Scaled checked that both fit).
+func (s *rnicScraper) recordCounter(p *port, cf *counterFile, raw uint64, scaled int64, now pcommon.Timestamp) {
+	v := int64(raw)
 	if cf.driver {
-		s.mb.RecordRnicDriverCounterDataPoint(now, int64(v), cf.owner, cf.name, cf.source)
+		s.mb.RecordRnicDriverCounterDataPoint(now, v, cf.owner, cf.name, cf.source)
 	}
 	switch cf.kind {
 	case kindBytes:
 		if p.plane {
 			return // a plane of a multi-plane device: its bytes are counted by the device itself
 		}
-		s.mb.RecordInterconnectIoDataPoint(now, int64(v*cf.scale), metadata.AttributeComponentRnic, cf.direction,
+		s.mb.RecordInterconnectIoDataPoint(now, scaled, metadata.AttributeComponentRnic, cf.direction,
 			cf.owner, p.pciBusID, p.numaNode)
 	case kindPackets:
 		if p.plane {
 			return
 		}
-		s.mb.RecordRnicPacketsDataPoint(now, int64(v), cf.owner, cf.direction)
+		s.mb.RecordRnicPacketsDataPoint(now, v, cf.owner, cf.direction)
 	case kindPortError:
-		s.mb.RecordRnicPortErrorsDataPoint(now, int64(v), cf.owner, cf.label)
+		s.mb.RecordRnicPortErrorsDataPoint(now, v, cf.owner, cf.label)
 	case kindXmitWait:
-		s.mb.RecordRnicPortXmitWaitDataPoint(now, int64(v), cf.owner)
+		s.mb.RecordRnicPortXmitWaitDataPoint(now, v, cf.owner)
 	case kindCNP:
-		s.mb.RecordRnicRoceCnpDataPoint(now, int64(v), cf.owner, cf.label)
+		s.mb.RecordRnicRoceCnpDataPoint(now, v, cf.owner, cf.label)
 	case kindECN:
-		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, int64(v), cf.owner)
+		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, v, cf.owner)
 	case kindTransportEvent:
-		s.mb.RecordRnicTransportEventsDataPoint(now, int64(v), cf.owner, cf.label)
+		s.mb.RecordRnicTransportEventsDataPoint(now, v, cf.owner, cf.label)
 	case kindTransportError:
-		s.mb.RecordRnicTransportErrorsDataPoint(now, int64(v), cf.owner, cf.label)
+		s.mb.RecordRnicTransportErrorsDataPoint(now, v, cf.owner, cf.label)
 	}
 }
 
@@ -467,8 +478,14 @@ func (s *rnicScraper) netdevBytes(nd *netdev, path string, rd uintReading, dir m
 	}
 	s.ok(path)
 	pt := s.series.Observe(path, raw, counter.Spec{Kind: counter.Monotonic}, now)
+	v, ok := counter.Scaled(pt.Value, 1)
+	if !ok {
+		// Above 2^63-1: no integer point can hold it.
+		s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, nd.name, filepath.Base(path))
+		return
+	}
 	s.starts.Use(pt.Start)
-	s.mb.RecordInterconnectIoDataPoint(now, int64(pt.Value), metadata.AttributeComponentNetdev, dir,
+	s.mb.RecordInterconnectIoDataPoint(now, v, metadata.AttributeComponentNetdev, dir,
 		nd.name, nd.pciBusID, nd.numaNode)
 }
 
@@ -509,8 +526,12 @@ func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timesta
 			continue
 		}
 		pt := s.series.Observe(tg.keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
+		v, ok := counter.Scaled(pt.Value, 1)
+		if !ok {
+			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, tg.name, st.name)
+			continue
+		}
 		s.starts.Use(pt.Start)
-		v := int64(pt.Value)
 		switch st.metric {
 		case ethPFCPause:
 			s.mb.RecordRnicPfcPauseFramesDataPoint(now, v, tg.name, st.direction, st.priority)

@@ -576,7 +576,7 @@ type metricRnicCounterSaturated struct {
 // init fills rnic.counter.saturated metric with initial data.
 func (m *metricRnicCounterSaturated) init() {
 	m.data.SetName("rnic.counter.saturated")
-	m.data.SetDescription("1 while a narrow counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping); its series is not reported meanwhile.")
+	m.data.SetDescription("1 while a counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping) or holds a value no integer point can (a 64-bit counter at 2^63 bytes or more after scaling); its series is not reported meanwhile. 0 once it reads normally again.")
 	m.data.SetUnit("{counter}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

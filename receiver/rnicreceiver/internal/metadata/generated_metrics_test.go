@@ -415,7 +415,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.counter.saturated"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while a narrow counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping); its series is not reported meanwhile.", mi.Description())
+						assert.Equal(t, "1 while a counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping) or holds a value no integer point can (a 64-bit counter at 2^63 bytes or more after scaling); its series is not reported meanwhile. 0 once it reads normally again.", mi.Description())
 						assert.Equal(t, "{counter}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -433,7 +433,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.counter.saturated"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while a narrow counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping); its series is not reported meanwhile.", mi.Description())
+						assert.Equal(t, "1 while a counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping) or holds a value no integer point can (a 64-bit counter at 2^63 bytes or more after scaling); its series is not reported meanwhile. 0 once it reads normally again.", mi.Description())
 						assert.Equal(t, "{counter}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
