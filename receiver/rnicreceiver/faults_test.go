@@ -3,6 +3,7 @@ package rnicreceiver
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -132,4 +133,33 @@ func TestNumbersThatCannotBeServed(t *testing.T) {
 		require.True(t, ok, dev)
 		assert.Equal(t, int64(0), v, "%s left saturation", dev)
 	}
+}
+
+// TestVanishedDeviceKernfsENODEV: mlx4_1 is removed while its counters are kept open. The fixture
+// answers those reads as sysfs does, with ENODEV (testfs.KernfsRemoved), not with the deleted
+// file's old content: the receiver rediscovers at once, and from the next scrape on reports no
+// mlx4_1 series while the other devices keep theirs.
+func TestVanishedDeviceKernfsENODEV(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+	s, _ := newTestScraper(t, root, nil)
+	s.reader.OnOpen = testfs.KernfsRemoved
+	md, _ := s.scrape(context.Background())
+	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit")))
+	require.NotZero(t, s.keptFiles())
+
+	dev, err := filepath.EvalSymlinks(filepath.Join(root, "sys", "class", "infiniband", "mlx4_1"))
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(filepath.Join(root, "sys", "class", "infiniband", "mlx4_1")))
+	require.NoError(t, os.RemoveAll(dev))
+
+	md, err = s.scrape(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no such device", "the kept descriptors answer ENODEV")
+	absent(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
+	md, _ = s.scrape(context.Background())
+	absent(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
+	absent(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/2"})
+	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
+	assert.NotContains(t, s.devices, "mlx4_1", "rediscovered without the device")
 }
