@@ -163,3 +163,63 @@ func TestVanishedDeviceKernfsENODEV(t *testing.T) {
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
 	assert.NotContains(t, s.devices, "mlx4_1", "rediscovered without the device")
 }
+
+// TestSilentLossesAreSaid: what used to cost series without a word is said, naming what failed.
+func TestSilentLossesAreSaid(t *testing.T) {
+	t.Run("root_path missing", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "hostfs")
+		_, logs := newTestScraper(t, missing, nil)
+		w := logs.FilterMessage("root_path does not exist or is not a directory; nothing will be found until it does")
+		require.Equal(t, 1, w.Len())
+		assert.Equal(t, missing, w.All()[0].ContextMap()["root_path"])
+	})
+	t.Run("unreadable counter directory", func(t *testing.T) {
+		root := t.TempDir()
+		testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+		// A directory that cannot be listed (ENOTDIR here; EACCES under an LSM, which root
+		// would bypass in this test).
+		hw := filepath.Join(root, "sys", "class", "infiniband", "mlx4_1", "ports", "1", "counters")
+		real, err := filepath.EvalSymlinks(hw)
+		require.NoError(t, err)
+		require.NoError(t, os.RemoveAll(real))
+		require.NoError(t, os.WriteFile(real, nil, 0o444))
+		s, _ := newTestScraper(t, root, nil)
+		md, err := s.scrape(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "cannot list "+hw)
+		assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/1"}), "the port itself is kept")
+	})
+	t.Run("port added to a known device", func(t *testing.T) {
+		root := t.TempDir()
+		testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+		s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.SlowInterval = 0 })
+		md, _ := s.scrape(context.Background())
+		absent(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/3"})
+		ports := filepath.Join(root, "sys", "class", "infiniband", "mlx4_1", "ports")
+		testfs.CopyTree(t, filepath.Join(ports, "2"), filepath.Join(ports, "3"))
+		md, _ = s.scrape(context.Background())
+		assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/3"}))
+	})
+	t.Run("netdev names from file contents", func(t *testing.T) {
+		root := t.TempDir()
+		testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+		ndev := filepath.Join(root, "sys", "class", "infiniband", "mlx5_bond_0", "ports", "1", "gid_attrs", "ndevs", "0")
+		require.NoError(t, os.WriteFile(ndev, []byte("../../../../etc\n"), 0o444))
+		parent := filepath.Join(root, "sys", "class", "infiniband", "rxe0", "parent")
+		require.NoError(t, os.WriteFile(parent, []byte("a/../../b\n"), 0o444))
+		// rxe0 names its netdev in its GID table too; without it, parent is what is read.
+		require.NoError(t, os.RemoveAll(filepath.Join(root, "sys", "class", "infiniband", "rxe0", "ports", "1", "gid_attrs", "ndevs")))
+		s, _ := newTestScraper(t, root, nil)
+		md, err := s.scrape(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), ndev+`: unexpected value "../../../../etc": not a network device name`)
+		assert.Contains(t, err.Error(), parent+`: unexpected value "a/../../b": not a network device name`)
+		assert.NotEqual(t, "../../../../etc", mustAttr(t, md, "rnic.port.info", "mlx5_bond_0/1", "netdev"))
+		for _, name := range []string{"eth0", "bond0", "ens1f0np0", "a.b-c_d@e"} {
+			assert.True(t, validNetdevName(name), name)
+		}
+		for _, name := range []string{"", ".", "..", "a/b", "a:b", "a b", "0123456789abcdef"} {
+			assert.False(t, validNetdevName(name), name)
+		}
+	})
+}

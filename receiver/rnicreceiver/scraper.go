@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,7 @@ type rnicScraper struct {
 	// The device set the current plan was built from; the plan is rebuilt when it changes or when a
 	// read says a device went away.
 	devices    []string
+	portNums   map[string][]string // the port numbers of each device at the last discovery
 	ports      []*port
 	netdevs    []*netdev
 	rediscover bool
@@ -117,6 +119,9 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 		s.reader.OnRead = rc.onRead
 		s.logger.Info("Recording the readings", zap.String("path", rc.w.Path()))
 	}
+	if s.replay == nil {
+		s.checkRoot()
+	}
 	if s.ethtool == nil && s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
 		e, err := s.newEthtool()
 		if err != nil {
@@ -130,6 +135,21 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 		}
 	}
 	return nil
+}
+
+// checkRoot says at start when root_path does not lead to a sysfs: a typo or a missing mount
+// would otherwise look like a node without RDMA hardware. The receiver keeps running (the mount
+// may come later).
+func (s *rnicScraper) checkRoot() {
+	if fi, err := os.Stat(s.root); err != nil || !fi.IsDir() {
+		s.logger.Warn("root_path does not exist or is not a directory; nothing will be found until it does",
+			zap.String("root_path", s.root), zap.Error(err))
+		return
+	}
+	if _, err := os.Stat(filepath.Join(s.root, "sys", "class")); err != nil {
+		s.logger.Warn("root_path has no sys/class: mount the host's /sys at root_path/sys",
+			zap.String("root_path", s.root), zap.Error(err))
+	}
 }
 
 func (s *rnicScraper) shutdown(context.Context) error {
@@ -207,12 +227,18 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 		s.report(errs, s.disc.classDir(), fmt.Errorf("listing RDMA devices: %w", err))
 		return
 	}
-	if !s.rediscover && slices.Equal(devices, s.devices) {
+	portNums := make(map[string][]string, len(devices))
+	for _, dev := range devices {
+		// One directory read per device: a port added to a device that is already known (a
+		// port brought up, a multi-plane device growing planes) is found as a new device is.
+		portNums[dev] = s.disc.portNumbers(dev)
+	}
+	if !s.rediscover && slices.Equal(devices, s.devices) && maps.EqualFunc(portNums, s.portNums, slices.Equal) {
 		s.refreshTopology(errs, false)
 		return
 	}
 	s.rediscover = false
-	s.devices = devices
+	s.devices, s.portNums = devices, portNums
 	// The kept descriptors belong to the old plan: a path may now lead to another device.
 	s.reader.CloseKept()
 	closeGroups(s.groups)

@@ -285,6 +285,8 @@ func TestRealFixtures(t *testing.T) {
 // device that appears later is picked up.
 func TestNoHardware(t *testing.T) {
 	root := t.TempDir()
+	// A host without the RDMA stack: sysfs is there, class/infiniband is not.
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys", "class", "net"), 0o755))
 	s, logs := newTestScraper(t, root, nil)
 	for range 3 {
 		md, err := s.scrape(context.Background())
