@@ -88,6 +88,10 @@ type Reader struct {
 	// its descriptor.
 	beneath   string
 	beneathFD int
+	// maxKept caps the descriptors kept open by this Reader and its forks together (SetMaxKept);
+	// keptTotal counts them.
+	maxKept   int64
+	keptTotal atomic.Int64
 	// kept holds the descriptors of the files read through ReadBytesKept, by path.
 	kept map[string]int
 	// OnOpen, when set, is called with every path before it is opened or, for a kept file, read.
@@ -127,6 +131,12 @@ func (r *Reader) Confine(dir string) error {
 	rt.beneath, rt.beneathFD = dir, fd
 	return nil
 }
+
+// SetMaxKept caps the descriptors ReadBytesKept keeps open, by r and its forks together; past
+// the cap a file is read with open-read-close, as ReadBytes does. Without a cap a node with
+// thousands of ports runs into the process's descriptor limit (EMFILE), and then every open
+// fails: the collector's own sockets included. 0 removes the cap.
+func (r *Reader) SetMaxKept(n int) { r.root().maxKept = int64(n) }
 
 // Opened returns the number of files opened so far.
 func (r *Reader) Opened() int64 { return r.opened.Load() }
@@ -191,6 +201,9 @@ func (r *Reader) ReadBytesKept(path string) ([]byte, error) {
 
 func (r *Reader) readKept(path string) ([]byte, error) {
 	rt := r.root()
+	if _, ok := r.kept[path]; !ok && rt.maxKept > 0 && rt.keptTotal.Load() >= rt.maxKept {
+		return r.readBytes(path)
+	}
 	rt.reads.Add(1)
 	if rt.OnOpen != nil {
 		if err := rt.OnOpen(path); err != nil {
@@ -209,6 +222,7 @@ func (r *Reader) readKept(path string) ([]byte, error) {
 			r.kept = map[string]int{}
 		}
 		r.kept[path] = fd
+		rt.keptTotal.Add(1)
 	}
 	n, err := preadRetry(fd, r.buf[:])
 	if err != nil {
@@ -231,6 +245,7 @@ func (r *Reader) closeKept(path string) {
 	if fd, ok := r.kept[path]; ok {
 		_ = unix.Close(fd)
 		delete(r.kept, path)
+		r.root().keptTotal.Add(-1)
 	}
 }
 
@@ -239,6 +254,7 @@ func (r *Reader) CloseKept() {
 	for _, fd := range r.kept {
 		_ = unix.Close(fd)
 	}
+	r.root().keptTotal.Add(-int64(len(r.kept)))
 	clear(r.kept)
 }
 

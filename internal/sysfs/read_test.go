@@ -300,3 +300,35 @@ func TestConfinedReads(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxKept: past the cap, shared by a Reader and its forks, files are read with
+// open-read-close and nothing more is kept; closing kept files makes room again.
+func TestMaxKept(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 6 {
+		p := filepath.Join(dir, strconv.Itoa(i))
+		require.NoError(t, os.WriteFile(p, []byte(strconv.Itoa(i)+"\n"), 0o644))
+		paths = append(paths, p)
+	}
+	var r Reader
+	r.SetMaxKept(3)
+	f := r.Fork()
+	for i, p := range paths {
+		rd := &r
+		if i%2 == 1 {
+			rd = f
+		}
+		for range 2 {
+			v, err := rd.ReadUintKept(p)
+			require.NoError(t, err)
+			assert.Equal(t, uint64(i), v)
+		}
+	}
+	assert.Equal(t, 3, r.Kept()+f.Kept(), "kept up to the cap")
+	assert.Equal(t, int64(3+3*2), r.Opened(), "the others opened on every read")
+	f.CloseKept()
+	_, err := f.ReadUintKept(paths[5])
+	require.NoError(t, err)
+	assert.Equal(t, 1, f.Kept(), "room again after a close")
+}

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
@@ -72,8 +73,27 @@ type rnicScraper struct {
 	// noCountersLogged: the warning about ports without counter directories was given.
 	noCountersLogged bool
 
+	// listed and unlisted count the errors of the current scrape put into its error, and those
+	// past maxListedErrors.
+	listed, unlisted int
+
 	// starts points the builder at each series' start timestamp.
 	starts *counter.StartTimes
+}
+
+// maxListedErrors caps the errors joined into a scrape's error (one log line).
+const maxListedErrors = 20
+
+// maxKeptFiles caps the descriptors kept open between scrapes (sysfs.Reader.SetMaxKept): a
+// quarter of the process's descriptor limit, and at most 8192 (about 700 RoCE ports at a 1 s
+// interval); past it the files are read with open-read-close.
+func maxKeptFiles() int {
+	const most = 8192
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY {
+		return most
+	}
+	return int(min(lim.Cur/4, most))
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
@@ -89,6 +109,7 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 	}
 	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
 	s.disc = discovery{sys: cfg.sysRoot(), cfg: cfg, metrics: cfg.Metrics, reader: &s.reader}
+	s.reader.SetMaxKept(maxKeptFiles())
 	s.root = cfg.rootPath()
 	return s
 }
@@ -216,6 +237,10 @@ func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			s.logger.Warn("cannot write the recording", zap.Error(err))
 		}
 	}
+	if s.unlisted > 0 {
+		errs.AddPartial(s.unlisted, fmt.Errorf("and %d more failures, not listed here (logged at debug level)", s.unlisted))
+	}
+	s.listed, s.unlisted = 0, 0
 	return s.mb.Emit(), errs.Combine()
 }
 
@@ -312,7 +337,15 @@ func (s *rnicScraper) report(errs *scrapererror.ScrapeErrors, key string, err er
 		s.rediscover = true
 	}
 	if s.failures.Fail(key, err) {
-		errs.AddPartial(1, err)
+		if s.listed < maxListedErrors {
+			s.listed++
+			errs.AddPartial(1, err)
+			return
+		}
+		// One log line holds all of a scrape's errors: past maxListedErrors (a node-wide failure
+		// on thousands of ports) they are counted there and logged at debug level each.
+		s.unlisted++
+		s.logger.Debug("failure not listed in the scrape's error", zap.Error(err))
 		return
 	}
 	s.logger.Debug("still failing", zap.Error(err))
