@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
@@ -222,4 +223,34 @@ func TestSilentLossesAreSaid(t *testing.T) {
 			assert.False(t, validNetdevName(name), name)
 		}
 	})
+}
+
+// TestScrapeErrorsCapped: a failure of every counter on every port (an LSM denying the whole
+// class directory) yields one error of bounded length: 20 failures named, the rest counted.
+func TestScrapeErrorsCapped(t *testing.T) {
+	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), nil)
+	s.reader.OnOpen = func(p string) error {
+		if strings.Contains(p, "/counters/") || strings.Contains(p, "/hw_counters/") {
+			return unix.EACCES
+		}
+		return nil
+	}
+	_, err := s.scrape(context.Background())
+	require.Error(t, err)
+	// multierr joins the listed errors with "; " (a discovery error may itself hold several).
+	assert.Equal(t, maxListedErrors+1, strings.Count(err.Error(), "; ")+1, "20 listed and the count of the rest")
+	assert.Regexp(t, `and \d+ more failures, not listed here`, err.Error())
+}
+
+// TestKeptFilesCapped: the descriptors kept open never pass the cap; the files past it are still
+// read (open-read-close), so every port keeps its series.
+func TestKeptFilesCapped(t *testing.T) {
+	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), nil)
+	s.reader.SetMaxKept(10)
+	for range 2 {
+		md, _ := s.scrape(context.Background())
+		assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
+		assert.Equal(t, int64(4000), value(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit")))
+	}
+	assert.Equal(t, 10, s.keptFiles())
 }
