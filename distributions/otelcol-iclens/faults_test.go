@@ -80,10 +80,14 @@ func deviceDir(t *testing.T, root, dev string) string {
 }
 
 func rnicConfig(root, addr, extra string) string {
+	return rnicConfigEvery("200ms", root, addr, extra)
+}
+
+func rnicConfigEvery(interval, root, addr, extra string) string {
 	return fmt.Sprintf(`
 receivers:
   rnic:
-    collection_interval: 200ms
+    collection_interval: %s
     root_path: %s
     ethtool: {enabled: false}
     topology: {enabled: false}
@@ -96,7 +100,7 @@ service:
   pipelines:
     metrics: {receivers: [rnic], exporters: [prometheus]}
   telemetry: {metrics: {level: none}}
-`, root, extra, addr)
+`, interval, root, extra, addr)
 }
 
 // TestFaultNamedPipeCounter: a named pipe in place of mlx4_1/1's symbol_error (where a real node
@@ -242,4 +246,31 @@ func TestFaultDeviceVanishes(t *testing.T) {
 	require.NoError(t, err)
 	testfs.SetUint(t, root, filepath.Join(rel, "port_xmit_data"), 85378896588+1000)
 	scrapeUntil(t, addr, []string{`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} 341515590352`})
+}
+
+// TestFaultManyPorts: 1600 RoCE ports (testfs.ScaleRDMANode). The collector serves them all, its
+// open descriptors stay below the receiver's cap on kept files plus its own (no EMFILE, /metrics
+// keeps answering); the test logs the count.
+func TestFaultManyPorts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 1600-port node")
+	}
+	bin := collectorBinary(t)
+	root := t.TempDir()
+	require.NoError(t, testfs.WriteRDMANode(root, testfs.ScaleRDMANode(1600)))
+	addr := freeAddr(t)
+	c := startFaultCollector(t, bin, rnicConfigEvery("2s", root, addr, ""))
+	scrapeUntil(t, addr, []string{
+		`rnic_port_state{device="mlx5_0/1"} 4`,
+		`rnic_port_state{device="mlx5_1599/1"} 4`,
+	})
+	time.Sleep(3 * time.Second) // a scrape between slow ones too
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", c.cmd.Process.Pid))
+	require.NoError(t, err)
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	t.Logf("open files of the collector at 1600 ports: %d (RLIMIT_NOFILE %d)", len(fds), lim.Cur)
+	assert.Less(t, uint64(len(fds)), min(lim.Cur/4, 8192)+64, "kept files stay under the cap")
+	assert.NotEmpty(t, metricsText(addr), "still serving")
+	c.stop(t, syscall.SIGTERM, 10*time.Second)
 }

@@ -56,25 +56,6 @@ func BenchmarkScrape(b *testing.B) {
 	}
 }
 
-// scaleNode is testfs.BenchRDMANode's mlx5 RoCE device (one port, one netdev) n times, each on
-// a PCI function of its own.
-func scaleNode(n int) []testfs.RDMADevice {
-	tmpl := testfs.BenchRDMANode()[0]
-	devs := make([]testfs.RDMADevice, 0, n)
-	for i := range n {
-		d := tmpl
-		d.Name = fmt.Sprintf("mlx5_%d", i)
-		d.PCIPath = fmt.Sprintf("pci%04x:00/%04x:00:00.0/%04x:01:00.0", i, i, i)
-		nd := fmt.Sprintf("ens%dnp0", i)
-		p := tmpl.Ports[0]
-		p.Ndevs = map[int]string{0: nd}
-		d.Ports = []testfs.RDMAPort{p}
-		d.Netdevs = []testfs.RDMANetdev{{Name: nd, TX: 1, RX: 2}}
-		devs = append(devs, d)
-	}
-	return devs
-}
-
 // BenchmarkScrapePorts: one full scrape (every counter, as on the first scrape and every
 // slow_interval) at 100, 400 and 1600 ports; ns/op per port stays flat (linear scaling), and
 // kept-files is the number of descriptors held between scrapes (capped by maxKeptFiles).
@@ -82,7 +63,7 @@ func BenchmarkScrapePorts(b *testing.B) {
 	for _, n := range []int{100, 400, 1600} {
 		b.Run(fmt.Sprintf("ports=%d", n), func(b *testing.B) {
 			root := b.TempDir()
-			if err := testfs.WriteRDMANode(root, scaleNode(n)); err != nil {
+			if err := testfs.WriteRDMANode(root, testfs.ScaleRDMANode(n)); err != nil {
 				b.Fatal(err)
 			}
 			s, _ := newTestScraper(b, root, func(cfg *Config) {
