@@ -384,7 +384,7 @@ func preadRetry(fd int, buf []byte) (int, error) {
 // ListDir returns the names of the entries of dir, sorted. A missing directory yields no names
 // and no error: the subsystem is simply not there (no RDMA stack, no perf support).
 func ListDir(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -109,6 +109,10 @@ func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
 		errs  []error
 	)
 	for _, dev := range devices {
+		if _, err := d.portNumbersErr(dev); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if !d.anyPortSelected(dev) {
 			continue
 		}
@@ -181,7 +185,7 @@ func (d *discovery) portNumbers(dev string) []string {
 // read is an error naming it.
 func (d *discovery) portNumbersErr(dev string) ([]string, error) {
 	dir := filepath.Join(d.classDir(), dev, "ports")
-	entries, err := os.ReadDir(dir)
+	entries, err := sysfs.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -329,7 +333,7 @@ func dirExists(p string) bool {
 // and an entry that is a named pipe, socket or device node where sysfs has only regular files,
 // are returned as an error naming them: what it costs is then said, not silently dropped.
 func listFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := sysfs.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -372,7 +376,7 @@ func (d *discovery) resolveNetdev(devDir, portDir, portNum, linkLayer string) (s
 	// GID entries fail with EINVAL (core sysfs.c _show_port_gid_attr), so try the entries in order.
 	if strings.EqualFold(linkLayer, "Ethernet") {
 		ndevs := filepath.Join(portDir, "gid_attrs", "ndevs")
-		entries, _ := os.ReadDir(ndevs)
+		entries, _ := sysfs.ReadDir(ndevs)
 		idx := make([]int, 0, len(entries))
 		for _, e := range entries {
 			if n, err := strconv.Atoi(e.Name()); err == nil {
@@ -390,7 +394,7 @@ func (d *discovery) resolveNetdev(devDir, portDir, portNum, linkLayer string) (s
 	// than one (mlx4 drives both ports from one function), dev_port (0-based) names the port
 	// (Documentation/ABI/testing/sysfs-class-net).
 	netDir := filepath.Join(devDir, "device", "net")
-	if entries, err := os.ReadDir(netDir); err == nil && len(entries) > 0 {
+	if entries, err := sysfs.ReadDir(netDir); err == nil && len(entries) > 0 {
 		if len(entries) == 1 {
 			return entries[0].Name(), errors.Join(errs...)
 		}
@@ -472,7 +476,7 @@ func (d *discovery) lowerDevices(name string, depth int) []string {
 				lower = append(lower, l)
 			}
 		}
-	} else if entries, err := os.ReadDir(dir); err == nil {
+	} else if entries, err := sysfs.ReadDir(dir); err == nil {
 		for _, e := range entries {
 			if l, ok := strings.CutPrefix(e.Name(), "lower_"); ok {
 				lower = append(lower, l)

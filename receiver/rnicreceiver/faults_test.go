@@ -254,3 +254,40 @@ func TestKeptFilesCapped(t *testing.T) {
 	}
 	assert.Equal(t, 10, s.keptFiles())
 }
+
+// TestNamedPipesNeverBlockDiscovery: named pipes in place of a port's counters/ directory, of a
+// device's ports/ directory and of a file read outside the Reader (/proc/sys/kernel/osrelease, read
+// for the topology) are refused at once, naming them; the rest of the node is scraped.
+func TestNamedPipesNeverBlockDiscovery(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
+	fifo := func(rel string) string {
+		p, err := filepath.EvalSymlinks(filepath.Join(root, rel))
+		require.NoError(t, err)
+		require.NoError(t, os.RemoveAll(p))
+		require.NoError(t, unix.Mkfifo(p, 0o644))
+		return filepath.Join(root, rel)
+	}
+	counters := fifo("sys/class/infiniband/mlx4_1/ports/1/counters")
+	ports := fifo("sys/class/infiniband/rxe0/ports")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "sys", "kernel"), 0o755))
+	require.NoError(t, unix.Mkfifo(filepath.Join(root, "proc", "sys", "kernel", "osrelease"), 0o644))
+
+	s, _ := newTestScraper(t, root, nil)
+	done := make(chan struct{})
+	var md pmetric.Metrics
+	var err error
+	go func() {
+		defer close(done)
+		md, err = s.scrape(context.Background())
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a named pipe blocks discovery")
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), counters)
+	assert.Contains(t, err.Error(), ports)
+	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
+}
