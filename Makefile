@@ -104,3 +104,16 @@ device-check:
 
 clean:
 	rm -rf bin $(OCB_OUT) $(DEMO_DIR)
+
+## fuzz: every fuzz target for FUZZTIME (10 s) each, from its seeds (f.Add and testdata/fuzz)
+FUZZTIME ?= 10s
+FUZZ_TARGETS := internal/sysfs:FuzzParseUint internal/perf:FuzzParseField internal/perf:FuzzParseTerms \
+  internal/perf:FuzzParseCPUList internal/perf:FuzzPMUEvent internal/recording:FuzzDecode \
+  internal/recording:FuzzMaterialize internal/recording:FuzzPlayerFiles \
+  receiver/rnicreceiver:FuzzParseRate receiver/rnicreceiver:FuzzParseStateID \
+  receiver/rnicreceiver:FuzzNetdevName receiver/rnicreceiver:FuzzEthtoolTable \
+  receiver/gpureceiver:FuzzNormaliseBusID receiver/cpuuncorereceiver:FuzzReadCPUID
+.PHONY: fuzz
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$pkg $$fn"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$pkg; done

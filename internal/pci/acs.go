@@ -3,8 +3,9 @@ package pci
 import (
 	"encoding/binary"
 	"errors"
-	"os"
 	"path/filepath"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 )
 
 // Access Control Services (PCIe Base Specification, "ACS Extended Capability"; register layout as
@@ -37,7 +38,7 @@ const (
 
 // ReadACS reads the function's config space and reports its ACS redirect state.
 func ReadACS(dir string) ACS {
-	b, err := os.ReadFile(filepath.Join(dir, "config"))
+	b, err := sysfs.ReadFile(filepath.Join(dir, "config"), 4096)
 	if err != nil {
 		return ACSUnknown
 	}

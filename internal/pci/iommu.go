@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 )
 
 // IOMMUMode is how the IOMMU treats a device's DMA.
@@ -29,7 +31,7 @@ func ReadIOMMU(dir string) IOMMUMode {
 	if _, err := os.Lstat(group); err != nil {
 		return IOMMUOff
 	}
-	b, err := os.ReadFile(filepath.Join(group, "type"))
+	b, err := sysfs.ReadFile(filepath.Join(group, "type"), 4096)
 	if err != nil {
 		return IOMMUTranslated
 	}

@@ -38,7 +38,7 @@ func (d *Device) IsGPU() bool {
 // cannot be resolved is skipped and its error returned with the others.
 func Scan(r *sysfs.Reader, sys string) ([]*Device, error) {
 	dir := filepath.Join(sys, "bus", "pci", "devices")
-	entries, err := os.ReadDir(dir)
+	entries, err := sysfs.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil

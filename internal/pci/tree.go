@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 )
 
 // RootBusDir is the host bridge directory of a root bus under /sys/devices: the PCI core names
@@ -45,7 +46,7 @@ func Below(dir string) ([]Function, error) {
 }
 
 func walkFunctions(dir string, visit func(Function)) error {
-	entries, err := os.ReadDir(dir)
+	entries, err := sysfs.ReadDir(dir)
 	if err != nil {
 		return err
 	}

@@ -185,6 +185,9 @@ func (e Event) BytesPerCount() (float64, bool) {
 	return v, true
 }
 
+// maxCPUs bounds a CPU list: the kernel's NR_CPUS is at most 8192 (arch/x86/Kconfig, MAXSMP).
+const maxCPUs = 8192
+
 // ParseCPUList parses a kernel CPU list ("0,28", "0-3,8-11", "" for none).
 func ParseCPUList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
@@ -203,6 +206,10 @@ func ParseCPUList(s string) ([]int, error) {
 			if hi, err = strconv.Atoi(hiS); err != nil || hi < lo {
 				return nil, fmt.Errorf("bad CPU list %q", s)
 			}
+		}
+		if hi >= maxCPUs || len(cpus)+hi-lo >= maxCPUs {
+			// A cpumask from a recording or a broken file; no kernel has that many CPUs.
+			return nil, fmt.Errorf("bad CPU list %q: more than %d CPUs", s, maxCPUs)
 		}
 		for c := lo; c <= hi; c++ {
 			cpus = append(cpus, c)

@@ -19,6 +19,7 @@ import (
 type Player struct {
 	rec     *Recording
 	dir     string
+	root    *os.Root // dir, through which the samples' values are written
 	ownsDir bool
 	loop    bool
 	next    int // index into rec.Records of the next record to apply
@@ -47,8 +48,15 @@ func NewPlayer(rec *Recording, dir string, loop bool) (*Player, error) {
 		}
 		p.dir, p.ownsDir = d, true
 	}
+	root, err := os.OpenRoot(p.dir)
+	if err != nil {
+		_ = p.Close()
+		return nil, err
+	}
+	p.root = root
 	// Apply everything up to the first sample so that discovery finds the tree.
 	if err := p.applyUntilSample(); err != nil {
+		_ = p.Close()
 		return nil, err
 	}
 	return p, nil
@@ -118,10 +126,10 @@ func (p *Player) Next(now time.Time) (Record, bool, error) {
 	}
 	for path, v := range r.Files {
 		if !filepath.IsLocal(path) {
-			return Record{}, false, fmt.Errorf("recording: path %q leaves the tree", path)
+			return Record{}, false, fmt.Errorf("recording: file %q of the sample at %s leaves the replay directory", path, r.Time)
 		}
-		if err := writeFile(filepath.Join(p.dir, path), []byte(v)); err != nil {
-			return Record{}, false, err
+		if err := writeFile(p.root, path, []byte(v)); err != nil {
+			return Record{}, false, fmt.Errorf("recording: file %q of the sample at %s: %w", path, r.Time, err)
 		}
 	}
 	p.cur = r
@@ -156,6 +164,10 @@ func (p *Player) Fault(abs string) error {
 
 // Close removes the materialized tree if the player created it.
 func (p *Player) Close() error {
+	if p.root != nil {
+		_ = p.root.Close()
+		p.root = nil
+	}
 	if p.ownsDir {
 		return os.RemoveAll(p.dir)
 	}

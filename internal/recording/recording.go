@@ -12,9 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Format and Version identify the file; a reader refuses other formats and newer versions.
@@ -93,11 +96,18 @@ type Writer struct {
 }
 
 // Create starts a recording at path (gzip-compressed when it ends in .gz) and writes the header.
+//
+// The file is created new, never opened as it is: O_CREAT|O_EXCL|O_NOFOLLOW, so that a link
+// planted at the path is not followed and an earlier recording (a collector restarted with the
+// same configuration) is not truncated, and mode 0600, so that the readings are the operator's
+// alone whatever the umask. When path exists, the recording goes to the first free
+// <name>.<n><extension> beside it (node1-rnic.1.jsonl.gz); Path says which.
 func Create(path string, h Header) (*Writer, error) {
-	f, err := os.Create(path)
+	f, err := createNew(path)
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
+	path = f.Name()
 	w := &Writer{f: f, path: path}
 	var out io.Writer = f
 	if strings.HasSuffix(path, ".gz") {
@@ -116,6 +126,46 @@ func Create(path string, h Header) (*Writer, error) {
 	}
 	return w, nil
 }
+
+// maxSuffix bounds the search for a free name beside an existing recording.
+const maxSuffix = 1000
+
+func createNew(path string) (*os.File, error) {
+	stem, ext := splitExt(path)
+	for n := 0; n <= maxSuffix; n++ {
+		p := path
+		if n > 0 {
+			p = fmt.Sprintf("%s.%d%s", stem, n, ext)
+		}
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err == unix.EEXIST {
+			continue // an earlier recording, or a link planted at the path: leave it alone
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "create", Path: p, Err: err}
+		}
+		// The umask can only take bits away from 0600; fchmod makes the mode exact anyway.
+		_ = unix.Fchmod(fd, 0o600)
+		return os.NewFile(uintptr(fd), p), nil
+	}
+	return nil, fmt.Errorf("%s and %d numbered names beside it exist", path, maxSuffix)
+}
+
+// splitExt splits node1-rnic.jsonl.gz into node1-rnic and .jsonl.gz, so that a numbered name
+// keeps what says it is compressed.
+func splitExt(path string) (string, string) {
+	dir, base := filepath.Split(path)
+	for _, ext := range []string{".jsonl.gz", ".json.gz", ".jsonl", ".gz"} {
+		if stem, ok := strings.CutSuffix(base, ext); ok && stem != "" {
+			return dir + stem, ext
+		}
+	}
+	ext := filepath.Ext(base)
+	return dir + strings.TrimSuffix(base, ext), ext
+}
+
+// Path is the file the recording is written to (Create may have picked a numbered name).
+func (w *Writer) Path() string { return w.path }
 
 // Write appends one record and flushes it, so that a recording cut short by a crash is readable.
 func (w *Writer) Write(r Record) error {

@@ -2,6 +2,7 @@ package recording
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,7 @@ func TestSnapshotAndMaterialize(t *testing.T) {
 	}
 	assert.Contains(t, paths, "sys/devices/pci0000:3a/0000:3b:00.0/infiniband/mlx5_0/ports/1/state", "the link target is followed")
 	assert.Contains(t, paths, "sys/devices/pci0000:3a/0000:3b:00.0/config", "the device link leads to the PCI function")
-	assert.Equal(t, "/etc/passwd", paths["sys/class/infiniband/outside"].Link)
+	assert.NotContains(t, paths, "sys/class/infiniband/outside", "a link out of the root is not recorded: a replay would refuse it")
 	assert.NotContains(t, paths, "etc/passwd", "nothing outside the root is copied")
 
 	dst := t.TempDir()
@@ -161,4 +162,82 @@ func TestPlayer(t *testing.T) {
 	_, ok, err := once.Next(now)
 	require.NoError(t, err)
 	assert.False(t, ok, "a non-looping replay ends")
+}
+
+// TestMaterializeConfined: a crafted recording's links (absolute, escaping with "..", or escaping
+// only from where a link above them really leads) are refused naming the record, and nothing is
+// written outside the replay directory.
+func TestMaterializeConfined(t *testing.T) {
+	for name, tc := range map[string]struct {
+		entries []Entry
+		record  string
+	}{
+		"absolute": {[]Entry{{Path: "sys/evil", Link: "/anywhere"}, {Path: "sys/evil/x", Data: Text("1")}}, "sys/evil"},
+		"dotdot":   {[]Entry{{Path: "sys/up", Link: "../../.."}, {Path: "sys/up/x", Data: Text("1")}}, "sys/up"},
+		"down-up":  {[]Entry{{Path: "sys/a", Link: "b/../../.."}}, "sys/a"},
+		// sys/a/b/shallow leads to sys; sys/a/b/shallow/x/esc climbs 3 from sys/x, not from
+		// sys/a/b/shallow/x: out of the tree although its lexical path says otherwise.
+		"through-link": {[]Entry{
+			{Path: "sys/a/b", Dir: true},
+			{Path: "sys/a/b/shallow", Link: "../.."},
+			{Path: "sys/a/b/shallow/x/esc", Link: "../../.."},
+		}, "sys/a/b/shallow/x/esc"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "replay")
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			err := Materialize(dir, tc.entries)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), fmt.Sprintf("record %q", tc.record))
+			entries, _ := os.ReadDir(parent)
+			assert.Len(t, entries, 1, "nothing written beside the replay directory")
+		})
+	}
+	// The sysfs-shaped links of a real tree are accepted.
+	dir := t.TempDir()
+	require.NoError(t, Materialize(dir, []Entry{
+		{Path: "sys/devices/pci0000:00/0000:00:01.0/infiniband/mlx5_0/fw_ver", Data: Text("22.1")},
+		{Path: "sys/class/infiniband/mlx5_0", Link: "../../devices/pci0000:00/0000:00:01.0/infiniband/mlx5_0"},
+	}))
+	b, err := os.ReadFile(filepath.Join(dir, "sys/class/infiniband/mlx5_0/fw_ver"))
+	require.NoError(t, err)
+	assert.Equal(t, "22.1", string(b))
+}
+
+// TestCreateNeverClobbers: a link planted at the recording's path is not followed, a restart keeps
+// the earlier recording (the new one gets a numbered name that keeps .gz), and the file is 0600
+// even under umask 000.
+func TestCreateNeverClobbers(t *testing.T) {
+	old := unix.Umask(0)
+	defer unix.Umask(old)
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
+	path := filepath.Join(dir, "node1-rnic.jsonl.gz")
+	require.NoError(t, os.Symlink(victim, path))
+
+	w, err := Create(path, Header{Receiver: "rnic"})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	assert.Equal(t, filepath.Join(dir, "node1-rnic.1.jsonl.gz"), w.Path())
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(b), "the planted link was not followed")
+	fi, err := os.Stat(w.Path())
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "0600 under umask 000")
+	_, err = Open(w.Path())
+	require.NoError(t, err, "the numbered name is still read as gzip")
+
+	// A restart: the earlier recording stays as it was.
+	before, err := os.ReadFile(w.Path())
+	require.NoError(t, err)
+	w2, err := Create(path, Header{Receiver: "rnic"})
+	require.NoError(t, err)
+	require.NoError(t, w2.Close())
+	assert.Equal(t, filepath.Join(dir, "node1-rnic.2.jsonl.gz"), w2.Path())
+	after, err := os.ReadFile(w.Path())
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
 }

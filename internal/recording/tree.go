@@ -57,11 +57,12 @@ func (s *snapshotter) visit(rel string, depth int) error {
 		if err != nil {
 			return err
 		}
-		s.out = append(s.out, Entry{Path: rel, Link: target})
 		resolved := filepath.Clean(filepath.Join(filepath.Dir(rel), target))
 		if filepath.IsAbs(target) || strings.HasPrefix(resolved, "..") {
-			return nil // outside the root: not ours to copy
+			// Outside the root: not ours to copy, and a replay refuses such a link (Materialize).
+			return nil
 		}
+		s.out = append(s.out, Entry{Path: rel, Link: target})
 		return s.visit(resolved, depth+1)
 	case fi.IsDir():
 		s.out = append(s.out, Entry{Path: rel, Dir: true})
@@ -106,48 +107,118 @@ func readBounded(path string) ([]byte, error) {
 // Materialize writes entries under dir, creating parents as needed. Files are written with the
 // exact recorded content; links keep their recorded (relative) targets, so the tree resolves the
 // same way it did on the recorded node.
+//
+// A recording comes from elsewhere and is not trusted: every write goes through an os.Root of dir
+// (no path, and no link on the way, leads out of it), and a link whose target is absolute or
+// leads out of dir is refused with an error naming the record, before anything can read through
+// it (checkLink).
 func Materialize(dir string, entries []Entry) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	defer root.Close()
+	base, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
 	for _, e := range entries {
 		if !filepath.IsLocal(e.Path) {
-			return fmt.Errorf("recording: path %q leaves the tree", e.Path)
+			return fmt.Errorf("recording: record %q: the path leaves the replay directory", e.Path)
 		}
-		p := filepath.Join(dir, e.Path)
 		switch {
 		case e.Dir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return err
+			if err := root.MkdirAll(e.Path, 0o755); err != nil {
+				return fmt.Errorf("recording: record %q: %w", e.Path, err)
 			}
 		case e.Link != "":
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			if err := checkLinkShape(e); err != nil {
 				return err
 			}
-			_ = os.Remove(p)
-			if err := os.Symlink(e.Link, p); err != nil {
+			if err := mkParent(root, e.Path); err != nil {
+				return err
+			}
+			_ = root.Remove(e.Path)
+			if err := root.Symlink(e.Link, e.Path); err != nil {
+				return fmt.Errorf("recording: record %q: %w", e.Path, err)
+			}
+			if err := checkLink(base, dir, e); err != nil {
+				_ = root.Remove(e.Path)
 				return err
 			}
 		default:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			if err := mkParent(root, e.Path); err != nil {
 				return err
 			}
 			b := e.B64
 			if e.Data != nil {
 				b = []byte(*e.Data)
 			}
-			if err := writeFile(p, b); err != nil {
-				return err
+			if err := writeFile(root, e.Path, b); err != nil {
+				return fmt.Errorf("recording: record %q: %w", e.Path, err)
 			}
 		}
 	}
 	return nil
 }
 
-// writeFile replaces the content of p. Directories created by a link target recorded later are
-// respected: a path that is already a directory is left alone.
-func writeFile(p string, b []byte) error {
-	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+func mkParent(root *os.Root, rel string) error {
+	if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		return fmt.Errorf("recording: record %q: %w", rel, err)
+	}
+	return nil
+}
+
+// checkLinkShape accepts the targets sysfs links have: relative, some "..", then names
+// (drivers/base/core.c and fs/sysfs/symlink.c make them so: "../../devices/pci0000:00/..."). A
+// ".." after a name would be resolved from wherever that name leads, which a lexical check cannot
+// follow, so it is refused too.
+func checkLinkShape(e Entry) error {
+	if filepath.IsAbs(e.Link) {
+		return fmt.Errorf("recording: record %q: link target %q is absolute", e.Path, e.Link)
+	}
+	names := false
+	for _, c := range strings.Split(e.Link, "/") {
+		switch {
+		case c == "..":
+			if names {
+				return fmt.Errorf("recording: record %q: link target %q goes up after going down", e.Path, e.Link)
+			}
+		case c == "" || c == ".":
+			return fmt.Errorf("recording: record %q: link target %q is not a plain relative path", e.Path, e.Link)
+		default:
+			names = true
+		}
+	}
+	return nil
+}
+
+// checkLink refuses a link that leads out of dir (base: dir with its links resolved) from where it
+// really is: its leading ".." climb from its parent directory as the kernel resolves it (through
+// the links above it), so a link is checked against that directory's depth inside dir. Every link
+// being checked this way, a path through any number of them stays inside dir.
+func checkLink(base, dir string, e Entry) error {
+	parent, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.Dir(e.Path)))
+	if err != nil {
+		return fmt.Errorf("recording: record %q: %w", e.Path, err)
+	}
+	rel, err := filepath.Rel(base, parent)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("recording: record %q: its directory leads out of the replay directory", e.Path)
+	}
+	if !filepath.IsLocal(filepath.Join(rel, e.Link)) {
+		return fmt.Errorf("recording: record %q: link target %q leads out of the replay directory", e.Path, e.Link)
+	}
+	return nil
+}
+
+// writeFile replaces the content of rel inside root. Directories created by a link target recorded
+// later are respected: a path that is already a directory is left alone.
+func writeFile(root *os.Root, rel string, b []byte) error {
+	if fi, err := root.Lstat(rel); err == nil && fi.IsDir() {
 		return nil
 	}
-	return os.WriteFile(p, b, 0o644)
+	return root.WriteFile(rel, b, 0o644)
 }
 
 // Text returns a pointer to s, for Entry.Data.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +22,12 @@ import (
 // (drivers/infiniband/core/sysfs.c show_pma_counter before v5.x), newer ones fail the read with
 // EINVAL, and some drivers answer EOPNOTSUPP.
 var ErrNotAvailable = errors.New("counter not available")
+
+// ErrNotRegular marks a path that is not a regular file. Every sysfs attribute is one (kernfs
+// creates attributes as S_IFREG, fs/kernfs/inode.c kernfs_init_inode); a named pipe, socket or
+// device node in its place would block a read forever or read something that is no counter, so
+// it is refused before any read.
+var ErrNotRegular = errors.New("not a regular file")
 
 // ValueError reports a file whose content is not what its reader expects.
 type ValueError struct {
@@ -72,9 +79,19 @@ const maxValueLen = 256
 // benchmarks can hold the per-scrape cost down. A Reader is not safe for concurrent use (it reuses
 // one buffer).
 type Reader struct {
+	// parent, for a Reader made by Fork, holds the hooks and the counts.
+	parent *Reader
 	buf    [maxValueLen]byte
 	opened atomic.Int64
 	reads  atomic.Int64
+	// beneath, when set (Confine), is the directory every open resolves inside, and beneathFD
+	// its descriptor.
+	beneath   string
+	beneathFD int
+	// maxKept caps the descriptors kept open by this Reader and its forks together (SetMaxKept);
+	// keptTotal counts them.
+	maxKept   int64
+	keptTotal atomic.Int64
 	// kept holds the descriptors of the files read through ReadBytesKept, by path.
 	kept map[string]int
 	// OnOpen, when set, is called with every path before it is opened or, for a kept file, read.
@@ -85,6 +102,41 @@ type Reader struct {
 	// use it to keep the raw readings of a scrape.
 	OnRead func(path string, content []byte, err error)
 }
+
+// Fork returns a Reader with its own buffer and kept descriptors that shares r's hooks (OnOpen,
+// OnRead, looked up at each read) and counts into r's Opened and Reads. Each goroutine that reads
+// at the same time as others uses its own fork.
+func (r *Reader) Fork() *Reader { return &Reader{parent: r.root()} }
+
+func (r *Reader) root() *Reader {
+	if r.parent != nil {
+		return r.parent
+	}
+	return r
+}
+
+// ErrOutside marks a path that would be read outside the directory a Reader is confined to.
+var ErrOutside = errors.New("outside the directory the reads are confined to")
+
+// Confine makes every later open of r (and of its forks) resolve inside dir, as openat2 with
+// RESOLVE_BENEATH resolves it: neither the path nor a link on the way may lead out of dir, and
+// paths not under dir are refused. A replay reads a tree materialized from a recording that came
+// from elsewhere; this keeps a crafted link from exposing any file of the replaying host.
+func (r *Reader) Confine(dir string) error {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &PathError{Op: "open", Path: dir, Err: err}
+	}
+	rt := r.root()
+	rt.beneath, rt.beneathFD = dir, fd
+	return nil
+}
+
+// SetMaxKept caps the descriptors ReadBytesKept keeps open, by r and its forks together; past
+// the cap a file is read with open-read-close, as ReadBytes does. Without a cap a node with
+// thousands of ports runs into the process's descriptor limit (EMFILE), and then every open
+// fails: the collector's own sockets included. 0 removes the cap.
+func (r *Reader) SetMaxKept(n int) { r.root().maxKept = int64(n) }
 
 // Opened returns the number of files opened so far.
 func (r *Reader) Opened() int64 { return r.opened.Load() }
@@ -104,21 +156,22 @@ func (r *Reader) ReadBytes(path string) ([]byte, error) {
 
 // seen hands a read's outcome to OnRead and returns it.
 func (r *Reader) seen(path string, b []byte, err error) ([]byte, error) {
-	if r.OnRead != nil {
-		r.OnRead(path, b, err)
+	if onRead := r.root().OnRead; onRead != nil {
+		onRead(path, b, err)
 	}
 	return b, err
 }
 
 func (r *Reader) readBytes(path string) ([]byte, error) {
-	r.reads.Add(1)
-	r.opened.Add(1)
-	if r.OnOpen != nil {
-		if err := r.OnOpen(path); err != nil {
+	rt := r.root()
+	rt.reads.Add(1)
+	rt.opened.Add(1)
+	if rt.OnOpen != nil {
+		if err := rt.OnOpen(path); err != nil {
 			return nil, &PathError{Op: "read", Path: path, Err: err}
 		}
 	}
-	fd, err := openRetry(path)
+	fd, err := rt.open(path)
 	if err != nil {
 		return nil, &PathError{Op: "open", Path: path, Err: err}
 	}
@@ -147,24 +200,29 @@ func (r *Reader) ReadBytesKept(path string) ([]byte, error) {
 }
 
 func (r *Reader) readKept(path string) ([]byte, error) {
-	r.reads.Add(1)
-	if r.OnOpen != nil {
-		if err := r.OnOpen(path); err != nil {
+	rt := r.root()
+	if _, ok := r.kept[path]; !ok && rt.maxKept > 0 && rt.keptTotal.Load() >= rt.maxKept {
+		return r.readBytes(path)
+	}
+	rt.reads.Add(1)
+	if rt.OnOpen != nil {
+		if err := rt.OnOpen(path); err != nil {
 			r.closeKept(path)
 			return nil, &PathError{Op: "read", Path: path, Err: err}
 		}
 	}
 	fd, ok := r.kept[path]
 	if !ok {
-		r.opened.Add(1)
+		rt.opened.Add(1)
 		var err error
-		if fd, err = openRetry(path); err != nil {
+		if fd, err = rt.open(path); err != nil {
 			return nil, &PathError{Op: "open", Path: path, Err: err}
 		}
 		if r.kept == nil {
 			r.kept = map[string]int{}
 		}
 		r.kept[path] = fd
+		rt.keptTotal.Add(1)
 	}
 	n, err := preadRetry(fd, r.buf[:])
 	if err != nil {
@@ -187,6 +245,7 @@ func (r *Reader) closeKept(path string) {
 	if fd, ok := r.kept[path]; ok {
 		_ = unix.Close(fd)
 		delete(r.kept, path)
+		r.root().keptTotal.Add(-1)
 	}
 }
 
@@ -195,6 +254,7 @@ func (r *Reader) CloseKept() {
 	for _, fd := range r.kept {
 		_ = unix.Close(fd)
 	}
+	r.root().keptTotal.Add(-int64(len(r.kept)))
 	clear(r.kept)
 }
 
@@ -264,12 +324,42 @@ func ParseUint(path string, b []byte) (uint64, error) {
 	return v, nil
 }
 
-func openRetry(path string) (int, error) {
+// open opens path for reading, refusing anything but a regular file. O_NONBLOCK makes the
+// open of a FIFO return at once instead of waiting for a writer (fifo(7)); it has no effect on
+// regular files (open(2)), so the reads of a sysfs attribute are unchanged. The type is checked on
+// the open descriptor (fstat), so a file swapped between a check and the open cannot slip by.
+func (r *Reader) open(path string) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
+	open := func() (int, error) { return unix.Open(path, flags, 0) }
+	if r.beneath != "" {
+		rel, ok := strings.CutPrefix(path, r.beneath+"/")
+		if !ok {
+			return -1, ErrOutside
+		}
+		how := &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+		open = func() (int, error) { return unix.Openat2(r.beneathFD, rel, how) }
+	}
 	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
+		fd, err := open()
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EXDEV && r.beneath != "" {
+			return -1, ErrOutside // openat2(2): RESOLVE_BENEATH refused a step out of the directory
+		}
+		if err != nil {
 			return fd, err
 		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			_ = unix.Close(fd)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			_ = unix.Close(fd)
+			return -1, ErrNotRegular
+		}
+		return fd, nil
 	}
 }
 
@@ -294,7 +384,7 @@ func preadRetry(fd int, buf []byte) (int, error) {
 // ListDir returns the names of the entries of dir, sorted. A missing directory yields no names
 // and no error: the subsystem is simply not there (no RDMA stack, no perf support).
 func ListDir(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

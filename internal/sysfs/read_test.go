@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -244,4 +245,90 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestReadRefusesNonRegularFiles: a named pipe in place of an attribute (kernfs attributes are
+// always regular files, fs/kernfs/inode.c) is refused at once instead of blocking the open or the
+// read until a writer comes, by ReadBytes and ReadBytesKept alike.
+func TestReadRefusesNonRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "port_xmit_data")
+	require.NoError(t, unix.Mkfifo(fifo, 0o644))
+	var r Reader
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := r.ReadBytes(fifo)
+		assert.ErrorIs(t, err, ErrNotRegular)
+		assert.Contains(t, err.Error(), fifo)
+		_, err = r.ReadUintKept(fifo)
+		assert.ErrorIs(t, err, ErrNotRegular)
+		assert.Equal(t, 0, r.Kept())
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a read of a named pipe blocks")
+	}
+}
+
+// TestConfinedReads: a Reader confined to a directory reads through links inside it and refuses a
+// link out of it (openat2 RESOLVE_BENEATH) and paths not under it, naming the file.
+func TestConfinedReads(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(outside, []byte("hunter2"), 0o600))
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sys", "devices", "d"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sys", "devices", "d", "fw_ver"), []byte("1.2\n"), 0o644))
+	require.NoError(t, os.Symlink("devices/d", filepath.Join(dir, "sys", "dev")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "sys", "devices", "d", "board_id")))
+	require.NoError(t, os.Symlink("../../../../../../../../../.."+outside, filepath.Join(dir, "sys", "devices", "d", "up")))
+
+	var r Reader
+	require.NoError(t, r.Confine(dir))
+	f := r.Fork()
+	for _, rd := range []*Reader{&r, f} {
+		s, err := rd.ReadString(filepath.Join(dir, "sys", "dev", "fw_ver"))
+		require.NoError(t, err)
+		assert.Equal(t, "1.2", s)
+		for _, p := range []string{filepath.Join(dir, "sys", "dev", "board_id"), filepath.Join(dir, "sys", "dev", "up"), outside} {
+			_, err := rd.ReadString(p)
+			assert.ErrorIs(t, err, ErrOutside, p)
+			assert.Contains(t, err.Error(), p)
+			_, err = rd.ReadUintKept(p)
+			assert.ErrorIs(t, err, ErrOutside, p)
+		}
+	}
+}
+
+// TestMaxKept: past the cap, shared by a Reader and its forks, files are read with
+// open-read-close and nothing more is kept; closing kept files makes room again.
+func TestMaxKept(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 6 {
+		p := filepath.Join(dir, strconv.Itoa(i))
+		require.NoError(t, os.WriteFile(p, []byte(strconv.Itoa(i)+"\n"), 0o644))
+		paths = append(paths, p)
+	}
+	var r Reader
+	r.SetMaxKept(3)
+	f := r.Fork()
+	for i, p := range paths {
+		rd := &r
+		if i%2 == 1 {
+			rd = f
+		}
+		for range 2 {
+			v, err := rd.ReadUintKept(p)
+			require.NoError(t, err)
+			assert.Equal(t, uint64(i), v)
+		}
+	}
+	assert.Equal(t, 3, r.Kept()+f.Kept(), "kept up to the cap")
+	assert.Equal(t, int64(3+3*2), r.Opened(), "the others opened on every read")
+	f.CloseKept()
+	_, err := f.ReadUintKept(paths[5])
+	require.NoError(t, err)
+	assert.Equal(t, 1, f.Kept(), "room again after a close")
 }

@@ -230,6 +230,25 @@ func BenchRDMANode() []RDMADevice {
 	return devs
 }
 
+// ScaleRDMANode is BenchRDMANode's mlx5 RoCE device (one port, one netdev) n times, each on a
+// PCI function of its own: the node of the scaling benchmark and of the many-ports fault test.
+func ScaleRDMANode(n int) []RDMADevice {
+	tmpl := BenchRDMANode()[0]
+	devs := make([]RDMADevice, 0, n)
+	for i := range n {
+		d := tmpl
+		d.Name = fmt.Sprintf("mlx5_%d", i)
+		d.PCIPath = fmt.Sprintf("pci%04x:00/%04x:00:00.0/%04x:01:00.0", i, i, i)
+		nd := fmt.Sprintf("ens%dnp0", i)
+		p := tmpl.Ports[0]
+		p.Ndevs = map[int]string{0: nd}
+		d.Ports = []RDMAPort{p}
+		d.Netdevs = []RDMANetdev{{Name: nd, TX: 1, RX: 2}}
+		devs = append(devs, d)
+	}
+	return devs
+}
+
 // WriteRDMANode lays the devices out under root (root/sys/...). It returns the first error (a
 // fixture half written is of no use), naming the path.
 func WriteRDMANode(root string, devs []RDMADevice) error {

@@ -107,17 +107,27 @@ type gpuScraper struct {
 	// resync: samples may have been lost before this poll's (a new connection, or the source
 	// said so); each integrator clamps the gap to its next sample.
 	resync bool
+
+	// callTimeout bounds a poll of the GPU library (never past the scrape's deadline); stuck is
+	// closed when a poll that did not return in time finally does (pollWithDeadline).
+	callTimeout time.Duration
+	stuck       chan struct{}
 }
+
+// defaultCallTimeout: a DCGM or NVML poll answers in milliseconds; one that takes seconds is a
+// hostengine or driver that hangs (an NVML call can block behind a GPU that fell off the bus).
+const defaultCallTimeout = 5 * time.Second
 
 func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 	s := &gpuScraper{
-		cfg:      cfg,
-		logger:   set.Logger,
-		mb:       metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		open:     openerFor(cfg),
-		now:      time.Now,
-		want:     wantedQuantities(cfg.Metrics),
-		problems: errtrack.New(),
+		callTimeout: defaultCallTimeout,
+		cfg:         cfg,
+		logger:      set.Logger,
+		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		open:        openerFor(cfg),
+		now:         time.Now,
+		want:        wantedQuantities(cfg.Metrics),
+		problems:    errtrack.New(),
 		// The start-time rule (metadata/start-time.md): a counter read since boot reports what it
 		// counted since the series began.
 		counters:  counter.NewTracker[seriesKey](counter.SinceFirstReading()),
@@ -216,7 +226,8 @@ func (s *gpuScraper) numaNode(busID string) int64 {
 }
 
 func (s *gpuScraper) shutdown(context.Context) error {
-	if s.src == nil {
+	if s.src == nil || s.isStuck() {
+		// A call still blocked in the library holds the source: never wait for it at shutdown.
 		return nil
 	}
 	err := s.src.close()
@@ -224,8 +235,11 @@ func (s *gpuScraper) shutdown(context.Context) error {
 	return err
 }
 
-func (s *gpuScraper) scrape(context.Context) (pmetric.Metrics, error) {
+func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := s.now()
+	if s.isStuck() {
+		return pmetric.NewMetrics(), nil
+	}
 	if s.src == nil {
 		if now.Sub(s.lastAttempt) < s.cfg.RetryInterval {
 			return pmetric.NewMetrics(), nil
@@ -245,8 +259,11 @@ func (s *gpuScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		}
 	}
 
-	var err error
-	s.buf, err = s.src.poll(s.buf[:0])
+	buf, err, ok := s.pollWithDeadline(ctx)
+	if !ok {
+		return pmetric.NewMetrics(), nil
+	}
+	s.buf = buf
 	if err != nil {
 		// The source as a whole is gone (hostengine restarted, connection lost): close it and
 		// reconnect at the next scrape.
@@ -261,6 +278,62 @@ func (s *gpuScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	}
 	s.record(pcommon.NewTimestampFromTime(now))
 	return s.mb.Emit(), nil
+}
+
+// isStuck reports whether a poll that did not return in time is still blocked; when it has
+// returned since, GPU metrics are read again (its late samples are dropped: the integrators
+// bridge the gap or start over, as after any gap).
+func (s *gpuScraper) isStuck() bool {
+	if s.stuck == nil {
+		return false
+	}
+	select {
+	case <-s.stuck:
+		s.stuck = nil
+		s.problems.Recover("stuck")
+		s.logger.Info("The GPU library answered again; reading GPU metrics")
+		return false
+	default:
+		return true
+	}
+}
+
+// pollWithDeadline polls the source on a goroutine and waits for it until callTimeout (or the
+// scrape's deadline). A poll that does not return in time is reported once and left to finish;
+// ok is false then, and the scrapes skip the GPUs until it has returned.
+func (s *gpuScraper) pollWithDeadline(ctx context.Context) (buf []sample, err error, ok bool) {
+	type result struct {
+		buf []sample
+		err error
+	}
+	timeout := s.callTimeout
+	if d, has := ctx.Deadline(); has && time.Until(d) < timeout {
+		timeout = max(time.Until(d), 0)
+	}
+	done := make(chan result, 1)
+	src, in := s.src, s.buf[:0]
+	go func() {
+		b, err := src.poll(in)
+		done <- result{b, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.buf, r.err, true
+	case <-t.C:
+	}
+	stuck := make(chan struct{})
+	go func() {
+		<-done
+		close(stuck)
+	}()
+	s.stuck, s.buf = stuck, nil // the blocked poll owns the old buffer
+	if s.problems.Fail("stuck", errors.New("poll did not return")) {
+		s.logger.Warn("A GPU library call did not return in time; GPU metrics are skipped until it does",
+			zap.String("source", src.kind()), zap.Duration("timeout", timeout))
+	}
+	return nil, nil, false
 }
 
 // record turns the samples of one poll into metrics.

@@ -2,6 +2,7 @@ package rnicreceiver
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
@@ -51,6 +52,40 @@ func BenchmarkScrape(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(s.reader.Reads()-reads)/float64(b.N), "files/op")
 			b.ReportMetric(float64(s.reader.Opened()-opens)/float64(b.N), "opens/op")
+		})
+	}
+}
+
+// BenchmarkScrapePorts: one full scrape (every counter, as on the first scrape and every
+// slow_interval) at 100, 400 and 1600 ports; ns/op per port stays flat (linear scaling), and
+// kept-files is the number of descriptors held between scrapes (capped by maxKeptFiles).
+func BenchmarkScrapePorts(b *testing.B) {
+	for _, n := range []int{100, 400, 1600} {
+		b.Run(fmt.Sprintf("ports=%d", n), func(b *testing.B) {
+			root := b.TempDir()
+			if err := testfs.WriteRDMANode(root, testfs.ScaleRDMANode(n)); err != nil {
+				b.Fatal(err)
+			}
+			s, _ := newTestScraper(b, root, func(cfg *Config) {
+				cfg.SlowInterval = 0
+				cfg.Topology.Enabled = false
+			})
+			if _, err := s.scrape(context.Background()); err != nil { // discovery
+				b.Fatal(err)
+			}
+			if len(s.ports) != n {
+				b.Fatalf("found %d ports, want %d", len(s.ports), n)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.scrape(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/port")
+			b.ReportMetric(float64(s.keptFiles()), "kept-files")
 		})
 	}
 }

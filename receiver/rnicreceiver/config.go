@@ -45,6 +45,12 @@ type Config struct {
 	// read it (cadence.go). 0 reads everything on every scrape.
 	SlowInterval time.Duration `mapstructure:"slow_interval"`
 
+	// ReadTimeout bounds the reads of one device in one scrape (never past the scrape's own
+	// timeout). A device whose reads do not return in time (a sysfs read stuck behind hung
+	// firmware) is reported once and skipped, with its series, until they do; the others are read
+	// as usual and shutdown does not wait for it (readgroup.go).
+	ReadTimeout time.Duration `mapstructure:"read_timeout"`
+
 	// Recording records the raw readings (recording.write) or replays a recording instead of the
 	// node (recording.replay); see internal/recording/FORMAT.md.
 	Recording recording.Settings `mapstructure:"recording"`
@@ -83,6 +89,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.SlowInterval < 0 {
 		errs = append(errs, fmt.Errorf("slow_interval must not be negative, got %s", cfg.SlowInterval))
+	}
+	if cfg.ReadTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("read_timeout must be positive, got %s", cfg.ReadTimeout))
 	}
 	if cfg.Topology.RefreshInterval < 0 {
 		errs = append(errs, fmt.Errorf("topology.refresh_interval must not be negative, got %s", cfg.Topology.RefreshInterval))

@@ -222,6 +222,14 @@ type counterFile struct {
 	slow bool
 	// primer marks mlx5CacheRefresh read only to refresh the driver's counter cache.
 	primer bool
+
+	// raw and errs are the current scrape's reading: the sum, and each file's error (path, then
+	// sum), written by the device's reading goroutine (readgroup.go).
+	raw  uint64
+	errs []error
+	// flagged: rnic.counter.saturated said 1 for it; from then on it says 0 while the counter
+	// reads normally.
+	flagged bool
 }
 
 // slowKind reports whether counters of the kind move rarely enough to be read every slow_interval

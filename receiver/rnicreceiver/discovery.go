@@ -3,6 +3,7 @@ package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receive
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,9 +42,25 @@ type port struct {
 	// counterDirs: the port has a counters/ or hw_counters/ directory.
 	counterDirs bool
 
+	// The readings of the current scrape, written by the device's reading goroutine (readgroup.go).
+	state, physState intReading
+	rate             intReading
+	lanes            int64
+
 	// plane marks a port of a plane device of a multi-plane HCA: an SMI device on the same PCI
 	// function as the device that carries the traffic (smiDevice).
 	plane bool
+}
+
+// intReading and uintReading are a file's parsed value or the error that cost it.
+type intReading struct {
+	v   int64
+	err error
+}
+
+type uintReading struct {
+	raw uint64
+	err error
 }
 
 // netdev is a network device behind one or more RDMA ports (a RoCE bond serves several).
@@ -53,6 +70,7 @@ type netdev struct {
 	numaNode int64
 	txBytes  string // <sys>/class/net/<name>/statistics/tx_bytes
 	rxBytes  string
+	tx, rx   uintReading // the readings of the current scrape
 	// ethtool are the netdevs whose driver statistics stand for this one: itself, or the physical
 	// members of a bond (lowerDevices).
 	ethtool []*ethtoolTarget
@@ -92,6 +110,10 @@ func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
 		errs  []error
 	)
 	for _, dev := range devices {
+		if _, err := d.portNumbersErr(dev); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if !d.anyPortSelected(dev) {
 			continue
 		}
@@ -156,9 +178,20 @@ func (d *discovery) anyPortSelected(dev string) bool {
 }
 
 func (d *discovery) portNumbers(dev string) []string {
-	entries, err := os.ReadDir(filepath.Join(d.classDir(), dev, "ports"))
+	nums, _ := d.portNumbersErr(dev)
+	return nums
+}
+
+// portNumbersErr lists the device's port numbers; a ports/ directory that exists but cannot be
+// read is an error naming it.
+func (d *discovery) portNumbersErr(dev string) ([]string, error) {
+	dir := filepath.Join(d.classDir(), dev, "ports")
+	entries, err := sysfs.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("%s: cannot list %s: %w", dev, dir, err)
 	}
 	var nums []int
 	for _, e := range entries {
@@ -171,12 +204,15 @@ func (d *discovery) portNumbers(dev string) []string {
 	for i, n := range nums {
 		out[i] = strconv.Itoa(n)
 	}
-	return out
+	return out, nil
 }
 
 func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 	devDir := filepath.Join(d.classDir(), dev)
-	nums := d.portNumbers(dev)
+	nums, err := d.portNumbersErr(dev)
+	if err != nil {
+		return nil, err
+	}
 	if len(nums) == 0 {
 		return nil, fmt.Errorf("%s: no ports found under %s", dev, filepath.Join(devDir, "ports"))
 	}
@@ -224,10 +260,17 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 		p.linkLayer = d.optionalString(filepath.Join(dir, "link_layer"))
 		// Plan only the attribute files this port has, so that a missing one later means the
 		// device went away (and triggers a rediscovery), not a driver that never had it.
-		attrs := listFiles(dir)
+		attrs, err := listFiles(dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+		}
 		present := func(name string) bool { return slices.Contains(attrs, name) }
 		if d.needsNetdev() {
-			p.netdev = d.resolveNetdev(devDir, dir, num, p.linkLayer)
+			var nerr error
+			p.netdev, nerr = d.resolveNetdev(devDir, dir, num, p.linkLayer)
+			if nerr != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", p.name, nerr))
+			}
 		}
 		if d.metrics.RnicPortState.Enabled && present("state") {
 			p.statePath = filepath.Join(dir, "state")
@@ -239,7 +282,6 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 			p.ratePath = filepath.Join(dir, "rate")
 		}
 		p.counterDirs = dirExists(filepath.Join(dir, "counters")) || dirExists(filepath.Join(dir, "hw_counters"))
-		var err error
 		p.counters, err = cp.planPort(dir, p.name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
@@ -249,7 +291,11 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 			// device's own hw_counters/ (mlx5 counters.c alloc_hw_device_stats); they are the
 			// device's, not a port's, and carry the device name.
 			devHW := filepath.Join(devDir, "hw_counters")
-			p.counters = append(p.counters, cp.planHW(nil, devHW, dev, listFiles(devHW), nil)...)
+			names, err := listFiles(devHW)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", dev, err))
+			}
+			p.counters = append(p.counters, cp.planHW(nil, devHW, dev, names, nil)...)
 		}
 		ports = append(ports, p)
 	}
@@ -284,30 +330,54 @@ func dirExists(p string) bool {
 }
 
 // listFiles returns the regular files of dir, or nil when it does not exist (rxe has no counters/,
-// bnxt_re none either, most ports no counters_ext/).
-func listFiles(dir string) []string {
-	entries, err := os.ReadDir(dir)
+// bnxt_re none either, most ports no counters_ext/). A directory that exists but cannot be read,
+// and an entry that is a named pipe, socket or device node where sysfs has only regular files,
+// are returned as an error naming them: what it costs is then said, not silently dropped.
+func listFiles(dir string) ([]string, error) {
+	entries, err := sysfs.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("cannot list %s: %w", dir, err)
 	}
 	names := make([]string, 0, len(entries))
+	var errs []error
 	for _, e := range entries {
-		if e.Type().IsRegular() {
+		switch {
+		case e.Type().IsRegular():
 			names = append(names, e.Name())
+		case e.Type()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0:
+			errs = append(errs, fmt.Errorf("%s: %w, not read", filepath.Join(dir, e.Name()), sysfs.ErrNotRegular))
 		}
 	}
 	sort.Strings(names)
-	return names
+	return names, errors.Join(errs...)
 }
 
-// resolveNetdev finds the network device that carries the port's IP traffic.
-func (d *discovery) resolveNetdev(devDir, portDir, portNum, linkLayer string) string {
+// resolveNetdev finds the network device that carries the port's IP traffic. Names read from file
+// contents (gid_attrs/ndevs/*, parent) must be kernel netdev names (validNetdevName), so that
+// the path built from them stays inside root_path's class/net; one that is not is skipped and
+// returned as an error naming the file.
+func (d *discovery) resolveNetdev(devDir, portDir, portNum, linkLayer string) (string, error) {
+	var errs []error
+	named := func(path string) (string, bool) {
+		name, err := d.reader.ReadString(path)
+		if err != nil || name == "" {
+			return "", false
+		}
+		if !validNetdevName(name) {
+			errs = append(errs, &sysfs.ValueError{Path: path, Value: name, Err: errNotNetdevName})
+			return "", false
+		}
+		return name, true
+	}
 	// 1. RoCE: the netdev of the port's GID table (gid_attrs/ndevs/<index>). This is what the RDMA
 	// stack itself uses and it names the bond of a RoCE LAG (ibdev2netdev reads ndevs/0). Empty
 	// GID entries fail with EINVAL (core sysfs.c _show_port_gid_attr), so try the entries in order.
 	if strings.EqualFold(linkLayer, "Ethernet") {
 		ndevs := filepath.Join(portDir, "gid_attrs", "ndevs")
-		entries, _ := os.ReadDir(ndevs)
+		entries, _ := sysfs.ReadDir(ndevs)
 		idx := make([]int, 0, len(entries))
 		for _, e := range entries {
 			if n, err := strconv.Atoi(e.Name()); err == nil {
@@ -316,8 +386,8 @@ func (d *discovery) resolveNetdev(devDir, portDir, portNum, linkLayer string) st
 		}
 		sort.Ints(idx)
 		for _, i := range idx {
-			if name, err := d.reader.ReadString(filepath.Join(ndevs, strconv.Itoa(i))); err == nil && name != "" {
-				return name
+			if name, ok := named(filepath.Join(ndevs, strconv.Itoa(i))); ok {
+				return name, errors.Join(errs...)
 			}
 		}
 	}
@@ -325,23 +395,40 @@ func (d *discovery) resolveNetdev(devDir, portDir, portNum, linkLayer string) st
 	// than one (mlx4 drives both ports from one function), dev_port (0-based) names the port
 	// (Documentation/ABI/testing/sysfs-class-net).
 	netDir := filepath.Join(devDir, "device", "net")
-	if entries, err := os.ReadDir(netDir); err == nil && len(entries) > 0 {
+	if entries, err := sysfs.ReadDir(netDir); err == nil && len(entries) > 0 {
 		if len(entries) == 1 {
-			return entries[0].Name()
+			return entries[0].Name(), errors.Join(errs...)
 		}
 		want, _ := strconv.Atoi(portNum)
 		for _, e := range entries {
 			if dp, err := d.reader.ReadInt(filepath.Join(netDir, e.Name(), "dev_port")); err == nil && dp == int64(want-1) {
-				return e.Name()
+				return e.Name(), errors.Join(errs...)
 			}
 		}
-		return entries[0].Name()
+		return entries[0].Name(), errors.Join(errs...)
 	}
 	// 3. Soft-RoCE names its netdev in the `parent` attribute (rxe_verbs.c parent_show).
-	if name, err := d.reader.ReadString(filepath.Join(devDir, "parent")); err == nil {
-		return name
+	if name, ok := named(filepath.Join(devDir, "parent")); ok {
+		return name, errors.Join(errs...)
 	}
-	return ""
+	return "", errors.Join(errs...)
+}
+
+var errNotNetdevName = errors.New("not a network device name")
+
+// validNetdevName is the kernel's dev_valid_name (net/core/dev.c): not empty, shorter than
+// IFNAMSIZ (16), not "." or "..", and without '/', ':' or white space.
+func validNetdevName(name string) bool {
+	if name == "" || len(name) >= 16 || name == "." || name == ".." {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '/', ':', ' ', '\t', '\n', '\v', '\f', '\r', 0:
+			return false
+		}
+	}
+	return true
 }
 
 // netdevsOf returns the distinct netdevs of the ports, each once even when a bond serves several.
@@ -385,8 +472,12 @@ func (d *discovery) lowerDevices(name string, depth int) []string {
 	dir := filepath.Join(d.sys, "class", "net", name)
 	var lower []string
 	if s, err := d.reader.ReadString(filepath.Join(dir, "bonding", "slaves")); err == nil {
-		lower = strings.Fields(s)
-	} else if entries, err := os.ReadDir(dir); err == nil {
+		for _, l := range strings.Fields(s) {
+			if validNetdevName(l) { // read from a file's content: it must stay a name
+				lower = append(lower, l)
+			}
+		}
+	} else if entries, err := sysfs.ReadDir(dir); err == nil {
 		for _, e := range entries {
 			if l, ok := strings.CutPrefix(e.Name(), "lower_"); ok {
 				lower = append(lower, l)

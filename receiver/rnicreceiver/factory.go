@@ -23,6 +23,11 @@ const defaultCollectionInterval = 10 * time.Second
 // default collection interval it changes nothing.
 const defaultSlowInterval = 10 * time.Second
 
+// defaultReadTimeout is what one device's reads may take in one scrape (Config.ReadTimeout): a
+// healthy mlx5 port answers its 17 to 47 files in milliseconds, each a firmware command; a second
+// and more means the firmware is not answering.
+const defaultReadTimeout = 2 * time.Second
+
 // defaultTopologyRefresh re-reads the PCI tree now and then: a link can retrain and modules load.
 const defaultTopologyRefresh = 5 * time.Minute
 
@@ -45,6 +50,7 @@ func createDefaultConfig() component.Config {
 		Ethtool:              EthtoolConfig{Enabled: true},
 		Topology:             TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
 		SlowInterval:         defaultSlowInterval,
+		ReadTimeout:          defaultReadTimeout,
 	}
 }
 

@@ -103,9 +103,10 @@ var errNoPMAData = errors.New("no PMA data counters")
 // planPort plans the counters of one port (dir: its ports/<n> directory). The error says why the
 // PMA counters are not used, when they exist but cannot be read.
 func (cp *counterPlanner) planPort(dir, owner string) ([]counterFile, error) {
-	pma := listFiles(filepath.Join(dir, "counters"))
-	ext := listFiles(filepath.Join(dir, "counters_ext"))
-	hw := listFiles(filepath.Join(dir, "hw_counters"))
+	pma, err1 := listFiles(filepath.Join(dir, "counters"))
+	ext, err2 := listFiles(filepath.Join(dir, "counters_ext"))
+	hw, err3 := listFiles(filepath.Join(dir, "hw_counters"))
+	listErr := errors.Join(err1, err2, err3)
 
 	var pmaErr error
 	if len(pma) > 0 {
@@ -158,7 +159,7 @@ func (cp *counterPlanner) planPort(dir, owner string) ([]counterFile, error) {
 	if !havePMAData {
 		plan, traffic = cp.planHWTraffic(plan, filepath.Join(dir, "hw_counters"), owner, hw)
 	}
-	return cp.planHW(plan, filepath.Join(dir, "hw_counters"), owner, hw, traffic), pmaErr
+	return cp.planHW(plan, filepath.Join(dir, "hw_counters"), owner, hw, traffic), errors.Join(listErr, pmaErr)
 }
 
 // planHWTraffic plans the hw_counters byte and packet counters of a port without PMA data

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
@@ -36,9 +38,16 @@ type rnicScraper struct {
 	// The device set the current plan was built from; the plan is rebuilt when it changes or when a
 	// read says a device went away.
 	devices    []string
+	portNums   map[string][]string // the port numbers of each device at the last discovery
 	ports      []*port
 	netdevs    []*netdev
 	rediscover bool
+
+	// groups are the ports by device and the netdevs, each read on a goroutine of its own with a
+	// deadline; stuck are the groups whose reads did not return in time (readgroup.go).
+	groups []*readGroup
+	stuck  map[string]*stuckRead
+	timer  *time.Timer
 
 	topo   *topology
 	topoAt time.Time
@@ -64,8 +73,27 @@ type rnicScraper struct {
 	// noCountersLogged: the warning about ports without counter directories was given.
 	noCountersLogged bool
 
+	// listed and unlisted count the errors of the current scrape put into its error, and those
+	// past maxListedErrors.
+	listed, unlisted int
+
 	// starts points the builder at each series' start timestamp.
 	starts *counter.StartTimes
+}
+
+// maxListedErrors caps the errors joined into a scrape's error (one log line).
+const maxListedErrors = 20
+
+// maxKeptFiles caps the descriptors kept open between scrapes (sysfs.Reader.SetMaxKept): a
+// quarter of the process's descriptor limit, and at most 8192 (about 540 RoCE ports of 15 files
+// read on every scrape); past it the files are read with open-read-close.
+func maxKeptFiles() int {
+	const most = 8192
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY {
+		return most
+	}
+	return int(min(lim.Cur/4, most))
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
@@ -77,9 +105,11 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 		failures:   errtrack.New(),
 		newEthtool: newIoctlEthtool,
 		rediscover: true,
+		stuck:      map[string]*stuckRead{},
 	}
 	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
 	s.disc = discovery{sys: cfg.sysRoot(), cfg: cfg, metrics: cfg.Metrics, reader: &s.reader}
+	s.reader.SetMaxKept(maxKeptFiles())
 	s.root = cfg.rootPath()
 	return s
 }
@@ -94,6 +124,11 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 		}
 		s.replay, s.root = rp, rp.player.Root()
 		s.disc.sys = filepath.Join(s.root, "sys")
+		// The recording came from elsewhere: no read may leave its tree.
+		if err := s.reader.Confine(s.root); err != nil {
+			_ = rp.close()
+			return err
+		}
 		s.reader.OnOpen = rp.player.Fault
 		s.ethtool = rp
 	case s.cfg.Recording.Write != "":
@@ -103,6 +138,10 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 		}
 		s.rec = rc
 		s.reader.OnRead = rc.onRead
+		s.logger.Info("Recording the readings", zap.String("path", rc.w.Path()))
+	}
+	if s.replay == nil {
+		s.checkRoot()
 	}
 	if s.ethtool == nil && s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
 		e, err := s.newEthtool()
@@ -119,8 +158,26 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 	return nil
 }
 
+// checkRoot says at start when root_path does not lead to a sysfs: a typo or a missing mount
+// would otherwise look like a node without RDMA hardware. The receiver keeps running (the mount
+// may come later).
+func (s *rnicScraper) checkRoot() {
+	if fi, err := os.Stat(s.root); err != nil || !fi.IsDir() {
+		s.logger.Warn("root_path does not exist or is not a directory; nothing will be found until it does",
+			zap.String("root_path", s.root), zap.Error(err))
+		return
+	}
+	if _, err := os.Stat(filepath.Join(s.root, "sys", "class")); err != nil {
+		s.logger.Warn("root_path has no sys/class: mount the host's /sys at root_path/sys",
+			zap.String("root_path", s.root), zap.Error(err))
+	}
+}
+
 func (s *rnicScraper) shutdown(context.Context) error {
+	// A stuck group's descriptors stay with its goroutine: closing them under a blocked read could
+	// hand the number to another file. The process is going away anyway.
 	s.reader.CloseKept()
+	closeGroups(s.groups)
 	if s.ethtool != nil {
 		s.ethtool.Close()
 		s.ethtool = nil
@@ -137,7 +194,7 @@ func (s *rnicScraper) shutdown(context.Context) error {
 	return err
 }
 
-func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
+func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := pcommon.NewTimestampFromTime(time.Now())
 	var errs scrapererror.ScrapeErrors
 
@@ -159,11 +216,16 @@ func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	if s.topo != nil {
 		s.topo.record(s.mb, now)
 	}
-	for _, p := range s.ports {
-		s.scrapePort(p, now, &errs)
-	}
-	for _, nd := range s.netdevs {
-		s.scrapeNetdev(nd, now, &errs)
+	for _, g := range s.groups {
+		if !s.readGroupFiles(ctx, g, &errs) {
+			continue
+		}
+		for _, p := range g.ports {
+			s.scrapePort(p, now, &errs)
+		}
+		for _, nd := range g.netdevs {
+			s.scrapeNetdev(nd, now, &errs)
+		}
 	}
 	if s.slowDue {
 		// Only now has every live series been observed since the last sweep (cadence.go).
@@ -175,6 +237,10 @@ func (s *rnicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 			s.logger.Warn("cannot write the recording", zap.Error(err))
 		}
 	}
+	if s.unlisted > 0 {
+		errs.AddPartial(s.unlisted, fmt.Errorf("and %d more failures, not listed here (logged at debug level)", s.unlisted))
+	}
+	s.listed, s.unlisted = 0, 0
 	return s.mb.Emit(), errs.Combine()
 }
 
@@ -186,14 +252,21 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 		s.report(errs, s.disc.classDir(), fmt.Errorf("listing RDMA devices: %w", err))
 		return
 	}
-	if !s.rediscover && slices.Equal(devices, s.devices) {
+	portNums := make(map[string][]string, len(devices))
+	for _, dev := range devices {
+		// One directory read per device: a port added to a device that is already known (a
+		// port brought up, a multi-plane device growing planes) is found as a new device is.
+		portNums[dev] = s.disc.portNumbers(dev)
+	}
+	if !s.rediscover && slices.Equal(devices, s.devices) && maps.EqualFunc(portNums, s.portNums, slices.Equal) {
 		s.refreshTopology(errs, false)
 		return
 	}
 	s.rediscover = false
-	s.devices = devices
+	s.devices, s.portNums = devices, portNums
 	// The kept descriptors belong to the old plan: a path may now lead to another device.
 	s.reader.CloseKept()
+	closeGroups(s.groups)
 	// New ports are read in full on their first scrape.
 	s.slowAt = time.Time{}
 	ports, netdevs, derrs := s.disc.discover(devices)
@@ -201,6 +274,7 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 		s.report(errs, "discovery:"+err.Error(), err)
 	}
 	s.ports, s.netdevs = ports, netdevs
+	s.groups = s.groupsOf(ports, netdevs)
 	if s.rec != nil {
 		if err := s.rec.snapshot(ports, netdevs, s.cfg.Topology.Enabled && topologyEnabled(s.cfg.Metrics)); err != nil {
 			s.logger.Warn("cannot record the device tree", zap.Error(err))
@@ -263,7 +337,15 @@ func (s *rnicScraper) report(errs *scrapererror.ScrapeErrors, key string, err er
 		s.rediscover = true
 	}
 	if s.failures.Fail(key, err) {
-		errs.AddPartial(1, err)
+		if s.listed < maxListedErrors {
+			s.listed++
+			errs.AddPartial(1, err)
+			return
+		}
+		// One log line holds all of a scrape's errors: past maxListedErrors (a node-wide failure
+		// on thousands of ports) they are counted there and logged at debug level each.
+		s.unlisted++
+		s.logger.Debug("failure not listed in the scrape's error", zap.Error(err))
 		return
 	}
 	s.logger.Debug("still failing", zap.Error(err))
@@ -275,31 +357,52 @@ func (s *rnicScraper) ok(key string) {
 	}
 }
 
+// readPort reads the port's files into its readings; it runs on the device's reading goroutine
+// (readgroup.go) and touches nothing but r and the port.
+func (s *rnicScraper) readPort(r *sysfs.Reader, p *port, slow bool) {
+	if p.statePath != "" {
+		p.state.v, p.state.err = readStateID(r, p.statePath)
+	}
+	if p.physStatePath != "" {
+		p.physState.v, p.physState.err = readStateID(r, p.physStatePath)
+	}
+	if p.ratePath != "" {
+		p.rate.v, p.lanes, p.rate.err = readRate(r, p.ratePath)
+	}
+	for i := range p.counters {
+		cf := &p.counters[i]
+		if cf.slow && !slow {
+			continue
+		}
+		s.readCounter(r, cf)
+	}
+}
+
 func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
 	if p.statePath != "" {
-		if id, err := s.readStateID(p.statePath); err != nil {
-			s.report(errs, p.statePath, err)
+		if p.state.err != nil {
+			s.report(errs, p.statePath, p.state.err)
 		} else {
 			s.ok(p.statePath)
-			s.mb.RecordRnicPortStateDataPoint(now, id, p.name)
+			s.mb.RecordRnicPortStateDataPoint(now, p.state.v, p.name)
 		}
 	}
 	if p.physStatePath != "" {
-		if id, err := s.readStateID(p.physStatePath); err != nil {
-			s.report(errs, p.physStatePath, err)
+		if p.physState.err != nil {
+			s.report(errs, p.physStatePath, p.physState.err)
 		} else {
 			s.ok(p.physStatePath)
-			s.mb.RecordRnicPortPhysicalStateDataPoint(now, id, p.name)
+			s.mb.RecordRnicPortPhysicalStateDataPoint(now, p.physState.v, p.name)
 		}
 	}
 	if p.ratePath != "" {
-		if rate, lanes, err := s.readRate(p.ratePath); err != nil {
-			s.report(errs, p.ratePath, err)
+		if p.rate.err != nil {
+			s.report(errs, p.ratePath, p.rate.err)
 		} else {
 			s.ok(p.ratePath)
-			s.mb.RecordRnicPortRateDataPoint(now, rate, p.name)
-			if lanes > 0 {
-				s.mb.RecordRnicPortWidthDataPoint(now, lanes, p.name)
+			s.mb.RecordRnicPortRateDataPoint(now, p.rate.v, p.name)
+			if p.lanes > 0 {
+				s.mb.RecordRnicPortWidthDataPoint(now, p.lanes, p.name)
 			}
 		}
 	}
@@ -314,98 +417,124 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 		if cf.slow && !s.slowDue {
 			continue
 		}
-		raw, ok := s.readCounter(cf, errs)
-		if !ok {
+		if !s.counterRead(cf, errs) {
 			s.series.Hold(cf.key) // a failed read costs the point, not the series (metadata/start-time.md)
-		}
-		if !ok || cf.primer {
 			continue
 		}
-		pt := s.series.Observe(cf.key, raw, cf.spec, now)
-		if !pt.Report() {
-			// Stuck at all ones: the rate it would imply is not traffic. Say so instead.
+		if cf.primer {
+			continue
+		}
+		pt := s.series.Observe(cf.key, cf.raw, cf.spec, now)
+		v, representable := counter.Scaled(pt.Value, cf.scale)
+		if !pt.Report() || !representable {
+			// Stuck at all ones, or a value no integer point can hold after scaling (a 64-bit
+			// PMA counter at 2^61 and above times 4): the rate it would imply is not traffic.
+			// Say so instead.
 			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, cf.owner, cf.name)
+			cf.flagged = true
 			continue
+		}
+		if cf.flagged {
+			// Out of saturation (a reset, perfquery -R): the flag says so from now on.
+			s.mb.RecordRnicCounterSaturatedDataPoint(now, 0, cf.owner, cf.name)
 		}
 		s.starts.Use(pt.Start)
-		s.recordCounter(p, cf, pt.Value, now)
+		s.recordCounter(p, cf, pt.Value, v, now)
 	}
 }
 
-// readCounter reads a counter file and the files summed into it; a failure of any of them costs
-// the point and is reported against the file that failed.
-func (s *rnicScraper) readCounter(cf *counterFile, errs *scrapererror.ScrapeErrors) (uint64, bool) {
-	total, ok := uint64(0), true
-	for i := -1; i < len(cf.sum); i++ {
+// readCounter reads a counter file and the files summed into it, keeping each file's error.
+func (s *rnicScraper) readCounter(r *sysfs.Reader, cf *counterFile) {
+	if cf.errs == nil {
+		cf.errs = make([]error, 1+len(cf.sum))
+	}
+	cf.raw = 0
+	for i := range cf.errs {
 		path := cf.path
-		if i >= 0 {
-			path = cf.sum[i]
+		if i > 0 {
+			path = cf.sum[i-1]
 		}
-		v, err := s.readCounterFile(cf, path)
+		v, err := s.readCounterFile(r, cf, path)
+		cf.errs[i] = err
+		cf.raw += v
+	}
+}
+
+// counterRead reports the errors of the counter's files; a failure of any of them costs the point
+// and is reported against the file that failed.
+func (s *rnicScraper) counterRead(cf *counterFile, errs *scrapererror.ScrapeErrors) bool {
+	ok := true
+	for i, err := range cf.errs {
+		path := cf.path
+		if i > 0 {
+			path = cf.sum[i-1]
+		}
 		if err != nil {
 			s.report(errs, path, err)
 			ok = false
 			continue
 		}
 		s.ok(path)
-		total += v
 	}
-	return total, ok
+	return ok
 }
 
 // readCounterFile reads one counter file. The ones read on every scrape keep their descriptor
 // open between scrapes (sysfs.Reader.ReadBytesKept); the slow ones, read every slow_interval, are
 // opened each time, so that a node does not hold a descriptor and a sysfs buffer for each of them.
-func (s *rnicScraper) readCounterFile(cf *counterFile, path string) (uint64, error) {
+func (s *rnicScraper) readCounterFile(r *sysfs.Reader, cf *counterFile, path string) (uint64, error) {
 	if cf.slow && s.cfg.SlowInterval > 0 {
-		return s.reader.ReadUint(path)
+		return r.ReadUint(path)
 	}
-	return s.reader.ReadUintKept(path)
+	return r.ReadUintKept(path)
 }
 
-func (s *rnicScraper) recordCounter(p *port, cf *counterFile, v uint64, now pcommon.Timestamp) {
+// recordCounter records a counter's point: raw in the counter's unit, scaled in the metric's
+// (counter.Scaled checked that both fit).
+func (s *rnicScraper) recordCounter(p *port, cf *counterFile, raw uint64, scaled int64, now pcommon.Timestamp) {
+	v := int64(raw)
 	if cf.driver {
-		s.mb.RecordRnicDriverCounterDataPoint(now, int64(v), cf.owner, cf.name, cf.source)
+		s.mb.RecordRnicDriverCounterDataPoint(now, v, cf.owner, cf.name, cf.source)
 	}
 	switch cf.kind {
 	case kindBytes:
 		if p.plane {
 			return // a plane of a multi-plane device: its bytes are counted by the device itself
 		}
-		s.mb.RecordInterconnectIoDataPoint(now, int64(v*cf.scale), metadata.AttributeComponentRnic, cf.direction,
+		s.mb.RecordInterconnectIoDataPoint(now, scaled, metadata.AttributeComponentRnic, cf.direction,
 			cf.owner, p.pciBusID, p.numaNode)
 	case kindPackets:
 		if p.plane {
 			return
 		}
-		s.mb.RecordRnicPacketsDataPoint(now, int64(v), cf.owner, cf.direction)
+		s.mb.RecordRnicPacketsDataPoint(now, v, cf.owner, cf.direction)
 	case kindPortError:
-		s.mb.RecordRnicPortErrorsDataPoint(now, int64(v), cf.owner, cf.label)
+		s.mb.RecordRnicPortErrorsDataPoint(now, v, cf.owner, cf.label)
 	case kindXmitWait:
-		s.mb.RecordRnicPortXmitWaitDataPoint(now, int64(v), cf.owner)
+		s.mb.RecordRnicPortXmitWaitDataPoint(now, v, cf.owner)
 	case kindCNP:
-		s.mb.RecordRnicRoceCnpDataPoint(now, int64(v), cf.owner, cf.label)
+		s.mb.RecordRnicRoceCnpDataPoint(now, v, cf.owner, cf.label)
 	case kindECN:
-		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, int64(v), cf.owner)
+		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, v, cf.owner)
 	case kindTransportEvent:
-		s.mb.RecordRnicTransportEventsDataPoint(now, int64(v), cf.owner, cf.label)
+		s.mb.RecordRnicTransportEventsDataPoint(now, v, cf.owner, cf.label)
 	case kindTransportError:
-		s.mb.RecordRnicTransportErrorsDataPoint(now, int64(v), cf.owner, cf.label)
+		s.mb.RecordRnicTransportErrorsDataPoint(now, v, cf.owner, cf.label)
 	}
 }
 
 func (s *rnicScraper) scrapeNetdev(nd *netdev, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
 	if s.cfg.Metrics.InterconnectIo.Enabled {
-		s.netdevBytes(nd, nd.txBytes, metadata.AttributeDirectionTransmit, now, errs)
-		s.netdevBytes(nd, nd.rxBytes, metadata.AttributeDirectionReceive, now, errs)
+		s.netdevBytes(nd, nd.txBytes, nd.tx, metadata.AttributeDirectionTransmit, now, errs)
+		s.netdevBytes(nd, nd.rxBytes, nd.rx, metadata.AttributeDirectionReceive, now, errs)
 	}
 	if s.ethtool != nil {
 		s.scrapeEthtool(nd, now, errs)
 	}
 }
 
-func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.AttributeDirection, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	raw, err := s.reader.ReadUintKept(path)
+func (s *rnicScraper) netdevBytes(nd *netdev, path string, rd uintReading, dir metadata.AttributeDirection, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+	raw, err := rd.raw, rd.err
 	if err != nil {
 		s.report(errs, path, err)
 		s.series.Hold(path)
@@ -413,8 +542,14 @@ func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.Attribut
 	}
 	s.ok(path)
 	pt := s.series.Observe(path, raw, counter.Spec{Kind: counter.Monotonic}, now)
+	v, ok := counter.Scaled(pt.Value, 1)
+	if !ok {
+		// Above 2^63-1: no integer point can hold it.
+		s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, nd.name, filepath.Base(path))
+		return
+	}
 	s.starts.Use(pt.Start)
-	s.mb.RecordInterconnectIoDataPoint(now, int64(pt.Value), metadata.AttributeComponentNetdev, dir,
+	s.mb.RecordInterconnectIoDataPoint(now, v, metadata.AttributeComponentNetdev, dir,
 		nd.name, nd.pciBusID, nd.numaNode)
 }
 
@@ -458,8 +593,12 @@ func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timesta
 			continue
 		}
 		pt := s.series.Observe(tg.keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
+		v, ok := counter.Scaled(pt.Value, 1)
+		if !ok {
+			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, tg.name, st.name)
+			continue
+		}
 		s.starts.Use(pt.Start)
-		v := int64(pt.Value)
 		switch st.metric {
 		case ethPFCPause:
 			s.mb.RecordRnicPfcPauseFramesDataPoint(now, v, tg.name, st.direction, st.priority)
@@ -481,8 +620,8 @@ func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timesta
 
 // readStateID parses a state or phys_state file: "4: ACTIVE", "5: LinkUp" (core sysfs.c state_show
 // and phys_state_show print "%d: %s").
-func (s *rnicScraper) readStateID(path string) (int64, error) {
-	b, err := s.reader.ReadBytesKept(path)
+func readStateID(r *sysfs.Reader, path string) (int64, error) {
+	b, err := r.ReadBytesKept(path)
 	if err != nil {
 		return 0, err
 	}
@@ -501,8 +640,8 @@ func parseStateID(path string, b []byte) (int64, error) {
 	return v, nil
 }
 
-func (s *rnicScraper) readRate(path string) (int64, int64, error) {
-	b, err := s.reader.ReadBytesKept(path)
+func readRate(r *sysfs.Reader, path string) (int64, int64, error) {
+	b, err := r.ReadBytesKept(path)
 	if err != nil {
 		return 0, 0, err
 	}

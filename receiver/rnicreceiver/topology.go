@@ -195,14 +195,14 @@ func dmabufUsable(root, sys string) int64 {
 	if _, err := os.Stat(filepath.Join(sys, "module", "nvidia")); err != nil {
 		return 0
 	}
-	rel, err := os.ReadFile(filepath.Join(root, "proc", "sys", "kernel", "osrelease"))
+	rel, err := sysfs.ReadFile(filepath.Join(root, "proc", "sys", "kernel", "osrelease"), 4096)
 	if err != nil {
 		return -1
 	}
 	if !kernelAtLeast(strings.TrimSpace(string(rel)), 5, 12) {
 		return 0
 	}
-	ver, err := os.ReadFile(filepath.Join(root, "proc", "driver", "nvidia", "version"))
+	ver, err := sysfs.ReadFile(filepath.Join(root, "proc", "driver", "nvidia", "version"), 4096)
 	if err != nil {
 		return -1
 	}

@@ -3,29 +3,13 @@
 package metadata
 
 import (
-	"fmt"
-
 	"go.opentelemetry.io/collector/confmap"
-)
-
-// InterconnectIoMetricAttributeKey specifies the key of an attribute for the interconnect.io metric.
-type InterconnectIoMetricAttributeKey string
-
-const (
-	InterconnectIoMetricAttributeKeyComponent InterconnectIoMetricAttributeKey = "component"
-	InterconnectIoMetricAttributeKeyDirection InterconnectIoMetricAttributeKey = "direction"
-	InterconnectIoMetricAttributeKeyDevice    InterconnectIoMetricAttributeKey = "device"
-	InterconnectIoMetricAttributeKeyPciBusID  InterconnectIoMetricAttributeKey = "pci.bus_id"
-	InterconnectIoMetricAttributeKeyNumaNode  InterconnectIoMetricAttributeKey = "numa.node"
 )
 
 // InterconnectIoMetricConfig provides config for the interconnect.io metric.
 type InterconnectIoMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []InterconnectIoMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *InterconnectIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -42,39 +26,10 @@ func (ms *InterconnectIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *InterconnectIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case InterconnectIoMetricAttributeKeyComponent, InterconnectIoMetricAttributeKeyDirection, InterconnectIoMetricAttributeKeyDevice, InterconnectIoMetricAttributeKeyPciBusID, InterconnectIoMetricAttributeKeyNumaNode:
-		default:
-			return fmt.Errorf("metric interconnect.io doesn't have an attribute %v, valid attributes: [component, direction, device, pci.bus_id, numa.node]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicCounterSaturatedMetricAttributeKey specifies the key of an attribute for the rnic.counter.saturated metric.
-type RnicCounterSaturatedMetricAttributeKey string
-
-const (
-	RnicCounterSaturatedMetricAttributeKeyDevice  RnicCounterSaturatedMetricAttributeKey = "device"
-	RnicCounterSaturatedMetricAttributeKeyCounter RnicCounterSaturatedMetricAttributeKey = "counter"
-)
-
 // RnicCounterSaturatedMetricConfig provides config for the rnic.counter.saturated metric.
 type RnicCounterSaturatedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicCounterSaturatedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicCounterSaturatedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -91,40 +46,10 @@ func (ms *RnicCounterSaturatedMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *RnicCounterSaturatedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicCounterSaturatedMetricAttributeKeyDevice, RnicCounterSaturatedMetricAttributeKeyCounter:
-		default:
-			return fmt.Errorf("metric rnic.counter.saturated doesn't have an attribute %v, valid attributes: [device, counter]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicDriverCounterMetricAttributeKey specifies the key of an attribute for the rnic.driver.counter metric.
-type RnicDriverCounterMetricAttributeKey string
-
-const (
-	RnicDriverCounterMetricAttributeKeyDevice        RnicDriverCounterMetricAttributeKey = "device"
-	RnicDriverCounterMetricAttributeKeyCounter       RnicDriverCounterMetricAttributeKey = "counter"
-	RnicDriverCounterMetricAttributeKeyCounterSource RnicDriverCounterMetricAttributeKey = "counter.source"
-)
-
 // RnicDriverCounterMetricConfig provides config for the rnic.driver.counter metric.
 type RnicDriverCounterMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicDriverCounterMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicDriverCounterMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -141,39 +66,10 @@ func (ms *RnicDriverCounterMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicDriverCounterMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicDriverCounterMetricAttributeKeyDevice, RnicDriverCounterMetricAttributeKeyCounter, RnicDriverCounterMetricAttributeKeyCounterSource:
-		default:
-			return fmt.Errorf("metric rnic.driver.counter doesn't have an attribute %v, valid attributes: [device, counter, counter.source]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPacketsMetricAttributeKey specifies the key of an attribute for the rnic.packets metric.
-type RnicPacketsMetricAttributeKey string
-
-const (
-	RnicPacketsMetricAttributeKeyDevice    RnicPacketsMetricAttributeKey = "device"
-	RnicPacketsMetricAttributeKeyDirection RnicPacketsMetricAttributeKey = "direction"
-)
-
 // RnicPacketsMetricConfig provides config for the rnic.packets metric.
 type RnicPacketsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPacketsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -190,39 +86,10 @@ func (ms *RnicPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPacketsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection:
-		default:
-			return fmt.Errorf("metric rnic.packets doesn't have an attribute %v, valid attributes: [device, direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPauseDurationMetricAttributeKey specifies the key of an attribute for the rnic.pause.duration metric.
-type RnicPauseDurationMetricAttributeKey string
-
-const (
-	RnicPauseDurationMetricAttributeKeyDevice    RnicPauseDurationMetricAttributeKey = "device"
-	RnicPauseDurationMetricAttributeKeyDirection RnicPauseDurationMetricAttributeKey = "direction"
-)
-
 // RnicPauseDurationMetricConfig provides config for the rnic.pause.duration metric.
 type RnicPauseDurationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPauseDurationMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPauseDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -239,39 +106,10 @@ func (ms *RnicPauseDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPauseDurationMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection:
-		default:
-			return fmt.Errorf("metric rnic.pause.duration doesn't have an attribute %v, valid attributes: [device, direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPauseFramesMetricAttributeKey specifies the key of an attribute for the rnic.pause.frames metric.
-type RnicPauseFramesMetricAttributeKey string
-
-const (
-	RnicPauseFramesMetricAttributeKeyDevice    RnicPauseFramesMetricAttributeKey = "device"
-	RnicPauseFramesMetricAttributeKeyDirection RnicPauseFramesMetricAttributeKey = "direction"
-)
-
 // RnicPauseFramesMetricConfig provides config for the rnic.pause.frames metric.
 type RnicPauseFramesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPauseFramesMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPauseFramesMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -288,39 +126,10 @@ func (ms *RnicPauseFramesMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPauseFramesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPauseFramesMetricAttributeKeyDevice, RnicPauseFramesMetricAttributeKeyDirection:
-		default:
-			return fmt.Errorf("metric rnic.pause.frames doesn't have an attribute %v, valid attributes: [device, direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPauseStormEventsMetricAttributeKey specifies the key of an attribute for the rnic.pause.storm_events metric.
-type RnicPauseStormEventsMetricAttributeKey string
-
-const (
-	RnicPauseStormEventsMetricAttributeKeyDevice   RnicPauseStormEventsMetricAttributeKey = "device"
-	RnicPauseStormEventsMetricAttributeKeySeverity RnicPauseStormEventsMetricAttributeKey = "severity"
-)
-
 // RnicPauseStormEventsMetricConfig provides config for the rnic.pause.storm_events metric.
 type RnicPauseStormEventsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPauseStormEventsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPauseStormEventsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -337,40 +146,10 @@ func (ms *RnicPauseStormEventsMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *RnicPauseStormEventsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPauseStormEventsMetricAttributeKeyDevice, RnicPauseStormEventsMetricAttributeKeySeverity:
-		default:
-			return fmt.Errorf("metric rnic.pause.storm_events doesn't have an attribute %v, valid attributes: [device, severity]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPfcPauseDurationMetricAttributeKey specifies the key of an attribute for the rnic.pfc.pause_duration metric.
-type RnicPfcPauseDurationMetricAttributeKey string
-
-const (
-	RnicPfcPauseDurationMetricAttributeKeyDevice    RnicPfcPauseDurationMetricAttributeKey = "device"
-	RnicPfcPauseDurationMetricAttributeKeyDirection RnicPfcPauseDurationMetricAttributeKey = "direction"
-	RnicPfcPauseDurationMetricAttributeKeyPriority  RnicPfcPauseDurationMetricAttributeKey = "priority"
-)
-
 // RnicPfcPauseDurationMetricConfig provides config for the rnic.pfc.pause_duration metric.
 type RnicPfcPauseDurationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPfcPauseDurationMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPfcPauseDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -387,40 +166,10 @@ func (ms *RnicPfcPauseDurationMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *RnicPfcPauseDurationMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPfcPauseDurationMetricAttributeKeyDevice, RnicPfcPauseDurationMetricAttributeKeyDirection, RnicPfcPauseDurationMetricAttributeKeyPriority:
-		default:
-			return fmt.Errorf("metric rnic.pfc.pause_duration doesn't have an attribute %v, valid attributes: [device, direction, priority]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPfcPauseFramesMetricAttributeKey specifies the key of an attribute for the rnic.pfc.pause_frames metric.
-type RnicPfcPauseFramesMetricAttributeKey string
-
-const (
-	RnicPfcPauseFramesMetricAttributeKeyDevice    RnicPfcPauseFramesMetricAttributeKey = "device"
-	RnicPfcPauseFramesMetricAttributeKeyDirection RnicPfcPauseFramesMetricAttributeKey = "direction"
-	RnicPfcPauseFramesMetricAttributeKeyPriority  RnicPfcPauseFramesMetricAttributeKey = "priority"
-)
-
 // RnicPfcPauseFramesMetricConfig provides config for the rnic.pfc.pause_frames metric.
 type RnicPfcPauseFramesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPfcPauseFramesMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPfcPauseFramesMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -437,39 +186,10 @@ func (ms *RnicPfcPauseFramesMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
-func (ms *RnicPfcPauseFramesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPfcPauseFramesMetricAttributeKeyDevice, RnicPfcPauseFramesMetricAttributeKeyDirection, RnicPfcPauseFramesMetricAttributeKeyPriority:
-		default:
-			return fmt.Errorf("metric rnic.pfc.pause_frames doesn't have an attribute %v, valid attributes: [device, direction, priority]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPhyDiscardsMetricAttributeKey specifies the key of an attribute for the rnic.phy.discards metric.
-type RnicPhyDiscardsMetricAttributeKey string
-
-const (
-	RnicPhyDiscardsMetricAttributeKeyDevice    RnicPhyDiscardsMetricAttributeKey = "device"
-	RnicPhyDiscardsMetricAttributeKeyDirection RnicPhyDiscardsMetricAttributeKey = "direction"
-)
-
 // RnicPhyDiscardsMetricConfig provides config for the rnic.phy.discards metric.
 type RnicPhyDiscardsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPhyDiscardsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPhyDiscardsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -486,39 +206,10 @@ func (ms *RnicPhyDiscardsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPhyDiscardsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPhyDiscardsMetricAttributeKeyDevice, RnicPhyDiscardsMetricAttributeKeyDirection:
-		default:
-			return fmt.Errorf("metric rnic.phy.discards doesn't have an attribute %v, valid attributes: [device, direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPhyIoMetricAttributeKey specifies the key of an attribute for the rnic.phy.io metric.
-type RnicPhyIoMetricAttributeKey string
-
-const (
-	RnicPhyIoMetricAttributeKeyDevice    RnicPhyIoMetricAttributeKey = "device"
-	RnicPhyIoMetricAttributeKeyDirection RnicPhyIoMetricAttributeKey = "direction"
-)
-
 // RnicPhyIoMetricConfig provides config for the rnic.phy.io metric.
 type RnicPhyIoMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPhyIoMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPhyIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -535,39 +226,10 @@ func (ms *RnicPhyIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPhyIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPhyIoMetricAttributeKeyDevice, RnicPhyIoMetricAttributeKeyDirection:
-		default:
-			return fmt.Errorf("metric rnic.phy.io doesn't have an attribute %v, valid attributes: [device, direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPortErrorsMetricAttributeKey specifies the key of an attribute for the rnic.port.errors metric.
-type RnicPortErrorsMetricAttributeKey string
-
-const (
-	RnicPortErrorsMetricAttributeKeyDevice  RnicPortErrorsMetricAttributeKey = "device"
-	RnicPortErrorsMetricAttributeKeyCounter RnicPortErrorsMetricAttributeKey = "counter"
-)
-
 // RnicPortErrorsMetricConfig provides config for the rnic.port.errors metric.
 type RnicPortErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPortErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPortErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -584,47 +246,10 @@ func (ms *RnicPortErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPortErrorsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPortErrorsMetricAttributeKeyDevice, RnicPortErrorsMetricAttributeKeyCounter:
-		default:
-			return fmt.Errorf("metric rnic.port.errors doesn't have an attribute %v, valid attributes: [device, counter]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPortInfoMetricAttributeKey specifies the key of an attribute for the rnic.port.info metric.
-type RnicPortInfoMetricAttributeKey string
-
-const (
-	RnicPortInfoMetricAttributeKeyDevice    RnicPortInfoMetricAttributeKey = "device"
-	RnicPortInfoMetricAttributeKeyLinkLayer RnicPortInfoMetricAttributeKey = "link_layer"
-	RnicPortInfoMetricAttributeKeyNetdev    RnicPortInfoMetricAttributeKey = "netdev"
-	RnicPortInfoMetricAttributeKeyPciBusID  RnicPortInfoMetricAttributeKey = "pci.bus_id"
-	RnicPortInfoMetricAttributeKeyNumaNode  RnicPortInfoMetricAttributeKey = "numa.node"
-	RnicPortInfoMetricAttributeKeyHcaType   RnicPortInfoMetricAttributeKey = "hca_type"
-	RnicPortInfoMetricAttributeKeyFwVersion RnicPortInfoMetricAttributeKey = "fw_version"
-	RnicPortInfoMetricAttributeKeyNodeGUID  RnicPortInfoMetricAttributeKey = "node_guid"
-	RnicPortInfoMetricAttributeKeyBoardID   RnicPortInfoMetricAttributeKey = "board_id"
-	RnicPortInfoMetricAttributeKeyPlane     RnicPortInfoMetricAttributeKey = "plane"
-)
-
 // RnicPortInfoMetricConfig provides config for the rnic.port.info metric.
 type RnicPortInfoMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPortInfoMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPortInfoMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -641,38 +266,10 @@ func (ms *RnicPortInfoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPortInfoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane:
-		default:
-			return fmt.Errorf("metric rnic.port.info doesn't have an attribute %v, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id, plane]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPortPhysicalStateMetricAttributeKey specifies the key of an attribute for the rnic.port.physical_state metric.
-type RnicPortPhysicalStateMetricAttributeKey string
-
-const (
-	RnicPortPhysicalStateMetricAttributeKeyDevice RnicPortPhysicalStateMetricAttributeKey = "device"
-)
-
 // RnicPortPhysicalStateMetricConfig provides config for the rnic.port.physical_state metric.
 type RnicPortPhysicalStateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPortPhysicalStateMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPortPhysicalStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -689,38 +286,10 @@ func (ms *RnicPortPhysicalStateMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
-func (ms *RnicPortPhysicalStateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPortPhysicalStateMetricAttributeKeyDevice:
-		default:
-			return fmt.Errorf("metric rnic.port.physical_state doesn't have an attribute %v, valid attributes: [device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPortRateMetricAttributeKey specifies the key of an attribute for the rnic.port.rate metric.
-type RnicPortRateMetricAttributeKey string
-
-const (
-	RnicPortRateMetricAttributeKeyDevice RnicPortRateMetricAttributeKey = "device"
-)
-
 // RnicPortRateMetricConfig provides config for the rnic.port.rate metric.
 type RnicPortRateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPortRateMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPortRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -737,38 +306,10 @@ func (ms *RnicPortRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPortRateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPortRateMetricAttributeKeyDevice:
-		default:
-			return fmt.Errorf("metric rnic.port.rate doesn't have an attribute %v, valid attributes: [device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPortStateMetricAttributeKey specifies the key of an attribute for the rnic.port.state metric.
-type RnicPortStateMetricAttributeKey string
-
-const (
-	RnicPortStateMetricAttributeKeyDevice RnicPortStateMetricAttributeKey = "device"
-)
-
 // RnicPortStateMetricConfig provides config for the rnic.port.state metric.
 type RnicPortStateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPortStateMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPortStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -785,38 +326,10 @@ func (ms *RnicPortStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPortStateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPortStateMetricAttributeKeyDevice:
-		default:
-			return fmt.Errorf("metric rnic.port.state doesn't have an attribute %v, valid attributes: [device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPortWidthMetricAttributeKey specifies the key of an attribute for the rnic.port.width metric.
-type RnicPortWidthMetricAttributeKey string
-
-const (
-	RnicPortWidthMetricAttributeKeyDevice RnicPortWidthMetricAttributeKey = "device"
-)
-
 // RnicPortWidthMetricConfig provides config for the rnic.port.width metric.
 type RnicPortWidthMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPortWidthMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPortWidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -833,38 +346,10 @@ func (ms *RnicPortWidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPortWidthMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPortWidthMetricAttributeKeyDevice:
-		default:
-			return fmt.Errorf("metric rnic.port.width doesn't have an attribute %v, valid attributes: [device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicPortXmitWaitMetricAttributeKey specifies the key of an attribute for the rnic.port.xmit_wait metric.
-type RnicPortXmitWaitMetricAttributeKey string
-
-const (
-	RnicPortXmitWaitMetricAttributeKeyDevice RnicPortXmitWaitMetricAttributeKey = "device"
-)
-
 // RnicPortXmitWaitMetricConfig provides config for the rnic.port.xmit_wait metric.
 type RnicPortXmitWaitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicPortXmitWaitMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicPortXmitWaitMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -881,39 +366,10 @@ func (ms *RnicPortXmitWaitMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicPortXmitWaitMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicPortXmitWaitMetricAttributeKeyDevice:
-		default:
-			return fmt.Errorf("metric rnic.port.xmit_wait doesn't have an attribute %v, valid attributes: [device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicRoceCnpMetricAttributeKey specifies the key of an attribute for the rnic.roce.cnp metric.
-type RnicRoceCnpMetricAttributeKey string
-
-const (
-	RnicRoceCnpMetricAttributeKeyDevice  RnicRoceCnpMetricAttributeKey = "device"
-	RnicRoceCnpMetricAttributeKeyCounter RnicRoceCnpMetricAttributeKey = "counter"
-)
-
 // RnicRoceCnpMetricConfig provides config for the rnic.roce.cnp metric.
 type RnicRoceCnpMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicRoceCnpMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicRoceCnpMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -930,38 +386,10 @@ func (ms *RnicRoceCnpMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicRoceCnpMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicRoceCnpMetricAttributeKeyDevice, RnicRoceCnpMetricAttributeKeyCounter:
-		default:
-			return fmt.Errorf("metric rnic.roce.cnp doesn't have an attribute %v, valid attributes: [device, counter]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicRoceEcnMarkedMetricAttributeKey specifies the key of an attribute for the rnic.roce.ecn_marked metric.
-type RnicRoceEcnMarkedMetricAttributeKey string
-
-const (
-	RnicRoceEcnMarkedMetricAttributeKeyDevice RnicRoceEcnMarkedMetricAttributeKey = "device"
-)
-
 // RnicRoceEcnMarkedMetricConfig provides config for the rnic.roce.ecn_marked metric.
 type RnicRoceEcnMarkedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicRoceEcnMarkedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicRoceEcnMarkedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -978,39 +406,10 @@ func (ms *RnicRoceEcnMarkedMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicRoceEcnMarkedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicRoceEcnMarkedMetricAttributeKeyDevice:
-		default:
-			return fmt.Errorf("metric rnic.roce.ecn_marked doesn't have an attribute %v, valid attributes: [device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyAcsRedirectMetricAttributeKey specifies the key of an attribute for the rnic.topology.acs_redirect metric.
-type RnicTopologyAcsRedirectMetricAttributeKey string
-
-const (
-	RnicTopologyAcsRedirectMetricAttributeKeyGpu    RnicTopologyAcsRedirectMetricAttributeKey = "gpu"
-	RnicTopologyAcsRedirectMetricAttributeKeyDevice RnicTopologyAcsRedirectMetricAttributeKey = "device"
-)
-
 // RnicTopologyAcsRedirectMetricConfig provides config for the rnic.topology.acs_redirect metric.
 type RnicTopologyAcsRedirectMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyAcsRedirectMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyAcsRedirectMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1027,42 +426,10 @@ func (ms *RnicTopologyAcsRedirectMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *RnicTopologyAcsRedirectMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyAcsRedirectMetricAttributeKeyGpu, RnicTopologyAcsRedirectMetricAttributeKeyDevice:
-		default:
-			return fmt.Errorf("metric rnic.topology.acs_redirect doesn't have an attribute %v, valid attributes: [gpu, device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyGpuDistanceMetricAttributeKey specifies the key of an attribute for the rnic.topology.gpu_distance metric.
-type RnicTopologyGpuDistanceMetricAttributeKey string
-
-const (
-	RnicTopologyGpuDistanceMetricAttributeKeyGpu         RnicTopologyGpuDistanceMetricAttributeKey = "gpu"
-	RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID RnicTopologyGpuDistanceMetricAttributeKey = "gpu.pci.bus_id"
-	RnicTopologyGpuDistanceMetricAttributeKeyDevice      RnicTopologyGpuDistanceMetricAttributeKey = "device"
-	RnicTopologyGpuDistanceMetricAttributeKeyPciBusID    RnicTopologyGpuDistanceMetricAttributeKey = "pci.bus_id"
-	RnicTopologyGpuDistanceMetricAttributeKeyPciePath    RnicTopologyGpuDistanceMetricAttributeKey = "pcie.path"
-)
-
 // RnicTopologyGpuDistanceMetricConfig provides config for the rnic.topology.gpu_distance metric.
 type RnicTopologyGpuDistanceMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyGpuDistanceMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyGpuDistanceMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1079,40 +446,10 @@ func (ms *RnicTopologyGpuDistanceMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *RnicTopologyGpuDistanceMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyGpuDistanceMetricAttributeKeyGpu, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyDevice, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyPciePath:
-		default:
-			return fmt.Errorf("metric rnic.topology.gpu_distance doesn't have an attribute %v, valid attributes: [gpu, gpu.pci.bus_id, device, pci.bus_id, pcie.path]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyGpudirectReadyMetricAttributeKey specifies the key of an attribute for the rnic.topology.gpudirect_ready metric.
-type RnicTopologyGpudirectReadyMetricAttributeKey string
-
-const (
-	RnicTopologyGpudirectReadyMetricAttributeKeyGpu             RnicTopologyGpudirectReadyMetricAttributeKey = "gpu"
-	RnicTopologyGpudirectReadyMetricAttributeKeyDevice          RnicTopologyGpudirectReadyMetricAttributeKey = "device"
-	RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason RnicTopologyGpudirectReadyMetricAttributeKey = "gpudirect.reason"
-)
-
 // RnicTopologyGpudirectReadyMetricConfig provides config for the rnic.topology.gpudirect_ready metric.
 type RnicTopologyGpudirectReadyMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyGpudirectReadyMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyGpudirectReadyMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1129,40 +466,10 @@ func (ms *RnicTopologyGpudirectReadyMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *RnicTopologyGpudirectReadyMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason:
-		default:
-			return fmt.Errorf("metric rnic.topology.gpudirect_ready doesn't have an attribute %v, valid attributes: [gpu, device, gpudirect.reason]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyIommuMetricAttributeKey specifies the key of an attribute for the rnic.topology.iommu metric.
-type RnicTopologyIommuMetricAttributeKey string
-
-const (
-	RnicTopologyIommuMetricAttributeKeyDevice    RnicTopologyIommuMetricAttributeKey = "device"
-	RnicTopologyIommuMetricAttributeKeyPciBusID  RnicTopologyIommuMetricAttributeKey = "pci.bus_id"
-	RnicTopologyIommuMetricAttributeKeyIommuMode RnicTopologyIommuMetricAttributeKey = "iommu.mode"
-)
-
 // RnicTopologyIommuMetricConfig provides config for the rnic.topology.iommu metric.
 type RnicTopologyIommuMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyIommuMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyIommuMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1179,39 +486,10 @@ func (ms *RnicTopologyIommuMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *RnicTopologyIommuMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyIommuMetricAttributeKeyDevice, RnicTopologyIommuMetricAttributeKeyPciBusID, RnicTopologyIommuMetricAttributeKeyIommuMode:
-		default:
-			return fmt.Errorf("metric rnic.topology.iommu doesn't have an attribute %v, valid attributes: [device, pci.bus_id, iommu.mode]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyLinkDegradedMetricAttributeKey specifies the key of an attribute for the rnic.topology.link.degraded metric.
-type RnicTopologyLinkDegradedMetricAttributeKey string
-
-const (
-	RnicTopologyLinkDegradedMetricAttributeKeyDevice   RnicTopologyLinkDegradedMetricAttributeKey = "device"
-	RnicTopologyLinkDegradedMetricAttributeKeyPciBusID RnicTopologyLinkDegradedMetricAttributeKey = "pci.bus_id"
-)
-
 // RnicTopologyLinkDegradedMetricConfig provides config for the rnic.topology.link.degraded metric.
 type RnicTopologyLinkDegradedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyLinkDegradedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyLinkDegradedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1228,40 +506,10 @@ func (ms *RnicTopologyLinkDegradedMetricConfig) Unmarshal(parser *confmap.Conf) 
 	return nil
 }
 
-func (ms *RnicTopologyLinkDegradedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyLinkDegradedMetricAttributeKeyDevice, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID:
-		default:
-			return fmt.Errorf("metric rnic.topology.link.degraded doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyLinkSpeedMetricAttributeKey specifies the key of an attribute for the rnic.topology.link.speed metric.
-type RnicTopologyLinkSpeedMetricAttributeKey string
-
-const (
-	RnicTopologyLinkSpeedMetricAttributeKeyDevice        RnicTopologyLinkSpeedMetricAttributeKey = "device"
-	RnicTopologyLinkSpeedMetricAttributeKeyPciBusID      RnicTopologyLinkSpeedMetricAttributeKey = "pci.bus_id"
-	RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound RnicTopologyLinkSpeedMetricAttributeKey = "pcie.link.bound"
-)
-
 // RnicTopologyLinkSpeedMetricConfig provides config for the rnic.topology.link.speed metric.
 type RnicTopologyLinkSpeedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyLinkSpeedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyLinkSpeedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1278,40 +526,10 @@ func (ms *RnicTopologyLinkSpeedMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
-func (ms *RnicTopologyLinkSpeedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyLinkSpeedMetricAttributeKeyDevice, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound:
-		default:
-			return fmt.Errorf("metric rnic.topology.link.speed doesn't have an attribute %v, valid attributes: [device, pci.bus_id, pcie.link.bound]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyLinkWidthMetricAttributeKey specifies the key of an attribute for the rnic.topology.link.width metric.
-type RnicTopologyLinkWidthMetricAttributeKey string
-
-const (
-	RnicTopologyLinkWidthMetricAttributeKeyDevice        RnicTopologyLinkWidthMetricAttributeKey = "device"
-	RnicTopologyLinkWidthMetricAttributeKeyPciBusID      RnicTopologyLinkWidthMetricAttributeKey = "pci.bus_id"
-	RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound RnicTopologyLinkWidthMetricAttributeKey = "pcie.link.bound"
-)
-
 // RnicTopologyLinkWidthMetricConfig provides config for the rnic.topology.link.width metric.
 type RnicTopologyLinkWidthMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyLinkWidthMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyLinkWidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1328,42 +546,10 @@ func (ms *RnicTopologyLinkWidthMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
-func (ms *RnicTopologyLinkWidthMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyLinkWidthMetricAttributeKeyDevice, RnicTopologyLinkWidthMetricAttributeKeyPciBusID, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound:
-		default:
-			return fmt.Errorf("metric rnic.topology.link.width doesn't have an attribute %v, valid attributes: [device, pci.bus_id, pcie.link.bound]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyNearestRnicMetricAttributeKey specifies the key of an attribute for the rnic.topology.nearest_rnic metric.
-type RnicTopologyNearestRnicMetricAttributeKey string
-
-const (
-	RnicTopologyNearestRnicMetricAttributeKeyGpu         RnicTopologyNearestRnicMetricAttributeKey = "gpu"
-	RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID RnicTopologyNearestRnicMetricAttributeKey = "gpu.pci.bus_id"
-	RnicTopologyNearestRnicMetricAttributeKeyDevice      RnicTopologyNearestRnicMetricAttributeKey = "device"
-	RnicTopologyNearestRnicMetricAttributeKeyPciBusID    RnicTopologyNearestRnicMetricAttributeKey = "pci.bus_id"
-	RnicTopologyNearestRnicMetricAttributeKeyPciePath    RnicTopologyNearestRnicMetricAttributeKey = "pcie.path"
-)
-
 // RnicTopologyNearestRnicMetricConfig provides config for the rnic.topology.nearest_rnic metric.
 type RnicTopologyNearestRnicMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyNearestRnicMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyNearestRnicMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1380,38 +566,10 @@ func (ms *RnicTopologyNearestRnicMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *RnicTopologyNearestRnicMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyNearestRnicMetricAttributeKeyGpu, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID, RnicTopologyNearestRnicMetricAttributeKeyDevice, RnicTopologyNearestRnicMetricAttributeKeyPciBusID, RnicTopologyNearestRnicMetricAttributeKeyPciePath:
-		default:
-			return fmt.Errorf("metric rnic.topology.nearest_rnic doesn't have an attribute %v, valid attributes: [gpu, gpu.pci.bus_id, device, pci.bus_id, pcie.path]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTopologyPeerMemoryMetricAttributeKey specifies the key of an attribute for the rnic.topology.peer_memory metric.
-type RnicTopologyPeerMemoryMetricAttributeKey string
-
-const (
-	RnicTopologyPeerMemoryMetricAttributeKeyMechanism RnicTopologyPeerMemoryMetricAttributeKey = "mechanism"
-)
-
 // RnicTopologyPeerMemoryMetricConfig provides config for the rnic.topology.peer_memory metric.
 type RnicTopologyPeerMemoryMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTopologyPeerMemoryMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTopologyPeerMemoryMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1428,39 +586,10 @@ func (ms *RnicTopologyPeerMemoryMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
-func (ms *RnicTopologyPeerMemoryMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTopologyPeerMemoryMetricAttributeKeyMechanism:
-		default:
-			return fmt.Errorf("metric rnic.topology.peer_memory doesn't have an attribute %v, valid attributes: [mechanism]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTransportErrorsMetricAttributeKey specifies the key of an attribute for the rnic.transport.errors metric.
-type RnicTransportErrorsMetricAttributeKey string
-
-const (
-	RnicTransportErrorsMetricAttributeKeyDevice  RnicTransportErrorsMetricAttributeKey = "device"
-	RnicTransportErrorsMetricAttributeKeyCounter RnicTransportErrorsMetricAttributeKey = "counter"
-)
-
 // RnicTransportErrorsMetricConfig provides config for the rnic.transport.errors metric.
 type RnicTransportErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTransportErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTransportErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1477,39 +606,10 @@ func (ms *RnicTransportErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error
 	return nil
 }
 
-func (ms *RnicTransportErrorsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTransportErrorsMetricAttributeKeyDevice, RnicTransportErrorsMetricAttributeKeyCounter:
-		default:
-			return fmt.Errorf("metric rnic.transport.errors doesn't have an attribute %v, valid attributes: [device, counter]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// RnicTransportEventsMetricAttributeKey specifies the key of an attribute for the rnic.transport.events metric.
-type RnicTransportEventsMetricAttributeKey string
-
-const (
-	RnicTransportEventsMetricAttributeKeyDevice  RnicTransportEventsMetricAttributeKey = "device"
-	RnicTransportEventsMetricAttributeKeyCounter RnicTransportEventsMetricAttributeKey = "counter"
-)
-
 // RnicTransportEventsMetricConfig provides config for the rnic.transport.events metric.
 type RnicTransportEventsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []RnicTransportEventsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *RnicTransportEventsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1523,24 +623,6 @@ func (ms *RnicTransportEventsMetricConfig) Unmarshal(parser *confmap.Conf) error
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *RnicTransportEventsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case RnicTransportEventsMetricAttributeKeyDevice, RnicTransportEventsMetricAttributeKeyCounter:
-		default:
-			return fmt.Errorf("metric rnic.transport.events doesn't have an attribute %v, valid attributes: [device, counter]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
 	return nil
 }
 
@@ -1582,159 +664,97 @@ type MetricsConfig struct {
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
 		InterconnectIo: InterconnectIoMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []InterconnectIoMetricAttributeKey{InterconnectIoMetricAttributeKeyComponent, InterconnectIoMetricAttributeKeyDirection, InterconnectIoMetricAttributeKeyDevice, InterconnectIoMetricAttributeKeyPciBusID, InterconnectIoMetricAttributeKeyNumaNode},
+			Enabled: true,
 		},
 		RnicCounterSaturated: RnicCounterSaturatedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicCounterSaturatedMetricAttributeKey{RnicCounterSaturatedMetricAttributeKeyDevice, RnicCounterSaturatedMetricAttributeKeyCounter},
+			Enabled: true,
 		},
 		RnicDriverCounter: RnicDriverCounterMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicDriverCounterMetricAttributeKey{RnicDriverCounterMetricAttributeKeyDevice, RnicDriverCounterMetricAttributeKeyCounter, RnicDriverCounterMetricAttributeKeyCounterSource},
+			Enabled: false,
 		},
 		RnicPackets: RnicPacketsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
+			Enabled: true,
 		},
 		RnicPauseDuration: RnicPauseDurationMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
+			Enabled: false,
 		},
 		RnicPauseFrames: RnicPauseFramesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPauseFramesMetricAttributeKey{RnicPauseFramesMetricAttributeKeyDevice, RnicPauseFramesMetricAttributeKeyDirection},
+			Enabled: true,
 		},
 		RnicPauseStormEvents: RnicPauseStormEventsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPauseStormEventsMetricAttributeKey{RnicPauseStormEventsMetricAttributeKeyDevice, RnicPauseStormEventsMetricAttributeKeySeverity},
+			Enabled: true,
 		},
 		RnicPfcPauseDuration: RnicPfcPauseDurationMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPfcPauseDurationMetricAttributeKey{RnicPfcPauseDurationMetricAttributeKeyDevice, RnicPfcPauseDurationMetricAttributeKeyDirection, RnicPfcPauseDurationMetricAttributeKeyPriority},
+			Enabled: true,
 		},
 		RnicPfcPauseFrames: RnicPfcPauseFramesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPfcPauseFramesMetricAttributeKey{RnicPfcPauseFramesMetricAttributeKeyDevice, RnicPfcPauseFramesMetricAttributeKeyDirection, RnicPfcPauseFramesMetricAttributeKeyPriority},
+			Enabled: true,
 		},
 		RnicPhyDiscards: RnicPhyDiscardsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPhyDiscardsMetricAttributeKey{RnicPhyDiscardsMetricAttributeKeyDevice, RnicPhyDiscardsMetricAttributeKeyDirection},
+			Enabled: true,
 		},
 		RnicPhyIo: RnicPhyIoMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPhyIoMetricAttributeKey{RnicPhyIoMetricAttributeKeyDevice, RnicPhyIoMetricAttributeKeyDirection},
+			Enabled: true,
 		},
 		RnicPortErrors: RnicPortErrorsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPortErrorsMetricAttributeKey{RnicPortErrorsMetricAttributeKeyDevice, RnicPortErrorsMetricAttributeKeyCounter},
+			Enabled: true,
 		},
 		RnicPortInfo: RnicPortInfoMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
+			Enabled: true,
 		},
 		RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicPortPhysicalStateMetricAttributeKey{RnicPortPhysicalStateMetricAttributeKeyDevice},
+			Enabled: true,
 		},
 		RnicPortRate: RnicPortRateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicPortRateMetricAttributeKey{RnicPortRateMetricAttributeKeyDevice},
+			Enabled: true,
 		},
 		RnicPortState: RnicPortStateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicPortStateMetricAttributeKey{RnicPortStateMetricAttributeKeyDevice},
+			Enabled: true,
 		},
 		RnicPortWidth: RnicPortWidthMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicPortWidthMetricAttributeKey{RnicPortWidthMetricAttributeKeyDevice},
+			Enabled: true,
 		},
 		RnicPortXmitWait: RnicPortXmitWaitMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicPortXmitWaitMetricAttributeKey{RnicPortXmitWaitMetricAttributeKeyDevice},
+			Enabled: true,
 		},
 		RnicRoceCnp: RnicRoceCnpMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicRoceCnpMetricAttributeKey{RnicRoceCnpMetricAttributeKeyDevice, RnicRoceCnpMetricAttributeKeyCounter},
+			Enabled: true,
 		},
 		RnicRoceEcnMarked: RnicRoceEcnMarkedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicRoceEcnMarkedMetricAttributeKey{RnicRoceEcnMarkedMetricAttributeKeyDevice},
+			Enabled: true,
 		},
 		RnicTopologyAcsRedirect: RnicTopologyAcsRedirectMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyAcsRedirectMetricAttributeKey{RnicTopologyAcsRedirectMetricAttributeKeyGpu, RnicTopologyAcsRedirectMetricAttributeKeyDevice},
+			Enabled: true,
 		},
 		RnicTopologyGpuDistance: RnicTopologyGpuDistanceMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyGpuDistanceMetricAttributeKey{RnicTopologyGpuDistanceMetricAttributeKeyGpu, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyDevice, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyPciePath},
+			Enabled: true,
 		},
 		RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
+			Enabled: true,
 		},
 		RnicTopologyIommu: RnicTopologyIommuMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyIommuMetricAttributeKey{RnicTopologyIommuMetricAttributeKeyDevice, RnicTopologyIommuMetricAttributeKeyPciBusID, RnicTopologyIommuMetricAttributeKeyIommuMode},
+			Enabled: true,
 		},
 		RnicTopologyLinkDegraded: RnicTopologyLinkDegradedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyLinkDegradedMetricAttributeKey{RnicTopologyLinkDegradedMetricAttributeKeyDevice, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID},
+			Enabled: true,
 		},
 		RnicTopologyLinkSpeed: RnicTopologyLinkSpeedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyLinkSpeedMetricAttributeKey{RnicTopologyLinkSpeedMetricAttributeKeyDevice, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound},
+			Enabled: true,
 		},
 		RnicTopologyLinkWidth: RnicTopologyLinkWidthMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyLinkWidthMetricAttributeKey{RnicTopologyLinkWidthMetricAttributeKeyDevice, RnicTopologyLinkWidthMetricAttributeKeyPciBusID, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound},
+			Enabled: true,
 		},
 		RnicTopologyNearestRnic: RnicTopologyNearestRnicMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyNearestRnicMetricAttributeKey{RnicTopologyNearestRnicMetricAttributeKeyGpu, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID, RnicTopologyNearestRnicMetricAttributeKeyDevice, RnicTopologyNearestRnicMetricAttributeKeyPciBusID, RnicTopologyNearestRnicMetricAttributeKeyPciePath},
+			Enabled: true,
 		},
 		RnicTopologyPeerMemory: RnicTopologyPeerMemoryMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyPeerMemoryMetricAttributeKey{RnicTopologyPeerMemoryMetricAttributeKeyMechanism},
+			Enabled: true,
 		},
 		RnicTransportErrors: RnicTransportErrorsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicTransportErrorsMetricAttributeKey{RnicTransportErrorsMetricAttributeKeyDevice, RnicTransportErrorsMetricAttributeKeyCounter},
+			Enabled: true,
 		},
 		RnicTransportEvents: RnicTransportEventsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []RnicTransportEventsMetricAttributeKey{RnicTransportEventsMetricAttributeKeyDevice, RnicTransportEventsMetricAttributeKeyCounter},
+			Enabled: true,
 		},
 	}
 }

@@ -27,159 +27,97 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
 					InterconnectIo: InterconnectIoMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []InterconnectIoMetricAttributeKey{InterconnectIoMetricAttributeKeyComponent, InterconnectIoMetricAttributeKeyDirection, InterconnectIoMetricAttributeKeyDevice, InterconnectIoMetricAttributeKeyPciBusID, InterconnectIoMetricAttributeKeyNumaNode},
+						Enabled: true,
 					},
 					RnicCounterSaturated: RnicCounterSaturatedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicCounterSaturatedMetricAttributeKey{RnicCounterSaturatedMetricAttributeKeyDevice, RnicCounterSaturatedMetricAttributeKeyCounter},
+						Enabled: true,
 					},
 					RnicDriverCounter: RnicDriverCounterMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicDriverCounterMetricAttributeKey{RnicDriverCounterMetricAttributeKeyDevice, RnicDriverCounterMetricAttributeKeyCounter, RnicDriverCounterMetricAttributeKeyCounterSource},
+						Enabled: true,
 					},
 					RnicPackets: RnicPacketsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
+						Enabled: true,
 					},
 					RnicPauseDuration: RnicPauseDurationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
+						Enabled: true,
 					},
 					RnicPauseFrames: RnicPauseFramesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPauseFramesMetricAttributeKey{RnicPauseFramesMetricAttributeKeyDevice, RnicPauseFramesMetricAttributeKeyDirection},
+						Enabled: true,
 					},
 					RnicPauseStormEvents: RnicPauseStormEventsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPauseStormEventsMetricAttributeKey{RnicPauseStormEventsMetricAttributeKeyDevice, RnicPauseStormEventsMetricAttributeKeySeverity},
+						Enabled: true,
 					},
 					RnicPfcPauseDuration: RnicPfcPauseDurationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPfcPauseDurationMetricAttributeKey{RnicPfcPauseDurationMetricAttributeKeyDevice, RnicPfcPauseDurationMetricAttributeKeyDirection, RnicPfcPauseDurationMetricAttributeKeyPriority},
+						Enabled: true,
 					},
 					RnicPfcPauseFrames: RnicPfcPauseFramesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPfcPauseFramesMetricAttributeKey{RnicPfcPauseFramesMetricAttributeKeyDevice, RnicPfcPauseFramesMetricAttributeKeyDirection, RnicPfcPauseFramesMetricAttributeKeyPriority},
+						Enabled: true,
 					},
 					RnicPhyDiscards: RnicPhyDiscardsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPhyDiscardsMetricAttributeKey{RnicPhyDiscardsMetricAttributeKeyDevice, RnicPhyDiscardsMetricAttributeKeyDirection},
+						Enabled: true,
 					},
 					RnicPhyIo: RnicPhyIoMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPhyIoMetricAttributeKey{RnicPhyIoMetricAttributeKeyDevice, RnicPhyIoMetricAttributeKeyDirection},
+						Enabled: true,
 					},
 					RnicPortErrors: RnicPortErrorsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPortErrorsMetricAttributeKey{RnicPortErrorsMetricAttributeKeyDevice, RnicPortErrorsMetricAttributeKeyCounter},
+						Enabled: true,
 					},
 					RnicPortInfo: RnicPortInfoMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
+						Enabled: true,
 					},
 					RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortPhysicalStateMetricAttributeKey{RnicPortPhysicalStateMetricAttributeKeyDevice},
+						Enabled: true,
 					},
 					RnicPortRate: RnicPortRateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortRateMetricAttributeKey{RnicPortRateMetricAttributeKeyDevice},
+						Enabled: true,
 					},
 					RnicPortState: RnicPortStateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortStateMetricAttributeKey{RnicPortStateMetricAttributeKeyDevice},
+						Enabled: true,
 					},
 					RnicPortWidth: RnicPortWidthMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortWidthMetricAttributeKey{RnicPortWidthMetricAttributeKeyDevice},
+						Enabled: true,
 					},
 					RnicPortXmitWait: RnicPortXmitWaitMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPortXmitWaitMetricAttributeKey{RnicPortXmitWaitMetricAttributeKeyDevice},
+						Enabled: true,
 					},
 					RnicRoceCnp: RnicRoceCnpMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicRoceCnpMetricAttributeKey{RnicRoceCnpMetricAttributeKeyDevice, RnicRoceCnpMetricAttributeKeyCounter},
+						Enabled: true,
 					},
 					RnicRoceEcnMarked: RnicRoceEcnMarkedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicRoceEcnMarkedMetricAttributeKey{RnicRoceEcnMarkedMetricAttributeKeyDevice},
+						Enabled: true,
 					},
 					RnicTopologyAcsRedirect: RnicTopologyAcsRedirectMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyAcsRedirectMetricAttributeKey{RnicTopologyAcsRedirectMetricAttributeKeyGpu, RnicTopologyAcsRedirectMetricAttributeKeyDevice},
+						Enabled: true,
 					},
 					RnicTopologyGpuDistance: RnicTopologyGpuDistanceMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyGpuDistanceMetricAttributeKey{RnicTopologyGpuDistanceMetricAttributeKeyGpu, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyDevice, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyPciePath},
+						Enabled: true,
 					},
 					RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
+						Enabled: true,
 					},
 					RnicTopologyIommu: RnicTopologyIommuMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyIommuMetricAttributeKey{RnicTopologyIommuMetricAttributeKeyDevice, RnicTopologyIommuMetricAttributeKeyPciBusID, RnicTopologyIommuMetricAttributeKeyIommuMode},
+						Enabled: true,
 					},
 					RnicTopologyLinkDegraded: RnicTopologyLinkDegradedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyLinkDegradedMetricAttributeKey{RnicTopologyLinkDegradedMetricAttributeKeyDevice, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID},
+						Enabled: true,
 					},
 					RnicTopologyLinkSpeed: RnicTopologyLinkSpeedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyLinkSpeedMetricAttributeKey{RnicTopologyLinkSpeedMetricAttributeKeyDevice, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound},
+						Enabled: true,
 					},
 					RnicTopologyLinkWidth: RnicTopologyLinkWidthMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyLinkWidthMetricAttributeKey{RnicTopologyLinkWidthMetricAttributeKeyDevice, RnicTopologyLinkWidthMetricAttributeKeyPciBusID, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound},
+						Enabled: true,
 					},
 					RnicTopologyNearestRnic: RnicTopologyNearestRnicMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyNearestRnicMetricAttributeKey{RnicTopologyNearestRnicMetricAttributeKeyGpu, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID, RnicTopologyNearestRnicMetricAttributeKeyDevice, RnicTopologyNearestRnicMetricAttributeKeyPciBusID, RnicTopologyNearestRnicMetricAttributeKeyPciePath},
+						Enabled: true,
 					},
 					RnicTopologyPeerMemory: RnicTopologyPeerMemoryMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyPeerMemoryMetricAttributeKey{RnicTopologyPeerMemoryMetricAttributeKeyMechanism},
+						Enabled: true,
 					},
 					RnicTransportErrors: RnicTransportErrorsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicTransportErrorsMetricAttributeKey{RnicTransportErrorsMetricAttributeKeyDevice, RnicTransportErrorsMetricAttributeKeyCounter},
+						Enabled: true,
 					},
 					RnicTransportEvents: RnicTransportEventsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicTransportEventsMetricAttributeKey{RnicTransportEventsMetricAttributeKeyDevice, RnicTransportEventsMetricAttributeKeyCounter},
+						Enabled: true,
 					},
 				},
 			},
@@ -189,159 +127,97 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
 					InterconnectIo: InterconnectIoMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []InterconnectIoMetricAttributeKey{InterconnectIoMetricAttributeKeyComponent, InterconnectIoMetricAttributeKeyDirection, InterconnectIoMetricAttributeKeyDevice, InterconnectIoMetricAttributeKeyPciBusID, InterconnectIoMetricAttributeKeyNumaNode},
+						Enabled: false,
 					},
 					RnicCounterSaturated: RnicCounterSaturatedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicCounterSaturatedMetricAttributeKey{RnicCounterSaturatedMetricAttributeKeyDevice, RnicCounterSaturatedMetricAttributeKeyCounter},
+						Enabled: false,
 					},
 					RnicDriverCounter: RnicDriverCounterMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicDriverCounterMetricAttributeKey{RnicDriverCounterMetricAttributeKeyDevice, RnicDriverCounterMetricAttributeKeyCounter, RnicDriverCounterMetricAttributeKeyCounterSource},
+						Enabled: false,
 					},
 					RnicPackets: RnicPacketsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
+						Enabled: false,
 					},
 					RnicPauseDuration: RnicPauseDurationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
+						Enabled: false,
 					},
 					RnicPauseFrames: RnicPauseFramesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPauseFramesMetricAttributeKey{RnicPauseFramesMetricAttributeKeyDevice, RnicPauseFramesMetricAttributeKeyDirection},
+						Enabled: false,
 					},
 					RnicPauseStormEvents: RnicPauseStormEventsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPauseStormEventsMetricAttributeKey{RnicPauseStormEventsMetricAttributeKeyDevice, RnicPauseStormEventsMetricAttributeKeySeverity},
+						Enabled: false,
 					},
 					RnicPfcPauseDuration: RnicPfcPauseDurationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPfcPauseDurationMetricAttributeKey{RnicPfcPauseDurationMetricAttributeKeyDevice, RnicPfcPauseDurationMetricAttributeKeyDirection, RnicPfcPauseDurationMetricAttributeKeyPriority},
+						Enabled: false,
 					},
 					RnicPfcPauseFrames: RnicPfcPauseFramesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPfcPauseFramesMetricAttributeKey{RnicPfcPauseFramesMetricAttributeKeyDevice, RnicPfcPauseFramesMetricAttributeKeyDirection, RnicPfcPauseFramesMetricAttributeKeyPriority},
+						Enabled: false,
 					},
 					RnicPhyDiscards: RnicPhyDiscardsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPhyDiscardsMetricAttributeKey{RnicPhyDiscardsMetricAttributeKeyDevice, RnicPhyDiscardsMetricAttributeKeyDirection},
+						Enabled: false,
 					},
 					RnicPhyIo: RnicPhyIoMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPhyIoMetricAttributeKey{RnicPhyIoMetricAttributeKeyDevice, RnicPhyIoMetricAttributeKeyDirection},
+						Enabled: false,
 					},
 					RnicPortErrors: RnicPortErrorsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPortErrorsMetricAttributeKey{RnicPortErrorsMetricAttributeKeyDevice, RnicPortErrorsMetricAttributeKeyCounter},
+						Enabled: false,
 					},
 					RnicPortInfo: RnicPortInfoMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
+						Enabled: false,
 					},
 					RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortPhysicalStateMetricAttributeKey{RnicPortPhysicalStateMetricAttributeKeyDevice},
+						Enabled: false,
 					},
 					RnicPortRate: RnicPortRateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortRateMetricAttributeKey{RnicPortRateMetricAttributeKeyDevice},
+						Enabled: false,
 					},
 					RnicPortState: RnicPortStateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortStateMetricAttributeKey{RnicPortStateMetricAttributeKeyDevice},
+						Enabled: false,
 					},
 					RnicPortWidth: RnicPortWidthMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortWidthMetricAttributeKey{RnicPortWidthMetricAttributeKeyDevice},
+						Enabled: false,
 					},
 					RnicPortXmitWait: RnicPortXmitWaitMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicPortXmitWaitMetricAttributeKey{RnicPortXmitWaitMetricAttributeKeyDevice},
+						Enabled: false,
 					},
 					RnicRoceCnp: RnicRoceCnpMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicRoceCnpMetricAttributeKey{RnicRoceCnpMetricAttributeKeyDevice, RnicRoceCnpMetricAttributeKeyCounter},
+						Enabled: false,
 					},
 					RnicRoceEcnMarked: RnicRoceEcnMarkedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicRoceEcnMarkedMetricAttributeKey{RnicRoceEcnMarkedMetricAttributeKeyDevice},
+						Enabled: false,
 					},
 					RnicTopologyAcsRedirect: RnicTopologyAcsRedirectMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyAcsRedirectMetricAttributeKey{RnicTopologyAcsRedirectMetricAttributeKeyGpu, RnicTopologyAcsRedirectMetricAttributeKeyDevice},
+						Enabled: false,
 					},
 					RnicTopologyGpuDistance: RnicTopologyGpuDistanceMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyGpuDistanceMetricAttributeKey{RnicTopologyGpuDistanceMetricAttributeKeyGpu, RnicTopologyGpuDistanceMetricAttributeKeyGpuPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyDevice, RnicTopologyGpuDistanceMetricAttributeKeyPciBusID, RnicTopologyGpuDistanceMetricAttributeKeyPciePath},
+						Enabled: false,
 					},
 					RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
+						Enabled: false,
 					},
 					RnicTopologyIommu: RnicTopologyIommuMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyIommuMetricAttributeKey{RnicTopologyIommuMetricAttributeKeyDevice, RnicTopologyIommuMetricAttributeKeyPciBusID, RnicTopologyIommuMetricAttributeKeyIommuMode},
+						Enabled: false,
 					},
 					RnicTopologyLinkDegraded: RnicTopologyLinkDegradedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyLinkDegradedMetricAttributeKey{RnicTopologyLinkDegradedMetricAttributeKeyDevice, RnicTopologyLinkDegradedMetricAttributeKeyPciBusID},
+						Enabled: false,
 					},
 					RnicTopologyLinkSpeed: RnicTopologyLinkSpeedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyLinkSpeedMetricAttributeKey{RnicTopologyLinkSpeedMetricAttributeKeyDevice, RnicTopologyLinkSpeedMetricAttributeKeyPciBusID, RnicTopologyLinkSpeedMetricAttributeKeyPcieLinkBound},
+						Enabled: false,
 					},
 					RnicTopologyLinkWidth: RnicTopologyLinkWidthMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyLinkWidthMetricAttributeKey{RnicTopologyLinkWidthMetricAttributeKeyDevice, RnicTopologyLinkWidthMetricAttributeKeyPciBusID, RnicTopologyLinkWidthMetricAttributeKeyPcieLinkBound},
+						Enabled: false,
 					},
 					RnicTopologyNearestRnic: RnicTopologyNearestRnicMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyNearestRnicMetricAttributeKey{RnicTopologyNearestRnicMetricAttributeKeyGpu, RnicTopologyNearestRnicMetricAttributeKeyGpuPciBusID, RnicTopologyNearestRnicMetricAttributeKeyDevice, RnicTopologyNearestRnicMetricAttributeKeyPciBusID, RnicTopologyNearestRnicMetricAttributeKeyPciePath},
+						Enabled: false,
 					},
 					RnicTopologyPeerMemory: RnicTopologyPeerMemoryMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyPeerMemoryMetricAttributeKey{RnicTopologyPeerMemoryMetricAttributeKeyMechanism},
+						Enabled: false,
 					},
 					RnicTransportErrors: RnicTransportErrorsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicTransportErrorsMetricAttributeKey{RnicTransportErrorsMetricAttributeKeyDevice, RnicTransportErrorsMetricAttributeKeyCounter},
+						Enabled: false,
 					},
 					RnicTransportEvents: RnicTransportEventsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []RnicTransportEventsMetricAttributeKey{RnicTransportEventsMetricAttributeKeyDevice, RnicTransportEventsMetricAttributeKeyCounter},
+						Enabled: false,
 					},
 				},
 			},
@@ -354,377 +230,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
-}
-func TestInterconnectIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().InterconnectIo
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []InterconnectIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric interconnect.io doesn't have an attribute invalid, valid attributes: [component, direction, device, pci.bus_id, numa.node]")
-
-	cfg = DefaultMetricsConfig().InterconnectIo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicCounterSaturatedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicCounterSaturated
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicCounterSaturatedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.counter.saturated doesn't have an attribute invalid, valid attributes: [device, counter]")
-
-	cfg = DefaultMetricsConfig().RnicCounterSaturated
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicDriverCounterMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicDriverCounter
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicDriverCounterMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.driver.counter doesn't have an attribute invalid, valid attributes: [device, counter, counter.source]")
-
-	cfg = DefaultMetricsConfig().RnicDriverCounter
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPacketsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPackets
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPacketsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.packets doesn't have an attribute invalid, valid attributes: [device, direction]")
-
-	cfg = DefaultMetricsConfig().RnicPackets
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPauseDurationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPauseDuration
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPauseDurationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.pause.duration doesn't have an attribute invalid, valid attributes: [device, direction]")
-
-	cfg = DefaultMetricsConfig().RnicPauseDuration
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPauseFramesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPauseFrames
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPauseFramesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.pause.frames doesn't have an attribute invalid, valid attributes: [device, direction]")
-
-	cfg = DefaultMetricsConfig().RnicPauseFrames
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPauseStormEventsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPauseStormEvents
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPauseStormEventsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.pause.storm_events doesn't have an attribute invalid, valid attributes: [device, severity]")
-
-	cfg = DefaultMetricsConfig().RnicPauseStormEvents
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPfcPauseDurationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPfcPauseDuration
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPfcPauseDurationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.pfc.pause_duration doesn't have an attribute invalid, valid attributes: [device, direction, priority]")
-
-	cfg = DefaultMetricsConfig().RnicPfcPauseDuration
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPfcPauseFramesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPfcPauseFrames
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPfcPauseFramesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.pfc.pause_frames doesn't have an attribute invalid, valid attributes: [device, direction, priority]")
-
-	cfg = DefaultMetricsConfig().RnicPfcPauseFrames
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPhyDiscardsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPhyDiscards
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPhyDiscardsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.phy.discards doesn't have an attribute invalid, valid attributes: [device, direction]")
-
-	cfg = DefaultMetricsConfig().RnicPhyDiscards
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPhyIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPhyIo
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPhyIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.phy.io doesn't have an attribute invalid, valid attributes: [device, direction]")
-
-	cfg = DefaultMetricsConfig().RnicPhyIo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPortErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPortErrors
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPortErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.errors doesn't have an attribute invalid, valid attributes: [device, counter]")
-
-	cfg = DefaultMetricsConfig().RnicPortErrors
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPortInfoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPortInfo
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPortInfoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.info doesn't have an attribute invalid, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id, plane]")
-
-	cfg = DefaultMetricsConfig().RnicPortInfo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPortPhysicalStateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPortPhysicalState
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPortPhysicalStateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.physical_state doesn't have an attribute invalid, valid attributes: [device]")
-
-	cfg = DefaultMetricsConfig().RnicPortPhysicalState
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPortRateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPortRate
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPortRateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.rate doesn't have an attribute invalid, valid attributes: [device]")
-
-	cfg = DefaultMetricsConfig().RnicPortRate
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPortStateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPortState
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPortStateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.state doesn't have an attribute invalid, valid attributes: [device]")
-
-	cfg = DefaultMetricsConfig().RnicPortState
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPortWidthMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPortWidth
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPortWidthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.width doesn't have an attribute invalid, valid attributes: [device]")
-
-	cfg = DefaultMetricsConfig().RnicPortWidth
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicPortXmitWaitMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicPortXmitWait
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicPortXmitWaitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.xmit_wait doesn't have an attribute invalid, valid attributes: [device]")
-
-	cfg = DefaultMetricsConfig().RnicPortXmitWait
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicRoceCnpMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicRoceCnp
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicRoceCnpMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.roce.cnp doesn't have an attribute invalid, valid attributes: [device, counter]")
-
-	cfg = DefaultMetricsConfig().RnicRoceCnp
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicRoceEcnMarkedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicRoceEcnMarked
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicRoceEcnMarkedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.roce.ecn_marked doesn't have an attribute invalid, valid attributes: [device]")
-
-	cfg = DefaultMetricsConfig().RnicRoceEcnMarked
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyAcsRedirectMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyAcsRedirect
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyAcsRedirectMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.acs_redirect doesn't have an attribute invalid, valid attributes: [gpu, device]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyAcsRedirect
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyGpuDistanceMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyGpuDistance
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyGpuDistanceMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.gpu_distance doesn't have an attribute invalid, valid attributes: [gpu, gpu.pci.bus_id, device, pci.bus_id, pcie.path]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyGpuDistance
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyGpudirectReadyMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyGpudirectReady
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyGpudirectReadyMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.gpudirect_ready doesn't have an attribute invalid, valid attributes: [gpu, device, gpudirect.reason]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyGpudirectReady
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyIommuMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyIommu
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyIommuMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.iommu doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, iommu.mode]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyIommu
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyLinkDegradedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyLinkDegraded
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyLinkDegradedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.link.degraded doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyLinkDegraded
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyLinkSpeedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyLinkSpeed
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyLinkSpeedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.link.speed doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, pcie.link.bound]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyLinkSpeed
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyLinkWidthMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyLinkWidth
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyLinkWidthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.link.width doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, pcie.link.bound]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyLinkWidth
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyNearestRnicMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyNearestRnic
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyNearestRnicMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.nearest_rnic doesn't have an attribute invalid, valid attributes: [gpu, gpu.pci.bus_id, device, pci.bus_id, pcie.path]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyNearestRnic
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTopologyPeerMemoryMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTopologyPeerMemory
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTopologyPeerMemoryMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.peer_memory doesn't have an attribute invalid, valid attributes: [mechanism]")
-
-	cfg = DefaultMetricsConfig().RnicTopologyPeerMemory
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTransportErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTransportErrors
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTransportErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.transport.errors doesn't have an attribute invalid, valid attributes: [device, counter]")
-
-	cfg = DefaultMetricsConfig().RnicTransportErrors
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestRnicTransportEventsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().RnicTransportEvents
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []RnicTransportEventsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.transport.events doesn't have an attribute invalid, valid attributes: [device, counter]")
-
-	cfg = DefaultMetricsConfig().RnicTransportEvents
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
 func loadMetricsBuilderConfig(t *testing.T, name string) MetricsBuilderConfig {

@@ -19,7 +19,6 @@ const (
 	testDataSetDefault testDataSet = iota
 	testDataSetAll
 	testDataSetNone
-	testDataSetReag
 )
 
 func TestMetricsBuilder(t *testing.T) {
@@ -38,11 +37,6 @@ func TestMetricsBuilder(t *testing.T) {
 			resAttrsSet: testDataSetAll,
 		},
 		{
-			name:        "reaggregate_set",
-			metricsSet:  testDataSetReag,
-			resAttrsSet: testDataSetReag,
-		},
-		{
 			name:        "none_set",
 			metricsSet:  testDataSetNone,
 			resAttrsSet: testDataSetNone,
@@ -57,268 +51,108 @@ func TestMetricsBuilder(t *testing.T) {
 			settings := receivertest.NewNopSettings(receivertest.NopType)
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
-			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
-			aggMap["interconnect.io"] = mb.metricInterconnectIo.config.AggregationStrategy
-			aggMap["rnic.counter.saturated"] = mb.metricRnicCounterSaturated.config.AggregationStrategy
-			aggMap["rnic.driver.counter"] = mb.metricRnicDriverCounter.config.AggregationStrategy
-			aggMap["rnic.packets"] = mb.metricRnicPackets.config.AggregationStrategy
-			aggMap["rnic.pause.duration"] = mb.metricRnicPauseDuration.config.AggregationStrategy
-			aggMap["rnic.pause.frames"] = mb.metricRnicPauseFrames.config.AggregationStrategy
-			aggMap["rnic.pause.storm_events"] = mb.metricRnicPauseStormEvents.config.AggregationStrategy
-			aggMap["rnic.pfc.pause_duration"] = mb.metricRnicPfcPauseDuration.config.AggregationStrategy
-			aggMap["rnic.pfc.pause_frames"] = mb.metricRnicPfcPauseFrames.config.AggregationStrategy
-			aggMap["rnic.phy.discards"] = mb.metricRnicPhyDiscards.config.AggregationStrategy
-			aggMap["rnic.phy.io"] = mb.metricRnicPhyIo.config.AggregationStrategy
-			aggMap["rnic.port.errors"] = mb.metricRnicPortErrors.config.AggregationStrategy
-			aggMap["rnic.port.info"] = mb.metricRnicPortInfo.config.AggregationStrategy
-			aggMap["rnic.port.physical_state"] = mb.metricRnicPortPhysicalState.config.AggregationStrategy
-			aggMap["rnic.port.rate"] = mb.metricRnicPortRate.config.AggregationStrategy
-			aggMap["rnic.port.state"] = mb.metricRnicPortState.config.AggregationStrategy
-			aggMap["rnic.port.width"] = mb.metricRnicPortWidth.config.AggregationStrategy
-			aggMap["rnic.port.xmit_wait"] = mb.metricRnicPortXmitWait.config.AggregationStrategy
-			aggMap["rnic.roce.cnp"] = mb.metricRnicRoceCnp.config.AggregationStrategy
-			aggMap["rnic.roce.ecn_marked"] = mb.metricRnicRoceEcnMarked.config.AggregationStrategy
-			aggMap["rnic.topology.acs_redirect"] = mb.metricRnicTopologyAcsRedirect.config.AggregationStrategy
-			aggMap["rnic.topology.gpu_distance"] = mb.metricRnicTopologyGpuDistance.config.AggregationStrategy
-			aggMap["rnic.topology.gpudirect_ready"] = mb.metricRnicTopologyGpudirectReady.config.AggregationStrategy
-			aggMap["rnic.topology.iommu"] = mb.metricRnicTopologyIommu.config.AggregationStrategy
-			aggMap["rnic.topology.link.degraded"] = mb.metricRnicTopologyLinkDegraded.config.AggregationStrategy
-			aggMap["rnic.topology.link.speed"] = mb.metricRnicTopologyLinkSpeed.config.AggregationStrategy
-			aggMap["rnic.topology.link.width"] = mb.metricRnicTopologyLinkWidth.config.AggregationStrategy
-			aggMap["rnic.topology.nearest_rnic"] = mb.metricRnicTopologyNearestRnic.config.AggregationStrategy
-			aggMap["rnic.topology.peer_memory"] = mb.metricRnicTopologyPeerMemory.config.AggregationStrategy
-			aggMap["rnic.transport.errors"] = mb.metricRnicTransportErrors.config.AggregationStrategy
-			aggMap["rnic.transport.events"] = mb.metricRnicTransportEvents.config.AggregationStrategy
 
 			expectedWarnings := 0
-			if tt.metricsSet != testDataSetReag {
-				assert.Equal(t, expectedWarnings, observedLogs.Len())
-			}
+			assert.Equal(t, expectedWarnings, observedLogs.Len())
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordInterconnectIoDataPoint(ts, 1, AttributeComponentRnic, AttributeDirectionTransmit, "device-val", "pci.bus_id-val", 9)
-			if tt.name == "reaggregate_set" {
-				mb.RecordInterconnectIoDataPoint(ts, 3, AttributeComponentNetdev, AttributeDirectionReceive, "device-val-2", "pci.bus_id-val-2", 10)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicCounterSaturatedDataPoint(ts, 1, "device-val", "counter-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicCounterSaturatedDataPoint(ts, 3, "device-val-2", "counter-val-2")
-			}
 
 			allMetricsCount++
 			mb.RecordRnicDriverCounterDataPoint(ts, 1, "device-val", "counter-val", AttributeCounterSourceCounters)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicDriverCounterDataPoint(ts, 3, "device-val-2", "counter-val-2", AttributeCounterSourceCountersExt)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPacketsDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPacketsDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
-			}
 
 			allMetricsCount++
 			mb.RecordRnicPauseDurationDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPauseDurationDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPauseFramesDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPauseFramesDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPauseStormEventsDataPoint(ts, 1, "device-val", AttributeSeverityWarning)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPauseStormEventsDataPoint(ts, 3, "device-val-2", AttributeSeverityError)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPfcPauseDurationDataPoint(ts, 1, "device-val", AttributeDirectionTransmit, 8)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPfcPauseDurationDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive, 9)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPfcPauseFramesDataPoint(ts, 1, "device-val", AttributeDirectionTransmit, 8)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPfcPauseFramesDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive, 9)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPhyDiscardsDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPhyDiscardsDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPhyIoDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPhyIoDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPortErrorsDataPoint(ts, 1, "device-val", "counter-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortErrorsDataPoint(ts, 3, "device-val-2", "counter-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPortInfoDataPoint(ts, 1, "device-val", "link_layer-val", "netdev-val", "pci.bus_id-val", 9, "hca_type-val", "fw_version-val", "node_guid-val", "board_id-val", false)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortInfoDataPoint(ts, 3, "device-val-2", "link_layer-val-2", "netdev-val-2", "pci.bus_id-val-2", 10, "hca_type-val-2", "fw_version-val-2", "node_guid-val-2", "board_id-val-2", true)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPortPhysicalStateDataPoint(ts, 1, "device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortPhysicalStateDataPoint(ts, 3, "device-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPortRateDataPoint(ts, 1, "device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortRateDataPoint(ts, 3, "device-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPortStateDataPoint(ts, 1, "device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortStateDataPoint(ts, 3, "device-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPortWidthDataPoint(ts, 1, "device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortWidthDataPoint(ts, 3, "device-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPortXmitWaitDataPoint(ts, 1, "device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortXmitWaitDataPoint(ts, 3, "device-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicRoceCnpDataPoint(ts, 1, "device-val", "counter-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicRoceCnpDataPoint(ts, 3, "device-val-2", "counter-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicRoceEcnMarkedDataPoint(ts, 1, "device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicRoceEcnMarkedDataPoint(ts, 3, "device-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyAcsRedirectDataPoint(ts, 1, "gpu-val", "device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyAcsRedirectDataPoint(ts, 3, "gpu-val-2", "device-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyGpuDistanceDataPoint(ts, 1, "gpu-val", "gpu.pci.bus_id-val", "device-val", "pci.bus_id-val", AttributePciePathPIX)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyGpuDistanceDataPoint(ts, 3, "gpu-val-2", "gpu.pci.bus_id-val-2", "device-val-2", "pci.bus_id-val-2", AttributePciePathPXB)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 1, "gpu-val", "device-val", AttributeGpudirectReasonReady)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 3, "gpu-val-2", "device-val-2", AttributeGpudirectReasonPciePath)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyIommuDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributeIommuModeOff)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyIommuDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributeIommuModePassthrough)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyLinkDegradedDataPoint(ts, 1, "device-val", "pci.bus_id-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyLinkDegradedDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyLinkSpeedDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributePcieLinkBoundCurrent)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyLinkSpeedDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributePcieLinkBoundMax)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyLinkWidthDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributePcieLinkBoundCurrent)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyLinkWidthDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributePcieLinkBoundMax)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyNearestRnicDataPoint(ts, 1, "gpu-val", "gpu.pci.bus_id-val", "device-val", "pci.bus_id-val", AttributePciePathPIX)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyNearestRnicDataPoint(ts, 3, "gpu-val-2", "gpu.pci.bus_id-val-2", "device-val-2", "pci.bus_id-val-2", AttributePciePathPXB)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyPeerMemoryDataPoint(ts, 1, AttributeMechanismNvidiaPeermem)
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyPeerMemoryDataPoint(ts, 3, AttributeMechanismDmaBuf)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTransportErrorsDataPoint(ts, 1, "device-val", "counter-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTransportErrorsDataPoint(ts, 3, "device-val-2", "counter-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTransportEventsDataPoint(ts, 1, "device-val", "counter-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTransportEventsDataPoint(ts, 3, "device-val-2", "counter-val-2")
-			}
 
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
-			if tt.name == "reaggregate_set" {
-				assert.Empty(t, mb.metricInterconnectIo.aggDataPoints)
-				assert.Empty(t, mb.metricRnicCounterSaturated.aggDataPoints)
-				assert.Empty(t, mb.metricRnicDriverCounter.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPackets.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPauseDuration.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPauseFrames.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPauseStormEvents.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPfcPauseDuration.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPfcPauseFrames.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPhyDiscards.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPhyIo.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPortErrors.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPortInfo.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPortPhysicalState.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPortRate.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPortState.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPortWidth.aggDataPoints)
-				assert.Empty(t, mb.metricRnicPortXmitWait.aggDataPoints)
-				assert.Empty(t, mb.metricRnicRoceCnp.aggDataPoints)
-				assert.Empty(t, mb.metricRnicRoceEcnMarked.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyAcsRedirect.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyGpuDistance.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyGpudirectReady.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyIommu.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyLinkDegraded.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyLinkSpeed.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyLinkWidth.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyNearestRnic.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTopologyPeerMemory.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTransportErrors.aggDataPoints)
-				assert.Empty(t, mb.metricRnicTransportEvents.aggDataPoints)
-			}
 
 			if tt.expectEmpty {
 				assert.Equal(t, 0, metrics.ResourceMetrics().Len())
@@ -346,1549 +180,646 @@ func TestMetricsBuilder(t *testing.T) {
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
 				case "interconnect.io":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["interconnect.io"], "Found a duplicate in the metrics slice: interconnect.io")
-						validatedMetrics["interconnect.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved through an interconnect component (RDMA NIC, CPU PCIe, host memory, GPU PCIe, NVLink, C2C), by direction.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						componentAttrVal, ok := dp.Attributes().Get("component")
-						assert.True(t, ok)
-						assert.Equal(t, "rnic", componentAttrVal.Str())
-						directionAttrVal, ok := dp.Attributes().Get("direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", directionAttrVal.Str())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
-						numaNodeAttrVal, ok := dp.Attributes().Get("numa.node")
-						assert.True(t, ok)
-						assert.EqualValues(t, 9, numaNodeAttrVal.Int())
-					} else {
-						assert.False(t, validatedMetrics["interconnect.io"], "Found a duplicate in the metrics slice: interconnect.io")
-						validatedMetrics["interconnect.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved through an interconnect component (RDMA NIC, CPU PCIe, host memory, GPU PCIe, NVLink, C2C), by direction.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["interconnect.io"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("component")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("direction")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("numa.node")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["interconnect.io"], "Found a duplicate in the metrics slice: interconnect.io")
+					validatedMetrics["interconnect.io"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Bytes moved through an interconnect component (RDMA NIC, CPU PCIe, host memory, GPU PCIe, NVLink, C2C), by direction.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					componentAttrVal, ok := dp.Attributes().Get("component")
+					assert.True(t, ok)
+					assert.Equal(t, "rnic", componentAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+					numaNodeAttrVal, ok := dp.Attributes().Get("numa.node")
+					assert.True(t, ok)
+					assert.EqualValues(t, 9, numaNodeAttrVal.Int())
 				case "rnic.counter.saturated":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.counter.saturated"], "Found a duplicate in the metrics slice: rnic.counter.saturated")
-						validatedMetrics["rnic.counter.saturated"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while a narrow counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping); its series is not reported meanwhile.", mi.Description())
-						assert.Equal(t, "{counter}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						counterAttrVal, ok := dp.Attributes().Get("counter")
-						assert.True(t, ok)
-						assert.Equal(t, "counter-val", counterAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.counter.saturated"], "Found a duplicate in the metrics slice: rnic.counter.saturated")
-						validatedMetrics["rnic.counter.saturated"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while a narrow counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping); its series is not reported meanwhile.", mi.Description())
-						assert.Equal(t, "{counter}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.counter.saturated"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("counter")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.counter.saturated"], "Found a duplicate in the metrics slice: rnic.counter.saturated")
+					validatedMetrics["rnic.counter.saturated"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "1 while a counter of the port is stuck at its maximum (InfiniBand counters stop at all ones instead of wrapping) or holds a value no integer point can (a 64-bit counter at 2^63 bytes or more after scaling); its series is not reported meanwhile. 0 once it reads normally again.", mi.Description())
+					assert.Equal(t, "{counter}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					counterAttrVal, ok := dp.Attributes().Get("counter")
+					assert.True(t, ok)
+					assert.Equal(t, "counter-val", counterAttrVal.Str())
 				case "rnic.driver.counter":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.driver.counter"], "Found a duplicate in the metrics slice: rnic.driver.counter")
-						validatedMetrics["rnic.driver.counter"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Every counter file the driver exposes in counters/, counters_ext/ and hw_counters/, under its kernel name and unconverted, for drivers and counters without a metric of their own.", mi.Description())
-						assert.Equal(t, "{count}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						counterAttrVal, ok := dp.Attributes().Get("counter")
-						assert.True(t, ok)
-						assert.Equal(t, "counter-val", counterAttrVal.Str())
-						counterSourceAttrVal, ok := dp.Attributes().Get("counter.source")
-						assert.True(t, ok)
-						assert.Equal(t, "counters", counterSourceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.driver.counter"], "Found a duplicate in the metrics slice: rnic.driver.counter")
-						validatedMetrics["rnic.driver.counter"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Every counter file the driver exposes in counters/, counters_ext/ and hw_counters/, under its kernel name and unconverted, for drivers and counters without a metric of their own.", mi.Description())
-						assert.Equal(t, "{count}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.driver.counter"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("counter")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("counter.source")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.driver.counter"], "Found a duplicate in the metrics slice: rnic.driver.counter")
+					validatedMetrics["rnic.driver.counter"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Every counter file the driver exposes in counters/, counters_ext/ and hw_counters/, under its kernel name and unconverted, for drivers and counters without a metric of their own.", mi.Description())
+					assert.Equal(t, "{count}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					counterAttrVal, ok := dp.Attributes().Get("counter")
+					assert.True(t, ok)
+					assert.Equal(t, "counter-val", counterAttrVal.Str())
+					counterSourceAttrVal, ok := dp.Attributes().Get("counter.source")
+					assert.True(t, ok)
+					assert.Equal(t, "counters", counterSourceAttrVal.Str())
 				case "rnic.packets":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.packets"], "Found a duplicate in the metrics slice: rnic.packets")
-						validatedMetrics["rnic.packets"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets transmitted and received by the RDMA port, on all virtual lanes.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						directionAttrVal, ok := dp.Attributes().Get("direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", directionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.packets"], "Found a duplicate in the metrics slice: rnic.packets")
-						validatedMetrics["rnic.packets"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets transmitted and received by the RDMA port, on all virtual lanes.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.packets"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("direction")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.packets"], "Found a duplicate in the metrics slice: rnic.packets")
+					validatedMetrics["rnic.packets"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Packets transmitted and received by the RDMA port, on all virtual lanes.", mi.Description())
+					assert.Equal(t, "{packet}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
 				case "rnic.pause.duration":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.pause.duration"], "Found a duplicate in the metrics slice: rnic.pause.duration")
-						validatedMetrics["rnic.pause.duration"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.", mi.Description())
-						assert.Equal(t, "us", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						directionAttrVal, ok := dp.Attributes().Get("direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", directionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.pause.duration"], "Found a duplicate in the metrics slice: rnic.pause.duration")
-						validatedMetrics["rnic.pause.duration"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.", mi.Description())
-						assert.Equal(t, "us", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.pause.duration"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("direction")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.pause.duration"], "Found a duplicate in the metrics slice: rnic.pause.duration")
+					validatedMetrics["rnic.pause.duration"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.", mi.Description())
+					assert.Equal(t, "us", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
 				case "rnic.pause.frames":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.pause.frames"], "Found a duplicate in the metrics slice: rnic.pause.frames")
-						validatedMetrics["rnic.pause.frames"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.", mi.Description())
-						assert.Equal(t, "{frame}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						directionAttrVal, ok := dp.Attributes().Get("direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", directionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.pause.frames"], "Found a duplicate in the metrics slice: rnic.pause.frames")
-						validatedMetrics["rnic.pause.frames"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.", mi.Description())
-						assert.Equal(t, "{frame}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.pause.frames"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("direction")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.pause.frames"], "Found a duplicate in the metrics slice: rnic.pause.frames")
+					validatedMetrics["rnic.pause.frames"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.", mi.Description())
+					assert.Equal(t, "{frame}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
 				case "rnic.pause.storm_events":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.pause.storm_events"], "Found a duplicate in the metrics slice: rnic.pause.storm_events")
-						validatedMetrics["rnic.pause.storm_events"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Pause-storm events detected by the NIC's watchdog (ethtool statistics tx_pause_storm_warning_events / tx_pause_storm_error_events).", mi.Description())
-						assert.Equal(t, "{event}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						severityAttrVal, ok := dp.Attributes().Get("severity")
-						assert.True(t, ok)
-						assert.Equal(t, "warning", severityAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.pause.storm_events"], "Found a duplicate in the metrics slice: rnic.pause.storm_events")
-						validatedMetrics["rnic.pause.storm_events"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Pause-storm events detected by the NIC's watchdog (ethtool statistics tx_pause_storm_warning_events / tx_pause_storm_error_events).", mi.Description())
-						assert.Equal(t, "{event}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.pause.storm_events"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("severity")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.pause.storm_events"], "Found a duplicate in the metrics slice: rnic.pause.storm_events")
+					validatedMetrics["rnic.pause.storm_events"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Pause-storm events detected by the NIC's watchdog (ethtool statistics tx_pause_storm_warning_events / tx_pause_storm_error_events).", mi.Description())
+					assert.Equal(t, "{event}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					severityAttrVal, ok := dp.Attributes().Get("severity")
+					assert.True(t, ok)
+					assert.Equal(t, "warning", severityAttrVal.Str())
 				case "rnic.pfc.pause_duration":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.pfc.pause_duration"], "Found a duplicate in the metrics slice: rnic.pfc.pause_duration")
-						validatedMetrics["rnic.pfc.pause_duration"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).", mi.Description())
-						assert.Equal(t, "us", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						directionAttrVal, ok := dp.Attributes().Get("direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", directionAttrVal.Str())
-						priorityAttrVal, ok := dp.Attributes().Get("priority")
-						assert.True(t, ok)
-						assert.EqualValues(t, 8, priorityAttrVal.Int())
-					} else {
-						assert.False(t, validatedMetrics["rnic.pfc.pause_duration"], "Found a duplicate in the metrics slice: rnic.pfc.pause_duration")
-						validatedMetrics["rnic.pfc.pause_duration"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).", mi.Description())
-						assert.Equal(t, "us", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.pfc.pause_duration"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("direction")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("priority")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.pfc.pause_duration"], "Found a duplicate in the metrics slice: rnic.pfc.pause_duration")
+					validatedMetrics["rnic.pfc.pause_duration"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).", mi.Description())
+					assert.Equal(t, "us", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
+					priorityAttrVal, ok := dp.Attributes().Get("priority")
+					assert.True(t, ok)
+					assert.EqualValues(t, 8, priorityAttrVal.Int())
 				case "rnic.pfc.pause_frames":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.pfc.pause_frames"], "Found a duplicate in the metrics slice: rnic.pfc.pause_frames")
-						validatedMetrics["rnic.pfc.pause_frames"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
-						assert.Equal(t, "{frame}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						directionAttrVal, ok := dp.Attributes().Get("direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", directionAttrVal.Str())
-						priorityAttrVal, ok := dp.Attributes().Get("priority")
-						assert.True(t, ok)
-						assert.EqualValues(t, 8, priorityAttrVal.Int())
-					} else {
-						assert.False(t, validatedMetrics["rnic.pfc.pause_frames"], "Found a duplicate in the metrics slice: rnic.pfc.pause_frames")
-						validatedMetrics["rnic.pfc.pause_frames"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
-						assert.Equal(t, "{frame}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.pfc.pause_frames"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("direction")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("priority")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.pfc.pause_frames"], "Found a duplicate in the metrics slice: rnic.pfc.pause_frames")
+					validatedMetrics["rnic.pfc.pause_frames"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
+					assert.Equal(t, "{frame}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
+					priorityAttrVal, ok := dp.Attributes().Get("priority")
+					assert.True(t, ok)
+					assert.EqualValues(t, 8, priorityAttrVal.Int())
 				case "rnic.phy.discards":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.phy.discards"], "Found a duplicate in the metrics slice: rnic.phy.discards")
-						validatedMetrics["rnic.phy.discards"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets discarded by the physical port (ethtool statistics rx/tx_discards_phy).", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						directionAttrVal, ok := dp.Attributes().Get("direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", directionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.phy.discards"], "Found a duplicate in the metrics slice: rnic.phy.discards")
-						validatedMetrics["rnic.phy.discards"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets discarded by the physical port (ethtool statistics rx/tx_discards_phy).", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.phy.discards"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("direction")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.phy.discards"], "Found a duplicate in the metrics slice: rnic.phy.discards")
+					validatedMetrics["rnic.phy.discards"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Packets discarded by the physical port (ethtool statistics rx/tx_discards_phy).", mi.Description())
+					assert.Equal(t, "{packet}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
 				case "rnic.phy.io":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.phy.io"], "Found a duplicate in the metrics slice: rnic.phy.io")
-						validatedMetrics["rnic.phy.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "All bytes on the physical port, RDMA and Ethernet, headers and FCS included (ethtool statistics rx/tx_bytes_phy); compare with interconnect.io to see what share is RDMA.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						directionAttrVal, ok := dp.Attributes().Get("direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", directionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.phy.io"], "Found a duplicate in the metrics slice: rnic.phy.io")
-						validatedMetrics["rnic.phy.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "All bytes on the physical port, RDMA and Ethernet, headers and FCS included (ethtool statistics rx/tx_bytes_phy); compare with interconnect.io to see what share is RDMA.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.phy.io"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("direction")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.phy.io"], "Found a duplicate in the metrics slice: rnic.phy.io")
+					validatedMetrics["rnic.phy.io"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "All bytes on the physical port, RDMA and Ethernet, headers and FCS included (ethtool statistics rx/tx_bytes_phy); compare with interconnect.io to see what share is RDMA.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
 				case "rnic.port.errors":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.port.errors"], "Found a duplicate in the metrics slice: rnic.port.errors")
-						validatedMetrics["rnic.port.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "InfiniBand port error counters (PortCounters), one series per kernel counter.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						counterAttrVal, ok := dp.Attributes().Get("counter")
-						assert.True(t, ok)
-						assert.Equal(t, "counter-val", counterAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.port.errors"], "Found a duplicate in the metrics slice: rnic.port.errors")
-						validatedMetrics["rnic.port.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "InfiniBand port error counters (PortCounters), one series per kernel counter.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.port.errors"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("counter")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.port.errors"], "Found a duplicate in the metrics slice: rnic.port.errors")
+					validatedMetrics["rnic.port.errors"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "InfiniBand port error counters (PortCounters), one series per kernel counter.", mi.Description())
+					assert.Equal(t, "{error}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					counterAttrVal, ok := dp.Attributes().Get("counter")
+					assert.True(t, ok)
+					assert.Equal(t, "counter-val", counterAttrVal.Str())
 				case "rnic.port.info":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.port.info"], "Found a duplicate in the metrics slice: rnic.port.info")
-						validatedMetrics["rnic.port.info"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Static facts of the port, always 1, for joining and inventory. Recorded with the slow counters, on the first scrape after a discovery and then every slow_interval.", mi.Description())
-						assert.Equal(t, "{info}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						linkLayerAttrVal, ok := dp.Attributes().Get("link_layer")
-						assert.True(t, ok)
-						assert.Equal(t, "link_layer-val", linkLayerAttrVal.Str())
-						netdevAttrVal, ok := dp.Attributes().Get("netdev")
-						assert.True(t, ok)
-						assert.Equal(t, "netdev-val", netdevAttrVal.Str())
-						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
-						numaNodeAttrVal, ok := dp.Attributes().Get("numa.node")
-						assert.True(t, ok)
-						assert.EqualValues(t, 9, numaNodeAttrVal.Int())
-						hcaTypeAttrVal, ok := dp.Attributes().Get("hca_type")
-						assert.True(t, ok)
-						assert.Equal(t, "hca_type-val", hcaTypeAttrVal.Str())
-						fwVersionAttrVal, ok := dp.Attributes().Get("fw_version")
-						assert.True(t, ok)
-						assert.Equal(t, "fw_version-val", fwVersionAttrVal.Str())
-						nodeGUIDAttrVal, ok := dp.Attributes().Get("node_guid")
-						assert.True(t, ok)
-						assert.Equal(t, "node_guid-val", nodeGUIDAttrVal.Str())
-						boardIDAttrVal, ok := dp.Attributes().Get("board_id")
-						assert.True(t, ok)
-						assert.Equal(t, "board_id-val", boardIDAttrVal.Str())
-						planeAttrVal, ok := dp.Attributes().Get("plane")
-						assert.True(t, ok)
-						assert.False(t, planeAttrVal.Bool())
-					} else {
-						assert.False(t, validatedMetrics["rnic.port.info"], "Found a duplicate in the metrics slice: rnic.port.info")
-						validatedMetrics["rnic.port.info"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Static facts of the port, always 1, for joining and inventory. Recorded with the slow counters, on the first scrape after a discovery and then every slow_interval.", mi.Description())
-						assert.Equal(t, "{info}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.port.info"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("link_layer")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("netdev")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("numa.node")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hca_type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("fw_version")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("node_guid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("board_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("plane")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.port.info"], "Found a duplicate in the metrics slice: rnic.port.info")
+					validatedMetrics["rnic.port.info"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Static facts of the port, always 1, for joining and inventory. Recorded with the slow counters, on the first scrape after a discovery and then every slow_interval.", mi.Description())
+					assert.Equal(t, "{info}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					linkLayerAttrVal, ok := dp.Attributes().Get("link_layer")
+					assert.True(t, ok)
+					assert.Equal(t, "link_layer-val", linkLayerAttrVal.Str())
+					netdevAttrVal, ok := dp.Attributes().Get("netdev")
+					assert.True(t, ok)
+					assert.Equal(t, "netdev-val", netdevAttrVal.Str())
+					pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+					numaNodeAttrVal, ok := dp.Attributes().Get("numa.node")
+					assert.True(t, ok)
+					assert.EqualValues(t, 9, numaNodeAttrVal.Int())
+					hcaTypeAttrVal, ok := dp.Attributes().Get("hca_type")
+					assert.True(t, ok)
+					assert.Equal(t, "hca_type-val", hcaTypeAttrVal.Str())
+					fwVersionAttrVal, ok := dp.Attributes().Get("fw_version")
+					assert.True(t, ok)
+					assert.Equal(t, "fw_version-val", fwVersionAttrVal.Str())
+					nodeGUIDAttrVal, ok := dp.Attributes().Get("node_guid")
+					assert.True(t, ok)
+					assert.Equal(t, "node_guid-val", nodeGUIDAttrVal.Str())
+					boardIDAttrVal, ok := dp.Attributes().Get("board_id")
+					assert.True(t, ok)
+					assert.Equal(t, "board_id-val", boardIDAttrVal.Str())
+					planeAttrVal, ok := dp.Attributes().Get("plane")
+					assert.True(t, ok)
+					assert.False(t, planeAttrVal.Bool())
 				case "rnic.port.physical_state":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.port.physical_state"], "Found a duplicate in the metrics slice: rnic.port.physical_state")
-						validatedMetrics["rnic.port.physical_state"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Physical port state (1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 Phy Test).", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.port.physical_state"], "Found a duplicate in the metrics slice: rnic.port.physical_state")
-						validatedMetrics["rnic.port.physical_state"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Physical port state (1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 Phy Test).", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.port.physical_state"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.port.physical_state"], "Found a duplicate in the metrics slice: rnic.port.physical_state")
+					validatedMetrics["rnic.port.physical_state"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Physical port state (1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 Phy Test).", mi.Description())
+					assert.Equal(t, "{state}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
 				case "rnic.port.rate":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.port.rate"], "Found a duplicate in the metrics slice: rnic.port.rate")
-						validatedMetrics["rnic.port.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Current link rate of the port (the kernel's rate file, Gb/s converted to bytes per second); a link trained down shows a lower value.", mi.Description())
-						assert.Equal(t, "By/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.port.rate"], "Found a duplicate in the metrics slice: rnic.port.rate")
-						validatedMetrics["rnic.port.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Current link rate of the port (the kernel's rate file, Gb/s converted to bytes per second); a link trained down shows a lower value.", mi.Description())
-						assert.Equal(t, "By/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.port.rate"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.port.rate"], "Found a duplicate in the metrics slice: rnic.port.rate")
+					validatedMetrics["rnic.port.rate"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Current link rate of the port (the kernel's rate file, Gb/s converted to bytes per second); a link trained down shows a lower value.", mi.Description())
+					assert.Equal(t, "By/s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
 				case "rnic.port.state":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.port.state"], "Found a duplicate in the metrics slice: rnic.port.state")
-						validatedMetrics["rnic.port.state"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Logical port state as the kernel reports it (1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER).", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.port.state"], "Found a duplicate in the metrics slice: rnic.port.state")
-						validatedMetrics["rnic.port.state"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Logical port state as the kernel reports it (1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER).", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.port.state"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.port.state"], "Found a duplicate in the metrics slice: rnic.port.state")
+					validatedMetrics["rnic.port.state"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Logical port state as the kernel reports it (1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER).", mi.Description())
+					assert.Equal(t, "{state}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
 				case "rnic.port.width":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.port.width"], "Found a duplicate in the metrics slice: rnic.port.width")
-						validatedMetrics["rnic.port.width"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Number of lanes the link trained to (the 4X of the rate file); a downgraded link shows fewer lanes.", mi.Description())
-						assert.Equal(t, "{lane}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.port.width"], "Found a duplicate in the metrics slice: rnic.port.width")
-						validatedMetrics["rnic.port.width"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Number of lanes the link trained to (the 4X of the rate file); a downgraded link shows fewer lanes.", mi.Description())
-						assert.Equal(t, "{lane}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.port.width"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.port.width"], "Found a duplicate in the metrics slice: rnic.port.width")
+					validatedMetrics["rnic.port.width"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Number of lanes the link trained to (the 4X of the rate file); a downgraded link shows fewer lanes.", mi.Description())
+					assert.Equal(t, "{lane}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
 				case "rnic.port.xmit_wait":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.port.xmit_wait"], "Found a duplicate in the metrics slice: rnic.port.xmit_wait")
-						validatedMetrics["rnic.port.xmit_wait"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Ticks during which the port had data to transmit but sent none (port_xmit_wait), the congestion back-pressure the port saw.", mi.Description())
-						assert.Equal(t, "{tick}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.port.xmit_wait"], "Found a duplicate in the metrics slice: rnic.port.xmit_wait")
-						validatedMetrics["rnic.port.xmit_wait"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Ticks during which the port had data to transmit but sent none (port_xmit_wait), the congestion back-pressure the port saw.", mi.Description())
-						assert.Equal(t, "{tick}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.port.xmit_wait"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.port.xmit_wait"], "Found a duplicate in the metrics slice: rnic.port.xmit_wait")
+					validatedMetrics["rnic.port.xmit_wait"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Ticks during which the port had data to transmit but sent none (port_xmit_wait), the congestion back-pressure the port saw.", mi.Description())
+					assert.Equal(t, "{tick}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
 				case "rnic.roce.cnp":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.roce.cnp"], "Found a duplicate in the metrics slice: rnic.roce.cnp")
-						validatedMetrics["rnic.roce.cnp"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RoCE congestion notification packets (np_cnp_sent by the notification point, rp_cnp_handled / rp_cnp_ignored by the reaction point).", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						counterAttrVal, ok := dp.Attributes().Get("counter")
-						assert.True(t, ok)
-						assert.Equal(t, "counter-val", counterAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.roce.cnp"], "Found a duplicate in the metrics slice: rnic.roce.cnp")
-						validatedMetrics["rnic.roce.cnp"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RoCE congestion notification packets (np_cnp_sent by the notification point, rp_cnp_handled / rp_cnp_ignored by the reaction point).", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.roce.cnp"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("counter")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.roce.cnp"], "Found a duplicate in the metrics slice: rnic.roce.cnp")
+					validatedMetrics["rnic.roce.cnp"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "RoCE congestion notification packets (np_cnp_sent by the notification point, rp_cnp_handled / rp_cnp_ignored by the reaction point).", mi.Description())
+					assert.Equal(t, "{packet}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					counterAttrVal, ok := dp.Attributes().Get("counter")
+					assert.True(t, ok)
+					assert.Equal(t, "counter-val", counterAttrVal.Str())
 				case "rnic.roce.ecn_marked":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.roce.ecn_marked"], "Found a duplicate in the metrics slice: rnic.roce.ecn_marked")
-						validatedMetrics["rnic.roce.ecn_marked"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RoCEv2 packets received with the ECN congestion-experienced mark (np_ecn_marked_roce_packets).", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.roce.ecn_marked"], "Found a duplicate in the metrics slice: rnic.roce.ecn_marked")
-						validatedMetrics["rnic.roce.ecn_marked"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RoCEv2 packets received with the ECN congestion-experienced mark (np_ecn_marked_roce_packets).", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.roce.ecn_marked"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.roce.ecn_marked"], "Found a duplicate in the metrics slice: rnic.roce.ecn_marked")
+					validatedMetrics["rnic.roce.ecn_marked"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "RoCEv2 packets received with the ECN congestion-experienced mark (np_ecn_marked_roce_packets).", mi.Description())
+					assert.Equal(t, "{packet}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
 				case "rnic.topology.acs_redirect":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.acs_redirect"], "Found a duplicate in the metrics slice: rnic.topology.acs_redirect")
-						validatedMetrics["rnic.topology.acs_redirect"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if a PCIe switch port between the GPU and the NIC has ACS P2P request or completion redirect enabled (peer traffic is sent up to the root complex), 0 if none, -1 unknown (extended config space not readable without CAP_SYS_ADMIN).", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						gpuAttrVal, ok := dp.Attributes().Get("gpu")
-						assert.True(t, ok)
-						assert.Equal(t, "gpu-val", gpuAttrVal.Str())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.acs_redirect"], "Found a duplicate in the metrics slice: rnic.topology.acs_redirect")
-						validatedMetrics["rnic.topology.acs_redirect"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if a PCIe switch port between the GPU and the NIC has ACS P2P request or completion redirect enabled (peer traffic is sent up to the root complex), 0 if none, -1 unknown (extended config space not readable without CAP_SYS_ADMIN).", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.topology.acs_redirect"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("gpu")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("device")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.acs_redirect"], "Found a duplicate in the metrics slice: rnic.topology.acs_redirect")
+					validatedMetrics["rnic.topology.acs_redirect"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "1 if a PCIe switch port between the GPU and the NIC has ACS P2P request or completion redirect enabled (peer traffic is sent up to the root complex), 0 if none, -1 unknown (extended config space not readable without CAP_SYS_ADMIN).", mi.Description())
+					assert.Equal(t, "{state}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					gpuAttrVal, ok := dp.Attributes().Get("gpu")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
 				case "rnic.topology.gpu_distance":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.gpu_distance"], "Found a duplicate in the metrics slice: rnic.topology.gpu_distance")
-						validatedMetrics["rnic.topology.gpu_distance"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.", mi.Description())
-						assert.Equal(t, "{level}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						gpuAttrVal, ok := dp.Attributes().Get("gpu")
-						assert.True(t, ok)
-						assert.Equal(t, "gpu-val", gpuAttrVal.Str())
-						gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
-						pciePathAttrVal, ok := dp.Attributes().Get("pcie.path")
-						assert.True(t, ok)
-						assert.Equal(t, "PIX", pciePathAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.gpu_distance"], "Found a duplicate in the metrics slice: rnic.topology.gpu_distance")
-						validatedMetrics["rnic.topology.gpu_distance"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.", mi.Description())
-						assert.Equal(t, "{level}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.topology.gpu_distance"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("gpu")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("gpu.pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pcie.path")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.gpu_distance"], "Found a duplicate in the metrics slice: rnic.topology.gpu_distance")
+					validatedMetrics["rnic.topology.gpu_distance"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.", mi.Description())
+					assert.Equal(t, "{level}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					gpuAttrVal, ok := dp.Attributes().Get("gpu")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+					gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+					pciePathAttrVal, ok := dp.Attributes().Get("pcie.path")
+					assert.True(t, ok)
+					assert.Equal(t, "PIX", pciePathAttrVal.Str())
 				case "rnic.topology.gpudirect_ready":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.gpudirect_ready"], "Found a duplicate in the metrics slice: rnic.topology.gpudirect_ready")
-						validatedMetrics["rnic.topology.gpudirect_ready"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						gpuAttrVal, ok := dp.Attributes().Get("gpu")
-						assert.True(t, ok)
-						assert.Equal(t, "gpu-val", gpuAttrVal.Str())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						gpudirectReasonAttrVal, ok := dp.Attributes().Get("gpudirect.reason")
-						assert.True(t, ok)
-						assert.Equal(t, "ready", gpudirectReasonAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.gpudirect_ready"], "Found a duplicate in the metrics slice: rnic.topology.gpudirect_ready")
-						validatedMetrics["rnic.topology.gpudirect_ready"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.topology.gpudirect_ready"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("gpu")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("gpudirect.reason")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.gpudirect_ready"], "Found a duplicate in the metrics slice: rnic.topology.gpudirect_ready")
+					validatedMetrics["rnic.topology.gpudirect_ready"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.", mi.Description())
+					assert.Equal(t, "{state}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					gpuAttrVal, ok := dp.Attributes().Get("gpu")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					gpudirectReasonAttrVal, ok := dp.Attributes().Get("gpudirect.reason")
+					assert.True(t, ok)
+					assert.Equal(t, "ready", gpudirectReasonAttrVal.Str())
 				case "rnic.topology.iommu":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.iommu"], "Found a duplicate in the metrics slice: rnic.topology.iommu")
-						validatedMetrics["rnic.topology.iommu"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU.", mi.Description())
-						assert.Equal(t, "{mode}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
-						iommuModeAttrVal, ok := dp.Attributes().Get("iommu.mode")
-						assert.True(t, ok)
-						assert.Equal(t, "off", iommuModeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.iommu"], "Found a duplicate in the metrics slice: rnic.topology.iommu")
-						validatedMetrics["rnic.topology.iommu"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU.", mi.Description())
-						assert.Equal(t, "{mode}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.topology.iommu"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("iommu.mode")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.iommu"], "Found a duplicate in the metrics slice: rnic.topology.iommu")
+					validatedMetrics["rnic.topology.iommu"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU.", mi.Description())
+					assert.Equal(t, "{mode}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+					iommuModeAttrVal, ok := dp.Attributes().Get("iommu.mode")
+					assert.True(t, ok)
+					assert.Equal(t, "off", iommuModeAttrVal.Str())
 				case "rnic.topology.link.degraded":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.link.degraded"], "Found a duplicate in the metrics slice: rnic.topology.link.degraded")
-						validatedMetrics["rnic.topology.link.degraded"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.link.degraded"], "Found a duplicate in the metrics slice: rnic.topology.link.degraded")
-						validatedMetrics["rnic.topology.link.degraded"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.topology.link.degraded"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pci.bus_id")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.link.degraded"], "Found a duplicate in the metrics slice: rnic.topology.link.degraded")
+					validatedMetrics["rnic.topology.link.degraded"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.", mi.Description())
+					assert.Equal(t, "{state}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 				case "rnic.topology.link.speed":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.link.speed"], "Found a duplicate in the metrics slice: rnic.topology.link.speed")
-						validatedMetrics["rnic.topology.link.speed"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe link speed per lane of each GPU and RDMA NIC, trained and maximum, in GT/s. GPUs lower it when idle.", mi.Description())
-						assert.Equal(t, "{GT}/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
-						pcieLinkBoundAttrVal, ok := dp.Attributes().Get("pcie.link.bound")
-						assert.True(t, ok)
-						assert.Equal(t, "current", pcieLinkBoundAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.link.speed"], "Found a duplicate in the metrics slice: rnic.topology.link.speed")
-						validatedMetrics["rnic.topology.link.speed"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe link speed per lane of each GPU and RDMA NIC, trained and maximum, in GT/s. GPUs lower it when idle.", mi.Description())
-						assert.Equal(t, "{GT}/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["rnic.topology.link.speed"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pcie.link.bound")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.link.speed"], "Found a duplicate in the metrics slice: rnic.topology.link.speed")
+					validatedMetrics["rnic.topology.link.speed"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "PCIe link speed per lane of each GPU and RDMA NIC, trained and maximum, in GT/s. GPUs lower it when idle.", mi.Description())
+					assert.Equal(t, "{GT}/s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+					pcieLinkBoundAttrVal, ok := dp.Attributes().Get("pcie.link.bound")
+					assert.True(t, ok)
+					assert.Equal(t, "current", pcieLinkBoundAttrVal.Str())
 				case "rnic.topology.link.width":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.link.width"], "Found a duplicate in the metrics slice: rnic.topology.link.width")
-						validatedMetrics["rnic.topology.link.width"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe link width of each GPU and RDMA NIC, trained and maximum.", mi.Description())
-						assert.Equal(t, "{lane}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
-						pcieLinkBoundAttrVal, ok := dp.Attributes().Get("pcie.link.bound")
-						assert.True(t, ok)
-						assert.Equal(t, "current", pcieLinkBoundAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.link.width"], "Found a duplicate in the metrics slice: rnic.topology.link.width")
-						validatedMetrics["rnic.topology.link.width"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe link width of each GPU and RDMA NIC, trained and maximum.", mi.Description())
-						assert.Equal(t, "{lane}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.topology.link.width"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pcie.link.bound")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.link.width"], "Found a duplicate in the metrics slice: rnic.topology.link.width")
+					validatedMetrics["rnic.topology.link.width"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "PCIe link width of each GPU and RDMA NIC, trained and maximum.", mi.Description())
+					assert.Equal(t, "{lane}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+					pcieLinkBoundAttrVal, ok := dp.Attributes().Get("pcie.link.bound")
+					assert.True(t, ok)
+					assert.Equal(t, "current", pcieLinkBoundAttrVal.Str())
 				case "rnic.topology.nearest_rnic":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.nearest_rnic"], "Found a duplicate in the metrics slice: rnic.topology.nearest_rnic")
-						validatedMetrics["rnic.topology.nearest_rnic"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "For each GPU, its nearest RDMA NIC and the PCIe distance to it (1 PIX ... 5 SYS). A GPU whose nearest NIC is PHB or farther cannot use GPUDirect RDMA at NCCL's default level.", mi.Description())
-						assert.Equal(t, "{level}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						gpuAttrVal, ok := dp.Attributes().Get("gpu")
-						assert.True(t, ok)
-						assert.Equal(t, "gpu-val", gpuAttrVal.Str())
-						gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
-						assert.True(t, ok)
-						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
-						pciePathAttrVal, ok := dp.Attributes().Get("pcie.path")
-						assert.True(t, ok)
-						assert.Equal(t, "PIX", pciePathAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.nearest_rnic"], "Found a duplicate in the metrics slice: rnic.topology.nearest_rnic")
-						validatedMetrics["rnic.topology.nearest_rnic"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "For each GPU, its nearest RDMA NIC and the PCIe distance to it (1 PIX ... 5 SYS). A GPU whose nearest NIC is PHB or farther cannot use GPUDirect RDMA at NCCL's default level.", mi.Description())
-						assert.Equal(t, "{level}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.topology.nearest_rnic"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("gpu")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("gpu.pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pci.bus_id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("pcie.path")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.nearest_rnic"], "Found a duplicate in the metrics slice: rnic.topology.nearest_rnic")
+					validatedMetrics["rnic.topology.nearest_rnic"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "For each GPU, its nearest RDMA NIC and the PCIe distance to it (1 PIX ... 5 SYS). A GPU whose nearest NIC is PHB or farther cannot use GPUDirect RDMA at NCCL's default level.", mi.Description())
+					assert.Equal(t, "{level}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					gpuAttrVal, ok := dp.Attributes().Get("gpu")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+					gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+					assert.True(t, ok)
+					assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+					pciePathAttrVal, ok := dp.Attributes().Get("pcie.path")
+					assert.True(t, ok)
+					assert.Equal(t, "PIX", pciePathAttrVal.Str())
 				case "rnic.topology.peer_memory":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.topology.peer_memory"], "Found a duplicate in the metrics slice: rnic.topology.peer_memory")
-						validatedMetrics["rnic.topology.peer_memory"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Whether the kernel offers a path for the RDMA NIC to GPU memory, per mechanism; 1 yes, 0 no, -1 unknown. nvidia_peermem is the nvidia-peermem (or legacy nv_peer_mem) module being loaded; dma_buf needs kernel 5.12 or later and the NVIDIA open kernel module.", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						mechanismAttrVal, ok := dp.Attributes().Get("mechanism")
-						assert.True(t, ok)
-						assert.Equal(t, "nvidia_peermem", mechanismAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.topology.peer_memory"], "Found a duplicate in the metrics slice: rnic.topology.peer_memory")
-						validatedMetrics["rnic.topology.peer_memory"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Whether the kernel offers a path for the RDMA NIC to GPU memory, per mechanism; 1 yes, 0 no, -1 unknown. nvidia_peermem is the nvidia-peermem (or legacy nv_peer_mem) module being loaded; dma_buf needs kernel 5.12 or later and the NVIDIA open kernel module.", mi.Description())
-						assert.Equal(t, "{state}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.topology.peer_memory"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("mechanism")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.topology.peer_memory"], "Found a duplicate in the metrics slice: rnic.topology.peer_memory")
+					validatedMetrics["rnic.topology.peer_memory"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Whether the kernel offers a path for the RDMA NIC to GPU memory, per mechanism; 1 yes, 0 no, -1 unknown. nvidia_peermem is the nvidia-peermem (or legacy nv_peer_mem) module being loaded; dma_buf needs kernel 5.12 or later and the NVIDIA open kernel module.", mi.Description())
+					assert.Equal(t, "{state}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					mechanismAttrVal, ok := dp.Attributes().Get("mechanism")
+					assert.True(t, ok)
+					assert.Equal(t, "nvidia_peermem", mechanismAttrVal.Str())
 				case "rnic.transport.errors":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.transport.errors"], "Found a duplicate in the metrics slice: rnic.transport.errors")
-						validatedMetrics["rnic.transport.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Transport errors and drops (out_of_buffer, ICRC errors, completion, access and length errors), one series per kernel counter.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						counterAttrVal, ok := dp.Attributes().Get("counter")
-						assert.True(t, ok)
-						assert.Equal(t, "counter-val", counterAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.transport.errors"], "Found a duplicate in the metrics slice: rnic.transport.errors")
-						validatedMetrics["rnic.transport.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Transport errors and drops (out_of_buffer, ICRC errors, completion, access and length errors), one series per kernel counter.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.transport.errors"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("counter")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.transport.errors"], "Found a duplicate in the metrics slice: rnic.transport.errors")
+					validatedMetrics["rnic.transport.errors"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Transport errors and drops (out_of_buffer, ICRC errors, completion, access and length errors), one series per kernel counter.", mi.Description())
+					assert.Equal(t, "{error}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					counterAttrVal, ok := dp.Attributes().Get("counter")
+					assert.True(t, ok)
+					assert.Equal(t, "counter-val", counterAttrVal.Str())
 				case "rnic.transport.events":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["rnic.transport.events"], "Found a duplicate in the metrics slice: rnic.transport.events")
-						validatedMetrics["rnic.transport.events"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Transport-level loss and retransmission events (out-of-sequence, sequence errors, ACK timeouts, RNR NAK retries, duplicates, adaptive retransmissions, retries exceeded), one series per kernel counter.", mi.Description())
-						assert.Equal(t, "{event}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						deviceAttrVal, ok := dp.Attributes().Get("device")
-						assert.True(t, ok)
-						assert.Equal(t, "device-val", deviceAttrVal.Str())
-						counterAttrVal, ok := dp.Attributes().Get("counter")
-						assert.True(t, ok)
-						assert.Equal(t, "counter-val", counterAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["rnic.transport.events"], "Found a duplicate in the metrics slice: rnic.transport.events")
-						validatedMetrics["rnic.transport.events"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Transport-level loss and retransmission events (out-of-sequence, sequence errors, ACK timeouts, RNR NAK retries, duplicates, adaptive retransmissions, retries exceeded), one series per kernel counter.", mi.Description())
-						assert.Equal(t, "{event}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["rnic.transport.events"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("counter")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["rnic.transport.events"], "Found a duplicate in the metrics slice: rnic.transport.events")
+					validatedMetrics["rnic.transport.events"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Transport-level loss and retransmission events (out-of-sequence, sequence errors, ACK timeouts, RNR NAK retries, duplicates, adaptive retransmissions, retries exceeded), one series per kernel counter.", mi.Description())
+					assert.Equal(t, "{event}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					counterAttrVal, ok := dp.Attributes().Get("counter")
+					assert.True(t, ok)
+					assert.Equal(t, "counter-val", counterAttrVal.Str())
 				}
 			}
 		})

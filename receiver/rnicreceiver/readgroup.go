@@ -1,0 +1,149 @@
+package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
+)
+
+// A read of a sysfs attribute can block for as long as the driver does: an mlx5 counter read is a
+// firmware command (drivers/net/ethernet/mellanox/mlx5/core/cmd.c waits up to its command timeout,
+// 60 s and more when the firmware is wedged), and a read cannot be interrupted from user space. So
+// the files of each device are read on a goroutine of their own while the scrape waits for them
+// until the device's deadline (read_timeout, and never past the scrape context's deadline). A
+// device whose reads do not return by then is reported once and skipped, with its series, until
+// they do; the other devices are read as usual, and neither the scrape nor the shutdown waits for
+// the stuck read (the goroutine is left to finish, and its descriptors are closed once it has).
+//
+// Parsing stays on the reading goroutine (it is pure), while everything with state (the series
+// tracker, the metrics builder, the error tracker) stays on the scrape's goroutine: the reading
+// goroutine writes only the readings of its own ports and netdevs, which the scrape looks at
+// after the goroutine is done.
+
+// readGroup is what one device costs a scrape: its ports, or one netdev, read with a Reader of its
+// own (its own buffer and kept descriptors).
+type readGroup struct {
+	name    string
+	ports   []*port
+	netdevs []*netdev
+	reader  *sysfs.Reader
+}
+
+// stuckRead is a group whose reads did not return in time: the goroutine still blocked in them,
+// and the Reader it holds.
+type stuckRead struct {
+	since  time.Time
+	done   chan struct{}
+	reader *sysfs.Reader
+}
+
+// groupsOf groups the ports by device (in their order) and puts each netdev in a group of its own.
+func (s *rnicScraper) groupsOf(ports []*port, netdevs []*netdev) []*readGroup {
+	var out []*readGroup
+	byDevice := map[string]*readGroup{}
+	for _, p := range ports {
+		g := byDevice[p.device]
+		if g == nil {
+			g = &readGroup{name: p.device, reader: s.reader.Fork()}
+			byDevice[p.device] = g
+			out = append(out, g)
+		}
+		g.ports = append(g.ports, p)
+	}
+	for _, nd := range netdevs {
+		out = append(out, &readGroup{name: "net/" + nd.name, netdevs: []*netdev{nd}, reader: s.reader.Fork()})
+	}
+	return out
+}
+
+// closeGroups closes the kept descriptors of groups that are not stuck (a stuck group's Reader
+// was moved to s.stuck and replaced).
+func closeGroups(groups []*readGroup) {
+	for _, g := range groups {
+		g.reader.CloseKept()
+	}
+}
+
+// keptFiles counts the descriptors the groups keep open.
+func (s *rnicScraper) keptFiles() int {
+	n := 0
+	for _, g := range s.groups {
+		n += g.reader.Kept()
+	}
+	return n
+}
+
+// deviceDeadline returns the device's deadline: read_timeout from now, never past the scrape's.
+func (s *rnicScraper) deviceDeadline(ctx context.Context) time.Time {
+	d := time.Now().Add(s.cfg.ReadTimeout)
+	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
+		return cd
+	}
+	return d
+}
+
+// readGroupFiles runs the group's reads with its deadline. It reports whether the readings are
+// there to be recorded; false when the group is stuck (now, or still from an earlier scrape).
+func (s *rnicScraper) readGroupFiles(ctx context.Context, g *readGroup, errs *scrapererror.ScrapeErrors) bool {
+	key := "stuck:" + g.name
+	if st := s.stuck[g.name]; st != nil {
+		select {
+		case <-st.done:
+			st.reader.CloseKept()
+			delete(s.stuck, g.name)
+			s.failures.Recover(key)
+			s.logger.Info("reads of the device returned; reading it again", zap.String("device", g.name),
+				zap.Duration("stuck_for", time.Since(st.since)))
+		default:
+			return false
+		}
+	}
+	deadline := s.deviceDeadline(ctx)
+	if !time.Now().Before(deadline) {
+		s.report(errs, "deadline:"+g.name, fmt.Errorf("%s: not read, the scrape's deadline had passed", g.name))
+		return false
+	}
+	s.ok("deadline:" + g.name)
+	given := time.Until(deadline)
+	done := make(chan struct{})
+	r, slow := g.reader, s.slowDue
+	go func() {
+		defer close(done)
+		s.readGroup(r, g, slow)
+	}()
+	if s.timer == nil {
+		s.timer = time.NewTimer(given)
+	} else {
+		s.timer.Reset(given)
+	}
+	select {
+	case <-done:
+		s.timer.Stop()
+		return true
+	case <-s.timer.C:
+	}
+	s.stuck[g.name] = &stuckRead{since: time.Now(), done: done, reader: r}
+	g.reader = s.reader.Fork()
+	s.report(errs, key, fmt.Errorf("%s: reads did not return within %s (read_timeout or the scrape's deadline); "+
+		"the device is skipped until they do", g.name, given.Round(time.Millisecond)))
+	return false
+}
+
+// readGroup reads every file of the group into its ports' and netdevs' readings. It runs on a
+// goroutine of its own and touches nothing but r and the group's readings.
+func (s *rnicScraper) readGroup(r *sysfs.Reader, g *readGroup, slow bool) {
+	for _, p := range g.ports {
+		s.readPort(r, p, slow)
+	}
+	for _, nd := range g.netdevs {
+		if s.cfg.Metrics.InterconnectIo.Enabled {
+			nd.tx.raw, nd.tx.err = r.ReadUintKept(nd.txBytes)
+			nd.rx.raw, nd.rx.err = r.ReadUintKept(nd.rxBytes)
+		}
+	}
+}
