@@ -113,8 +113,9 @@ func TestFaultNamedPipeCounter(t *testing.T) {
 	addr := freeAddr(t)
 	// symbol_error is a slow counter, opened on each read (every slow_interval).
 	c := startFaultCollector(t, bin, rnicConfig(root, addr, "    slow_interval: 400ms"))
+	// The first readings are the baselines (metadata/start-time.md): every counter serves 0.
 	scrapeUntil(t, addr, []string{
-		`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} 341515586352`,
+		`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} 0`,
 		`rnic_port_errors_total{device="mlx4_1/1",counter="symbol_error"} 0`,
 	})
 	fifo := filepath.Join(deviceDir(t, root, "mlx4_1"), "ports", "1", "counters", "symbol_error")
@@ -129,7 +130,7 @@ func TestFaultNamedPipeCounter(t *testing.T) {
 	for i := uint64(1); i <= 3; i++ {
 		testfs.SetUint(t, root, filepath.Join(rel, "port_xmit_data"), 85378896588+i*250_000_000)
 		scrapeUntil(t, addr, []string{fmt.Sprintf(
-			`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} %d`, (85378896588+i*250_000_000)*4)})
+			`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} %d`, i*250_000_000*4)})
 	}
 	require.Eventually(t, func() bool { return strings.Contains(c.logs.String(), named) },
 		10*time.Second, 100*time.Millisecond, "the pipe is named in the log")
@@ -226,6 +227,13 @@ func TestFaultDeviceVanishes(t *testing.T) {
 	root := fixtureNode(t)
 	addr := freeAddr(t)
 	startFaultCollector(t, bin, rnicConfig(root, addr, "    slow_interval: 400ms"))
+	// The first readings are the baselines (metadata/start-time.md); then every counter grows by
+	// the fixture's own value, which the collector serves as counted since.
+	scrapeUntil(t, addr, []string{
+		`interconnect_io_bytes_total{component="rnic",device="mlx4_1/1",direction="transmit"} 0`,
+		`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} 0`,
+	})
+	testfs.GrowCounters(t, root)
 	scrapeUntil(t, addr, []string{
 		`interconnect_io_bytes_total{component="rnic",device="mlx4_1/1",direction="transmit"} 4000`,
 		`rnic_port_state{device="mlx4_1/2"} 4`,
@@ -244,6 +252,7 @@ func TestFaultDeviceVanishes(t *testing.T) {
 	bond := filepath.Join(deviceDir(t, root, "mlx5_bond_0"), "ports", "1", "counters")
 	rel, err := filepath.Rel(root, bond)
 	require.NoError(t, err)
+	// Below the grown value: a reset, after which the raw reading is what was counted since.
 	testfs.SetUint(t, root, filepath.Join(rel, "port_xmit_data"), 85378896588+1000)
 	scrapeUntil(t, addr, []string{`interconnect_io_bytes_total{component="rnic",device="mlx5_bond_0/1",direction="transmit"} 341515590352`})
 }
