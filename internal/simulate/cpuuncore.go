@@ -36,8 +36,34 @@ type uncoreHost struct {
 	imcs int
 }
 
-// gpuStack and gpuPort are where the GPU and the NIC attach: IIO stack 1, port 0 of socket 0.
+// gpuStack and gpuPort are where the GPU (and the NIC on its switch) attach: IIO stack 1, port 0
+// of socket 0 (root bus 0x17, root port 0000:17:00.0 in the fixture's die0 mapping). A misplaced
+// NIC is on the same stack and port of socket 1 (root bus 0x85); the other root port is stack 2,
+// port 0 of socket 0 (root bus 0x3a).
 const gpuStack, gpuPort = 1, 0
+const otherStack = 2
+
+// rootPortBytes is what one IIO part carries: the GPU's root port's, the NIC's and the other's.
+func rootPortBytes(tr Traffic, e uncoreEvent, gpu, nic, other float64) float64 {
+	var b float64
+	if e.port != gpuPort {
+		return 0
+	}
+	if e.socket == 0 && e.stack == gpuStack {
+		b += gpu
+	}
+	nicSocket := 0
+	if !tr.NICOnGPUSwitch {
+		nicSocket = 1
+	}
+	if e.socket == nicSocket && e.stack == gpuStack {
+		b += nic
+	}
+	if e.socket == 0 && e.stack == otherStack {
+		b += other
+	}
+	return b
+}
 
 func loadUncoreHost(fixture string) (*uncoreHost, error) {
 	tree, err := recording.Snapshot(fixture, []string{"sys", "proc"}, nil)
@@ -141,13 +167,9 @@ func (c *uncoreCounters) step(h *uncoreHost, tr Traffic, i, node int, dt float64
 		case "write":
 			bytes = tr.MemWrite * w * share / float64(h.imcs)
 		case "in":
-			if e.socket == 0 && e.stack == gpuStack && e.port == gpuPort {
-				bytes = tr.CPUPCIeRx * w
-			}
+			bytes = rootPortBytes(tr, e, tr.CPUPCIeRx, tr.NICRootRx, tr.OtherRootRx) * w
 		case "out":
-			if e.socket == 0 && e.stack == gpuStack && e.port == gpuPort {
-				bytes = tr.CPUPCIeTx * w
-			}
+			bytes = rootPortBytes(tr, e, tr.CPUPCIeTx, tr.NICRootTx, tr.OtherRootTx) * w
 		}
 		c.counts[k] += bytes * dt / e.bytes
 		ns := uint64(c.elapsed * 1e9)
