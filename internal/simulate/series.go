@@ -43,6 +43,16 @@ const (
 // connector's unit tests, the Prometheus rules' promtool tests); TestStreamMatchesReceivers
 // checks it against the recordings replayed through the receivers.
 func (c Case) Stream(n, samples int, interval float64) [][]Point {
+	return c.stream(n, samples, interval, true)
+}
+
+// SteadyStream is Stream without the ripple: every rate constant within a phase, so that a
+// counter is a straight line per phase (the input of a promtool test).
+func (c Case) SteadyStream(n, samples int, interval float64) [][]Point {
+	return c.stream(n, samples, interval, false)
+}
+
+func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 	first := c.Phases[0].Nodes[n]
 	nicBus, nicStack := nicNearBusID, gpuStackDev
 	if !first.NICOnGPUSwitch {
@@ -53,6 +63,9 @@ func (c Case) Stream(n, samples int, interval float64) [][]Point {
 	for i := range samples {
 		tr := c.At(i, n)
 		w := wobble(i, n)
+		if !ripples {
+			w = 1
+		}
 		ripple := w
 		if tr.XmitWaitPerSec > 0 && tr.CNPSentPerSec > 0 {
 			ripple = 1 // a congested port runs at the limit (rnicCounters.step)
@@ -135,8 +148,13 @@ func (c Case) Stream(n, samples int, interval float64) [][]Point {
 		if first.Storage {
 			behind[nvmeBusID] = otherDev
 		}
-		for bus, dev := range behind {
-			gauge("cpuuncore.pcie.device", 1, map[string]string{"device": dev, "pci.bus_id": bus})
+		buses := make([]string, 0, len(behind))
+		for bus := range behind {
+			buses = append(buses, bus)
+		}
+		sort.Strings(buses)
+		for _, bus := range buses {
+			gauge("cpuuncore.pcie.device", 1, map[string]string{"device": behind[bus], "pci.bus_id": bus})
 		}
 
 		// gpu receiver.
