@@ -111,7 +111,9 @@ func PrometheusRules(cfg *Config) RuleFile {
 		return sumBy(node, irate(mInterconnectIO, fmt.Sprintf(`{component=%q}`, component)))
 	}
 	// netdev bytes from a port's netdev: device=<netdev> becomes netdev=<netdev>.
-	asNetdev := func(expr string) string { return fmt.Sprintf(`label_replace(%s, "netdev", "$1", "device", "(.*)")`, expr) }
+	asNetdev := func(expr string) string {
+		return fmt.Sprintf(`label_replace(%s, "netdev", "$1", "device", "(.*)")`, expr)
+	}
 	// A netdev's value on each port it serves (rnic.port.info names the port's netdev).
 	onPorts := func(rec string) string {
 		return fmt.Sprintf("max by (%s) (%s * on (%s, netdev) group_right () (0 * max by (%s, netdev, device) (%s) + 1))",
