@@ -16,6 +16,12 @@ type Judgement struct {
 	// Wrong lists "sample N: verdict" for every verdict that held outside the phase's
 	// expectations (a phase's first Grace samples may still hold the previous phase's).
 	Wrong []string
+	// Skewed counts the verdicts outside the expectations that held while the node's receivers
+	// disagreed about the phase (JudgeSkewed): not counted as wrong.
+	Skewed int
+	// StartLimit is the most intervals the first phase's verdicts may take from the start of
+	// the recording (Grace+1 unless the caller knows its receivers start slower).
+	StartLimit int
 }
 
 // PhaseJudgement is one phase of a Judgement; -1 where it never happened.
@@ -34,8 +40,14 @@ const Grace = 2
 
 // Judge compares got (the verdicts holding at each sample, as Expect names them) with node n's
 // expectations.
-func (c Case) Judge(n int, got [][]string) Judgement {
-	var j Judgement
+func (c Case) Judge(n int, got [][]string) Judgement { return c.JudgeSkewed(n, got, nil) }
+
+// JudgeSkewed is Judge where the receivers of a replay do not switch phase at the same sample:
+// lead[p] samples before phase p's first sample (on the clock of the receiver that switches
+// last) some receivers already replay phase p, and whatever held then is counted as Skewed, not
+// Wrong.
+func (c Case) JudgeSkewed(n int, got [][]string, lead []int) Judgement {
+	j := Judgement{StartLimit: Grace + 1}
 	for p, ph := range c.Phases {
 		to := len(got)
 		if p+1 < len(c.Phases) {
@@ -69,6 +81,10 @@ func (c Case) Judge(n int, got [][]string) Judgement {
 				if i < ph.From+grace && p > 0 && slices.Contains(c.Phases[p-1].Expect[n], v) {
 					continue
 				}
+				if p+1 < len(c.Phases) && p+1 < len(lead) && i >= c.Phases[p+1].From-lead[p+1] {
+					j.Skewed++
+					continue
+				}
 				j.Wrong = append(j.Wrong, fmt.Sprintf("sample %d: %s", i, v))
 			}
 		}
@@ -85,7 +101,7 @@ func (j Judgement) Failures(samples int) []string {
 	for p, pj := range j.Phases {
 		limit := Grace
 		if p == 0 {
-			limit++
+			limit = j.StartLimit
 		}
 		end := samples
 		if p+1 < len(j.Phases) {
@@ -119,6 +135,9 @@ func (j Judgement) String() string {
 		s += fmt.Sprintf("; %d wrong", len(j.Wrong))
 	} else {
 		s += "; no false verdict"
+	}
+	if j.Skewed > 0 {
+		s += fmt.Sprintf(" (%d other while the receivers were out of step)", j.Skewed)
 	}
 	return s
 }
