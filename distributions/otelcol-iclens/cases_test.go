@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,13 +38,18 @@ func prometheusBinary(t *testing.T) string {
 	return p
 }
 
-// startPrometheus runs a Prometheus that accepts remote write, with its own storage, on loopback.
-func startPrometheus(t *testing.T) string {
+// startPrometheus runs a Prometheus that accepts remote write, with its own storage, on loopback,
+// evaluating the rule files every second.
+func startPrometheus(t *testing.T, ruleFiles ...string) string {
 	t.Helper()
 	bin := prometheusBinary(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644))
+	conf := "global:\n  scrape_interval: 15s\n  evaluation_interval: 1s\n"
+	if len(ruleFiles) > 0 {
+		conf += "rule_files: [" + strings.Join(ruleFiles, ", ") + "]\n"
+	}
+	require.NoError(t, os.WriteFile(cfg, []byte(conf), 0o644))
 	addr := freeAddr(t)
 	logs := &safeBuffer{}
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
@@ -113,15 +119,19 @@ func rates(t *testing.T, addr, host string) map[string]float64 {
 }
 
 // TestCasesInPrometheus is the whole pipeline: the simulator's recordings of every case, replayed
-// by the built collector (rnic, cpuuncore and gpu receivers), pushed with Prometheus remote write
-// into a real Prometheus, and queried back. Each case must show its signature (DESIGN §1).
+// by the built collector (rnic, cpuuncore and gpu receivers, the diagnosis connector), pushed
+// with Prometheus remote write into a real Prometheus that evaluates the generated diagnosis
+// rules, and queried back. Each case must show its signature (DESIGN §1), and both evaluators of
+// the diagnosis its verdicts (checkVerdicts).
 func TestCasesInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
-	prom := startPrometheus(t)
-
 	dir := t.TempDir()
+	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))
+
 	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
-	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: 60, UncoreFixture: fixture})
+	// Long enough for the transitions (a minute healthy, 40 s of fault, healthy again).
+	samples := simulate.TransitionSamples
+	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: samples, UncoreFixture: fixture})
 	require.NoError(t, err)
 	cfg, err := simulate.CollectorConfig(dir, time.Second, simulate.ExportRemoteWrite)
 	require.NoError(t, err)
@@ -189,6 +199,13 @@ func TestCasesInPrometheus(t *testing.T) {
 		expr := q.Resolve("", "20s")
 		assert.NotEmpty(t, promQuery(t, prom, expr), "dashboard panel %q query %s returns nothing in any case: %s", q.Panel, q.RefID, expr)
 	}
+
+	// The diagnosis: wait for every transition to end, then judge both evaluators.
+	require.Eventually(t, func() bool {
+		r := promQuery(t, prom, `min(count_over_time(interconnect_io_bytes_total{component="rnic",direction="transmit"}[10m]))`)
+		return len(r) > 0 && r[0].value >= float64(samples+2)
+	}, time.Duration(samples+90)*time.Second, 2*time.Second, "the replay did not reach the end of the transitions")
+	checkVerdicts(t, prom, logs, samples)
 
 	assert.NotContains(t, logs.String(), "\terror\t")
 }

@@ -40,13 +40,14 @@ const Grace = 2
 
 // Judge compares got (the verdicts holding at each sample, as Expect names them) with node n's
 // expectations.
-func (c Case) Judge(n int, got [][]string) Judgement { return c.JudgeSkewed(n, got, nil) }
+func (c Case) Judge(n int, got [][]string) Judgement { return c.JudgeSkewed(n, got, nil, nil) }
 
 // JudgeSkewed is Judge where the receivers of a replay do not switch phase at the same sample:
 // lead[p] samples before phase p's first sample (on the clock of the receiver that switches
 // last) some receivers already replay phase p, and whatever held then is counted as Skewed, not
-// Wrong.
-func (c Case) JudgeSkewed(n int, got [][]string, lead []int) Judgement {
+// Wrong; so is whatever held at the samples in exempt (where a replaying receiver scraped late and
+// then early, attributing a recorded interval's bytes to a shorter or longer one).
+func (c Case) JudgeSkewed(n int, got [][]string, lead []int, exempt map[int]bool) Judgement {
 	j := Judgement{StartLimit: Grace + 1}
 	for p, ph := range c.Phases {
 		to := len(got)
@@ -81,7 +82,7 @@ func (c Case) JudgeSkewed(n int, got [][]string, lead []int) Judgement {
 				if i < ph.From+grace && p > 0 && slices.Contains(c.Phases[p-1].Expect[n], v) {
 					continue
 				}
-				if p+1 < len(c.Phases) && p+1 < len(lead) && i >= c.Phases[p+1].From-lead[p+1] {
+				if exempt[i] || p+1 < len(c.Phases) && p+1 < len(lead) && i >= c.Phases[p+1].From-lead[p+1] {
 					j.Skewed++
 					continue
 				}

@@ -57,7 +57,11 @@ func TestJudgeSkewed(t *testing.T) {
 	got := verdicts(TransitionSamples, TransitionFault+1, TransitionClear+1)
 	got[98] = []string{GPUDirectBounce} // receivers out of step just before the change back
 	assert.NotEmpty(t, c.Judge(0, got).Wrong)
-	j := c.JudgeSkewed(0, got, []int{0, 0, 3})
+	j := c.JudgeSkewed(0, got, []int{0, 0, 3}, nil)
 	assert.Empty(t, j.Failures(TransitionSamples))
 	assert.Equal(t, 1, j.Skewed)
+
+	got[30] = []string{GPUDirectBounce}
+	assert.NotEmpty(t, c.JudgeSkewed(0, got, []int{0, 0, 3}, nil).Wrong)
+	assert.Empty(t, c.JudgeSkewed(0, got, []int{0, 0, 3}, map[int]bool{30: true}).Wrong)
 }
