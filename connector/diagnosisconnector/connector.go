@@ -129,6 +129,9 @@ func (e *engine) ingest(md pmetric.Metrics, now time.Time) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
+		if !readsAny(rm.ScopeMetrics()) {
+			continue
+		}
 		key := nodeKey(rm.Resource())
 		n := e.nodes[key]
 		if n == nil {

@@ -231,3 +231,25 @@ func TestConnectorSharesOneEngine(t *testing.T) {
 	assert.NotEmpty(t, msink.AllMetrics())
 	assert.Empty(t, engines, "the last shutdown lets the engine go")
 }
+
+// TestOtherMetricsAreNotANode: a training job's own metrics (OTLP, same host.name) neither make a
+// node nor lend it their resource.
+func TestOtherMetricsAreNotANode(t *testing.T) {
+	e := newTestEngine(t, testConfig())
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("host.name", "node1")
+	rm.Resource().Attributes().PutStr("service.name", "trainer")
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("train.step.duration")
+	m.SetEmptyGauge().DataPoints().AppendEmpty().SetDoubleValue(1)
+	e.ingest(md, time.Now())
+	assert.Empty(t, e.nodes)
+
+	pts := caseNamed(t, "healthy_allreduce").Stream(0, 1, 1)[0]
+	e.ingest(toMetrics("node1", "", pts, time.Now()), time.Now())
+	e.ingest(md, time.Now())
+	require.Contains(t, e.nodes, "node1")
+	_, ok := e.nodes["node1"].resource.Get("service.name")
+	assert.False(t, ok)
+}

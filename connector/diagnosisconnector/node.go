@@ -53,6 +53,11 @@ func nodeKey(res pcommon.Resource) string {
 
 // ingest keeps the points of the metrics the diagnosis reads.
 func (n *node) ingest(res pcommon.Resource, sm pmetric.ScopeMetricsSlice, seen int64) {
+	if !readsAny(sm) {
+		// A training job's own metrics on the same node: its resource (service.name, ...) is not
+		// the node's.
+		return
+	}
 	// The node's resource is the union of its receivers' resources (host.name, iclens.case, ...).
 	res.Attributes().Range(func(k string, v pcommon.Value) bool {
 		v.CopyTo(n.resource.PutEmpty(k))
@@ -118,4 +123,17 @@ func (n *node) rememberRate(port string, rate float64, t, memory int64) float64 
 		peak = max(peak, p.rate)
 	}
 	return peak
+}
+
+// readsAny reports whether sm holds a metric the diagnosis reads.
+func readsAny(sm pmetric.ScopeMetricsSlice) bool {
+	for i := range sm.Len() {
+		ms := sm.At(i).Metrics()
+		for j := range ms.Len() {
+			if name := ms.At(j).Name(); counterMetrics[name] || gaugeMetrics[name] {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -103,3 +103,18 @@ func union(a, b []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestSimulatorNamesTheConnectorsVerdicts: the simulated cases' expectations use this connector's
+// verdict names and the receivers' device names.
+func TestSimulatorNamesTheConnectorsVerdicts(t *testing.T) {
+	for _, c := range simulate.Cases() {
+		for _, ph := range c.Phases {
+			for _, exp := range ph.Expect {
+				for _, e := range exp {
+					v, _, _ := strings.Cut(e, "@")
+					assert.Contains(t, Verdicts(), v, "%s: %s", c.Name, e)
+				}
+			}
+		}
+	}
+}

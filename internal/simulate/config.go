@@ -25,13 +25,18 @@ func HostName(c Case, node string) string { return c.Name + "-" + node }
 // resource processor naming the node (host.name) and the case (iclens.case); the diagnosis
 // connector evaluates every node.
 func CollectorConfig(dir string, interval time.Duration, exporter string) (string, error) {
+	return CollectorConfigFor(dir, interval, exporter, Cases())
+}
+
+// CollectorConfigFor is CollectorConfig for some of the cases only.
+func CollectorConfigFor(dir string, interval time.Duration, exporter string, cases []Case) (string, error) {
 	var b strings.Builder
 	var receivers, processors, pipelines strings.Builder
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
-	for _, c := range Cases() {
+	for _, c := range cases {
 		for _, node := range Nodes {
 			id := HostName(c, node)
 			var names []string
