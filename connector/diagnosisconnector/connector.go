@@ -135,7 +135,7 @@ func (e *engine) ingest(md pmetric.Metrics, now time.Time) {
 		key := nodeKey(rm.Resource())
 		n := e.nodes[key]
 		if n == nil {
-			e.evictFor(now)
+			e.makeRoom()
 			n = newNode(key)
 			e.nodes[key] = n
 		}
@@ -143,8 +143,8 @@ func (e *engine) ingest(md pmetric.Metrics, now time.Time) {
 	}
 }
 
-// evictFor makes room for one more node: beyond max_nodes the one seen least recently goes.
-func (e *engine) evictFor(now time.Time) {
+// makeRoom makes room for one more node: beyond max_nodes the one seen least recently goes.
+func (e *engine) makeRoom() {
 	for len(e.nodes) >= e.cfg.MaxNodes {
 		var oldest *node
 		for _, n := range e.nodes {
@@ -154,7 +154,6 @@ func (e *engine) evictFor(now time.Time) {
 		}
 		e.logger.Debug("diagnosis: forgetting a node to stay within max_nodes", zap.String("node", oldest.name), zap.Int("max_nodes", e.cfg.MaxNodes))
 		delete(e.nodes, oldest.name)
-		_ = now
 	}
 }
 
