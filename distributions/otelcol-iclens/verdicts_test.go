@@ -282,8 +282,10 @@ func checkVerdicts(t *testing.T, prom string, logs *safeBuffer, samples int) {
 				got := ev.tl.atSamples(sampleMs)
 				j := c.JudgeSkewed(n, got, lead, jitter)
 				// From the start of the replay: the gpu receiver's first scrape only opens its
-				// integrals, so its first rate comes with the third sample; then hold.
-				j.StartLimit = simulate.Grace + 3
+				// integrals, so its first rate comes with the third sample; then hold; and the
+				// receivers start out of step by up to a few seconds when 108 of them start
+				// at once on two cores. Only the transitions are held to 2 intervals.
+				j.StartLimit = 10
 				assert.Empty(t, j.Failures(len(sampleMs)), "%s %s (%s): %s", ev.name, host, j, got)
 				report = append(report, fmt.Sprintf("%-10s %-36s %s; s to verdict %v; receivers out of step by %.1f s, %d samples misattributed", ev.name, host, j, ev.tl.secondsToVerdict(c, n, sampleMs), skew, len(jitter)))
 			}
