@@ -80,6 +80,10 @@ func overhead(o options, tmp, root string) error {
 		if err != nil {
 			return err
 		}
+		viewAddr, err := freePort()
+		if err != nil {
+			return err
+		}
 		fmt.Printf("collection interval %s, %s: measuring %s ...\n", rn.interval, rn.node, o.duration)
 		// Every receiver of the distribution at the interval; the GPU receiver's DCGM sampling
 		// period may not exceed it.
@@ -93,7 +97,7 @@ func overhead(o options, tmp, root string) error {
 		}
 		args = append(args, o.sets.args()...)
 		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, "http://"+promAddr+"/metrics",
-			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr},
+			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr, "ICLENS_LENSVIEW_ENDPOINT=" + viewAddr},
 			append([]string{o.collector}, args...)...)
 		if err != nil {
 			return err

@@ -10,7 +10,8 @@ import (
 // Exporters a generated collector configuration can send to.
 const (
 	// ExportPrometheus serves every case on one Prometheus endpoint
-	// (${env:ICLENS_PROMETHEUS_ENDPOINT}, 127.0.0.1:9464 by default): the demo.
+	// (${env:ICLENS_PROMETHEUS_ENDPOINT}, 127.0.0.1:9464 by default) and in the InterconnectLens
+	// view (lensview, ${env:ICLENS_LENSVIEW_ENDPOINT}, 127.0.0.1:9465 by default): the demo.
 	ExportPrometheus = "prometheus"
 	// ExportRemoteWrite pushes to ${env:ICLENS_REMOTE_WRITE_URL}: the end-to-end test.
 	ExportRemoteWrite = "remote_write"
@@ -57,26 +58,38 @@ func CollectorConfigFor(dir string, interval time.Duration, exporter string, cas
 	b.WriteString("receivers:\n" + receivers.String())
 	b.WriteString("processors:\n" + processors.String())
 	// The diagnosis of every node, evaluated once a collection interval: its verdicts go where
-	// the metrics go, its log records to the debug exporter (the collector's log).
+	// the metrics go, its log records to the debug exporter (the collector's log) and the view.
 	fmt.Fprintf(&b, "connectors:\n  diagnosis:\n    interval: %s\n    window: %s\n", interval, 3*interval)
 	b.WriteString("exporters:\n  debug:\n    verbosity: normal\n")
 	switch exporter {
 	case ExportPrometheus:
 		b.WriteString("  prometheus:\n    endpoint: ${env:ICLENS_PROMETHEUS_ENDPOINT:-127.0.0.1:9464}\n    resource_constant_labels: {included: [host.name, iclens.case]}\n")
+		b.WriteString("  lensview:\n    endpoint: ${env:ICLENS_LENSVIEW_ENDPOINT:-" + LensViewEndpoint + "}\n")
 	case ExportRemoteWrite:
 		b.WriteString("  prometheus_remote_write:\n    endpoint: ${env:ICLENS_REMOTE_WRITE_URL}\n    resource_to_telemetry_conversion: {enabled: true}\n")
 	default:
 		return "", fmt.Errorf("unknown exporter %q", exporter)
 	}
 	fmt.Fprintf(&pipelines, "    metrics/diagnosis:\n      receivers: [diagnosis]\n      exporters: [%s]\n", exporterID(exporter))
-	pipelines.WriteString("    logs/diagnosis:\n      receivers: [diagnosis]\n      exporters: [debug]\n")
+	logsTo := "debug"
+	if exporter == ExportPrometheus {
+		logsTo += ", lensview" // the view shows the verdict changes' sentences
+	}
+	fmt.Fprintf(&pipelines, "    logs/diagnosis:\n      receivers: [diagnosis]\n      exporters: [%s]\n", logsTo)
 	b.WriteString("service:\n  telemetry: {metrics: {level: none}}\n  pipelines:\n" + pipelines.String())
 	return b.String(), nil
 }
 
+// LensViewEndpoint is where the demo serves the InterconnectLens view unless
+// ICLENS_LENSVIEW_ENDPOINT says otherwise.
+const LensViewEndpoint = "127.0.0.1:9465"
+
 func exporterID(e string) string {
-	if e == ExportRemoteWrite {
+	switch e {
+	case ExportRemoteWrite:
 		return "prometheus_remote_write"
+	case ExportPrometheus:
+		return "prometheus, lensview"
 	}
 	return e
 }
