@@ -61,10 +61,13 @@ type Thresholds struct {
 	MinRDMAShare float64 `mapstructure:"min_rdma_share"`
 	// FallbackMaxRDMAShare: at most this share of the network bytes is RDMA in a TCP fallback.
 	FallbackMaxRDMAShare float64 `mapstructure:"fallback_max_rdma_share"`
-	// FallbackMinHostPerNetworkByte: in a TCP fallback every network byte crosses the CPU's PCIe
-	// twice and host memory several times; both must carry at least this many bytes per network
-	// byte.
-	FallbackMinHostPerNetworkByte float64 `mapstructure:"fallback_min_host_per_network_byte"`
+	// FallbackMinPCIeWritePerNetworkByte: in a TCP fallback every network byte is written into
+	// host memory by a device (the GPU the data it sends, the NIC the data it receives): the CPU
+	// PCIe device-to-host writes, on all root ports, must reach this many per network byte ...
+	FallbackMinPCIeWritePerNetworkByte float64 `mapstructure:"fallback_min_pcie_write_per_network_byte"`
+	// FallbackMinMemoryPerNetworkByte: ... and host memory, which the bytes cross several times,
+	// this many.
+	FallbackMinMemoryPerNetworkByte float64 `mapstructure:"fallback_min_host_memory_per_network_byte"`
 	// BounceMinPathWritePerRDMAByte: device-to-host PCIe writes on the GPUs' and NICs' root ports
 	// per RDMA byte at or above which the RDMA data is staged in host memory.
 	BounceMinPathWritePerRDMAByte float64 `mapstructure:"bounce_min_path_write_per_rdma_byte"`
@@ -92,7 +95,8 @@ func DefaultThresholds() Thresholds {
 		BusyLineShare:                     0.05,
 		MinRDMAShare:                      0.5,
 		FallbackMaxRDMAShare:              0.2,
-		FallbackMinHostPerNetworkByte:     1.0,
+		FallbackMinPCIeWritePerNetworkByte: 0.5,
+		FallbackMinMemoryPerNetworkByte:    1.0,
 		BounceMinPathWritePerRDMAByte:     0.25,
 		BounceMinHostMemoryPerNetworkByte: 0.25,
 		HealthyMaxPathWritePerRDMAByte:    0.1,
@@ -174,7 +178,8 @@ func (t Thresholds) validate() error {
 	share("congestion_max_transmit_line_share", t.CongestionMaxLineShare)
 	share("congestion_min_marks_per_packet", t.CongestionMinMarksPerPacket)
 	share("storm_min_pause_time_share", t.StormMinPauseTimeShare)
-	positive("fallback_min_host_per_network_byte", t.FallbackMinHostPerNetworkByte)
+	positive("fallback_min_pcie_write_per_network_byte", t.FallbackMinPCIeWritePerNetworkByte)
+	positive("fallback_min_host_memory_per_network_byte", t.FallbackMinMemoryPerNetworkByte)
 	positive("bounce_min_path_write_per_rdma_byte", t.BounceMinPathWritePerRDMAByte)
 	positive("bounce_min_host_memory_per_network_byte", t.BounceMinHostMemoryPerNetworkByte)
 	positive("healthy_max_path_write_per_rdma_byte", t.HealthyMaxPathWritePerRDMAByte)

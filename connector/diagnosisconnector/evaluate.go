@@ -30,6 +30,7 @@ func Verdicts() []string {
 const (
 	rRDMAShare        = "rdma_share_of_network"
 	rCPUPerNetwork    = "cpu_pcie_per_network_byte"
+	rCPUWrite         = "cpu_pcie_write_per_network_byte"
 	rMemoryPerNetwork = "host_memory_per_network_byte"
 	rTransmitLine     = "rdma_transmit_line_share"
 	rNetworkLine      = "network_line_share"
@@ -63,6 +64,7 @@ type nodeView struct {
 	line    float64 // sum of the ports' line rates (one direction), By/s
 
 	rdma, netdev, gpu, cpuPCIe, memory float64 // By/s, both directions
+	cpuWrite                           float64 // device -> host PCIe writes on every root port
 	// pathWrite: device -> host PCIe writes on the root ports (IIO stacks) the GPUs and RDMA NICs
 	// sit behind, or on every root port when the receivers do not map them.
 	pathWrite  float64
@@ -79,6 +81,9 @@ type nodeView struct {
 func (v *nodeView) network() float64       { return v.rdma + v.netdev }
 func (v *nodeView) rdmaShare() float64     { return v.rdma / v.network() }
 func (v *nodeView) cpuPerNetwork() float64 { return v.cpuPCIe / v.network() }
+func (v *nodeView) cpuWritePerNetwork() float64 {
+	return v.cpuWrite / v.network()
+}
 func (v *nodeView) memoryPerNetwork() float64 {
 	return v.memory / v.network()
 }
@@ -139,6 +144,7 @@ func (n *node) view(cfg *Config, now int64) *nodeView {
 				case "cpu_pcie":
 					v.cpuPCIe += r
 					if a["direction"] == "receive" {
+						v.cpuWrite += r
 						stackWrite[a["device"]] += r
 					}
 				case "cpu_memory":
@@ -201,6 +207,7 @@ func (n *node) view(cfg *Config, now int64) *nodeView {
 	unknown(&v.rdma, "rnic")
 	unknown(&v.gpu, "gpu_pcie")
 	unknown(&v.cpuPCIe, "cpu_pcie")
+	unknown(&v.cpuWrite, "cpu_pcie")
 	unknown(&v.memory, "cpu_memory")
 	if !has["rnic"] {
 		v.netdev = math.NaN()
@@ -274,7 +281,7 @@ func conditions(t Thresholds, v *nodeView) map[verdictKey]bool {
 		v.pathWritePerRDMA() >= t.BounceMinPathWritePerRDMAByte &&
 		v.memoryPerNetwork() >= t.BounceMinHostMemoryPerNetworkByte
 	out[verdictKey{TCPFallback, ""}] = busyNet && busyGPU && v.rdmaShare() < t.FallbackMaxRDMAShare &&
-		v.cpuPerNetwork() >= t.FallbackMinHostPerNetworkByte && v.memoryPerNetwork() >= t.FallbackMinHostPerNetworkByte
+		v.cpuWritePerNetwork() >= t.FallbackMinPCIeWritePerNetworkByte && v.memoryPerNetwork() >= t.FallbackMinMemoryPerNetworkByte
 	out[verdictKey{FabricCongestion, ""}] = anyCongested && rdmaCarried && quietPath && !anyStorm
 	out[verdictKey{HealthyGPUDirect, ""}] = busyNet && busyGPU && rdmaCarried && quietPath && !anyCongested && !anyStorm
 	// Comparisons, not negations: "below busy" is false on NaN, as PromQL's filter is.
@@ -300,6 +307,7 @@ func evidence(v *nodeView) map[verdictKey]float64 {
 	if v.hasLine {
 		put(rRDMAShare, "", v.rdmaShare())
 		put(rCPUPerNetwork, "", v.cpuPerNetwork())
+		put(rCPUWrite, "", v.cpuWritePerNetwork())
 		put(rMemoryPerNetwork, "", v.memoryPerNetwork())
 		put(rNetworkLine, "", v.networkLineShare())
 		put(rGPULine, "", v.gpuLineShare())

@@ -88,6 +88,7 @@ const (
 	recNetdev    = "iclens_diagnosis:netdev_bytes"
 	recGPU       = "iclens_diagnosis:gpu_pcie_bytes"
 	recCPU       = "iclens_diagnosis:cpu_pcie_bytes"
+	recCPUWrite  = "iclens_diagnosis:cpu_pcie_write_bytes"
 	recMemory    = "iclens_diagnosis:cpu_memory_bytes"
 	recPathStack = "iclens_diagnosis:path_stack"
 	recPathWrite = "iclens_diagnosis:path_pcie_write_bytes"
@@ -130,6 +131,7 @@ func PrometheusRules(cfg *Config) RuleFile {
 		{Record: recNetdev, Expr: orZero(io("netdev"), recRDMA)},
 		{Record: recGPU, Expr: io("gpu_pcie")},
 		{Record: recCPU, Expr: io("cpu_pcie")},
+		{Record: recCPUWrite, Expr: sumBy(node, irate(mInterconnectIO, `{component="cpu_pcie",direction="receive"}`)) + " or 0 * " + recCPU},
 		{Record: recMemory, Expr: io("cpu_memory")},
 		// The root ports (IIO stacks) the GPUs and RDMA NICs sit behind.
 		{Record: recPathStack, Expr: fmt.Sprintf(`count by (%s) (%s * on (%s, pci_bus_id) group_left () count by (%s, pci_bus_id) (%s{component=~"gpu_pcie|rnic",pci_bus_id!=""}))`,
@@ -144,6 +146,7 @@ func PrometheusRules(cfg *Config) RuleFile {
 		// The evidence ratios.
 		{Record: RecordedRatio(rRDMAShare), Expr: fmt.Sprintf("%s / (%s + %s)", recRDMA, recRDMA, recNetdev)},
 		{Record: RecordedRatio(rCPUPerNetwork), Expr: fmt.Sprintf("%s / (%s + %s)", recCPU, recRDMA, recNetdev)},
+		{Record: RecordedRatio(rCPUWrite), Expr: fmt.Sprintf("%s / (%s + %s)", recCPUWrite, recRDMA, recNetdev)},
 		{Record: RecordedRatio(rMemoryPerNetwork), Expr: fmt.Sprintf("%s / (%s + %s)", recMemory, recRDMA, recNetdev)},
 		{Record: RecordedRatio(rNetworkLine), Expr: fmt.Sprintf("(%s + %s) / (2 * %s)", recRDMA, recNetdev, recLine)},
 		{Record: RecordedRatio(rGPULine), Expr: fmt.Sprintf("%s / (2 * %s)", recGPU, recLine)},
@@ -183,8 +186,8 @@ func PrometheusRules(cfg *Config) RuleFile {
 			fmt.Sprintf("%s >= %s", r(rMemoryPerNetwork), f(t.BounceMinHostMemoryPerNetworkByte))),
 		TCPFallback: and(busyNet, busyGPU,
 			fmt.Sprintf("%s < %s", r(rRDMAShare), f(t.FallbackMaxRDMAShare)),
-			fmt.Sprintf("%s >= %s", r(rCPUPerNetwork), f(t.FallbackMinHostPerNetworkByte)),
-			fmt.Sprintf("%s >= %s", r(rMemoryPerNetwork), f(t.FallbackMinHostPerNetworkByte))),
+			fmt.Sprintf("%s >= %s", r(rCPUWrite), f(t.FallbackMinPCIeWritePerNetworkByte)),
+			fmt.Sprintf("%s >= %s", r(rMemoryPerNetwork), f(t.FallbackMinMemoryPerNetworkByte))),
 		FabricCongestion: unless(fmt.Sprintf("count by (%s) (%s)\nand on (%s)\n(%s)\nand on (%s)\n(%s)", node, congested, node, rdmaCarried, node, quietPath), storm),
 		HealthyGPUDirect: unless(and(busyNet, busyGPU, rdmaCarried, quietPath), congested, storm),
 		Idle: unless(and(fmt.Sprintf("%s < %s", r(rNetworkLine), f(t.BusyLineShare)), fmt.Sprintf("%s < %s", r(rGPULine), f(t.BusyLineShare))),

@@ -25,6 +25,7 @@ const (
 	_ AttributeRatio = iota
 	AttributeRatioRdmaShareOfNetwork
 	AttributeRatioCPUPciePerNetworkByte
+	AttributeRatioCPUPcieWritePerNetworkByte
 	AttributeRatioHostMemoryPerNetworkByte
 	AttributeRatioRdmaTransmitLineShare
 	AttributeRatioNetworkLineShare
@@ -42,6 +43,8 @@ func (av AttributeRatio) String() string {
 		return "rdma_share_of_network"
 	case AttributeRatioCPUPciePerNetworkByte:
 		return "cpu_pcie_per_network_byte"
+	case AttributeRatioCPUPcieWritePerNetworkByte:
+		return "cpu_pcie_write_per_network_byte"
 	case AttributeRatioHostMemoryPerNetworkByte:
 		return "host_memory_per_network_byte"
 	case AttributeRatioRdmaTransmitLineShare:
@@ -64,16 +67,17 @@ func (av AttributeRatio) String() string {
 
 // MapAttributeRatio is a helper map of string to AttributeRatio attribute value.
 var MapAttributeRatio = map[string]AttributeRatio{
-	"rdma_share_of_network":         AttributeRatioRdmaShareOfNetwork,
-	"cpu_pcie_per_network_byte":     AttributeRatioCPUPciePerNetworkByte,
-	"host_memory_per_network_byte":  AttributeRatioHostMemoryPerNetworkByte,
-	"rdma_transmit_line_share":      AttributeRatioRdmaTransmitLineShare,
-	"network_line_share":            AttributeRatioNetworkLineShare,
-	"gpu_pcie_line_share":           AttributeRatioGpuPcieLineShare,
-	"path_pcie_write_per_rdma_byte": AttributeRatioPathPcieWritePerRdmaByte,
-	"congestion_marks_per_packet":   AttributeRatioCongestionMarksPerPacket,
-	"pause_time_share":              AttributeRatioPauseTimeShare,
-	"pause_frames_per_gbps":         AttributeRatioPauseFramesPerGbps,
+	"rdma_share_of_network":           AttributeRatioRdmaShareOfNetwork,
+	"cpu_pcie_per_network_byte":       AttributeRatioCPUPciePerNetworkByte,
+	"cpu_pcie_write_per_network_byte": AttributeRatioCPUPcieWritePerNetworkByte,
+	"host_memory_per_network_byte":    AttributeRatioHostMemoryPerNetworkByte,
+	"rdma_transmit_line_share":        AttributeRatioRdmaTransmitLineShare,
+	"network_line_share":              AttributeRatioNetworkLineShare,
+	"gpu_pcie_line_share":             AttributeRatioGpuPcieLineShare,
+	"path_pcie_write_per_rdma_byte":   AttributeRatioPathPcieWritePerRdmaByte,
+	"congestion_marks_per_packet":     AttributeRatioCongestionMarksPerPacket,
+	"pause_time_share":                AttributeRatioPauseTimeShare,
+	"pause_frames_per_gbps":           AttributeRatioPauseFramesPerGbps,
 }
 
 // AttributeVerdict specifies the value verdict attribute.
