@@ -92,18 +92,18 @@ type Thresholds struct {
 // DefaultThresholds are the defaults README.md reasons about.
 func DefaultThresholds() Thresholds {
 	return Thresholds{
-		BusyLineShare:                     0.05,
-		MinRDMAShare:                      0.5,
-		FallbackMaxRDMAShare:              0.2,
+		BusyLineShare:                      0.05,
+		MinRDMAShare:                       0.5,
+		FallbackMaxRDMAShare:               0.2,
 		FallbackMinPCIeWritePerNetworkByte: 0.5,
 		FallbackMinMemoryPerNetworkByte:    1.0,
-		BounceMinPathWritePerRDMAByte:     0.25,
-		BounceMinHostMemoryPerNetworkByte: 0.25,
-		HealthyMaxPathWritePerRDMAByte:    0.1,
-		CongestionMaxLineShare:            0.5,
-		CongestionMinMarksPerPacket:       0.001,
-		StormMinPauseTimeShare:            0.5,
-		StormMinPauseFramesPerGbps:        100,
+		BounceMinPathWritePerRDMAByte:      0.25,
+		BounceMinHostMemoryPerNetworkByte:  0.25,
+		HealthyMaxPathWritePerRDMAByte:     0.1,
+		CongestionMaxLineShare:             0.5,
+		CongestionMinMarksPerPacket:        0.001,
+		StormMinPauseTimeShare:             0.5,
+		StormMinPauseFramesPerGbps:         100,
 	}
 }
 
