@@ -120,20 +120,18 @@ func rates(t *testing.T, addr, host string) map[string]float64 {
 
 // TestCasesInPrometheus is the whole pipeline: the simulator's recordings of every case, replayed
 // by the built collector (rnic, cpuuncore and gpu receivers, the diagnosis connector), pushed
-// with Prometheus remote write into a real Prometheus that evaluates the generated diagnosis
-// rules, and queried back. Each case must show its signature (DESIGN §1), and both evaluators of
-// the diagnosis its verdicts (checkVerdicts).
+// with Prometheus remote write into a real Prometheus, and queried back. Each of the paper's
+// cases must show its signature (DESIGN §1); TestDiagnosisInPrometheus judges the verdicts on
+// every case.
 func TestCasesInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
-	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))
+	prom := startPrometheus(t)
 
 	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
-	// Long enough for the transitions (a minute healthy, 40 s of fault, healthy again).
-	samples := simulate.TransitionSamples
-	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: samples, UncoreFixture: fixture})
+	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: 60, UncoreFixture: fixture})
 	require.NoError(t, err)
-	cfg, err := simulate.CollectorConfig(dir, time.Second, simulate.ExportRemoteWrite)
+	cfg, err := simulate.CollectorConfigFor(dir, time.Second, simulate.ExportRemoteWrite, paperCases())
 	require.NoError(t, err)
 	cfgPath := filepath.Join(dir, "otelcol.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
@@ -200,12 +198,18 @@ func TestCasesInPrometheus(t *testing.T) {
 		assert.NotEmpty(t, promQuery(t, prom, expr), "dashboard panel %q query %s returns nothing in any case: %s", q.Panel, q.RefID, expr)
 	}
 
-	// The diagnosis: wait for every transition to end, then judge both evaluators.
-	require.Eventually(t, func() bool {
-		r := promQuery(t, prom, `min(count_over_time(interconnect_io_bytes_total{component="rnic",direction="transmit"}[10m]))`)
-		return len(r) > 0 && r[0].value >= float64(samples+2)
-	}, time.Duration(samples+90)*time.Second, 2*time.Second, "the replay did not reach the end of the transitions")
-	checkVerdicts(t, prom, logs, samples)
-
 	assert.NotContains(t, logs.String(), "\terror\t")
+}
+
+// paperCases are the cases of DESIGN §1 that TestCasesInPrometheus checks the signatures of (the
+// simulator's first seven; the others are the diagnosis's).
+func paperCases() []simulate.Case {
+	var out []simulate.Case
+	for _, c := range simulate.Cases() {
+		switch c.Name {
+		case "healthy_allreduce", "healthy_broadcast", "tcp_fallback", "gdr_bounce", "congestion_20g", "link_downgrade", "pfc_storm":
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -229,6 +229,39 @@ func onDevice(verdict, device string) string {
 	return simulate.On(verdict, device)
 }
 
+// TestDiagnosisInPrometheus replays every simulated case (the paper's, the ones a naive detector
+// gets wrong, the transitions) through the built collector and its diagnosis connector into a
+// real Prometheus evaluating the generated rules, and judges both evaluators (checkVerdicts).
+func TestDiagnosisInPrometheus(t *testing.T) {
+	bin := collectorBinary(t)
+	dir := t.TempDir()
+	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	// Long enough for the transitions (a minute healthy, 40 s of fault, healthy again).
+	samples := simulate.TransitionSamples
+	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: samples, UncoreFixture: fixture})
+	require.NoError(t, err)
+	cfg, err := simulate.CollectorConfig(dir, time.Second, simulate.ExportRemoteWrite)
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_REMOTE_WRITE_URL=http://" + prom + "/api/v1/write"})
+
+	require.Eventually(t, func() bool {
+		r := promQuery(t, prom, `min(count_over_time(interconnect_io_bytes_total{component="rnic",direction="transmit"}[10m]))`)
+		return len(r) > 0 && r[0].value >= float64(samples+2)
+	}, time.Duration(samples+120)*time.Second, 2*time.Second, "the replay did not reach the end of the transitions")
+	checkVerdicts(t, prom, logs, samples)
+
+	// The diagnosis itself logs no error (36 replaying nodes on two cores: the receivers' and the
+	// exporter's own complaints under that load are TestCasesInPrometheus's to judge).
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "\terror\t") || strings.Contains(line, "\twarn\t") {
+			assert.NotContains(t, line, `"otelcol.component.id": "diagnosis"`, "the diagnosis connector complained")
+		}
+	}
+}
+
 // checkVerdicts is the diagnosis half of the end-to-end test: on every node of every case, the
 // connector on the built collector (diagnosis_verdict in Prometheus) and the generated rules in
 // the real Prometheus (ALERTS) each name the case's verdicts within 2 collection intervals of each
