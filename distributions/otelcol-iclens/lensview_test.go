@@ -170,6 +170,16 @@ func TestLensViewInBrowser(t *testing.T) {
 	t.Logf("screenshots of every case: %s", shots)
 
 	ctx, blog := startBrowser(t, browser, 4*time.Minute)
+	// The view listens once the collector has built every pipeline: with every simulated case
+	// (108 replaying receivers) that takes longer than startCollectorWith waits.
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 100*time.Millisecond, "the view did not come up on %s", base)
 
 	// Enough replayed seconds for every series to have a stretch of points.
 	first := simulate.HostName(simulate.Cases()[0], "node1")
