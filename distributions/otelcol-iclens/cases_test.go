@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,13 +38,18 @@ func prometheusBinary(t *testing.T) string {
 	return p
 }
 
-// startPrometheus runs a Prometheus that accepts remote write, with its own storage, on loopback.
-func startPrometheus(t *testing.T) string {
+// startPrometheus runs a Prometheus that accepts remote write, with its own storage, on loopback,
+// evaluating the rule files every second.
+func startPrometheus(t *testing.T, ruleFiles ...string) string {
 	t.Helper()
 	bin := prometheusBinary(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644))
+	conf := "global:\n  scrape_interval: 15s\n  evaluation_interval: 1s\n"
+	if len(ruleFiles) > 0 {
+		conf += "rule_files: [" + strings.Join(ruleFiles, ", ") + "]\n"
+	}
+	require.NoError(t, os.WriteFile(cfg, []byte(conf), 0o644))
 	addr := freeAddr(t)
 	logs := &safeBuffer{}
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
@@ -113,17 +119,19 @@ func rates(t *testing.T, addr, host string) map[string]float64 {
 }
 
 // TestCasesInPrometheus is the whole pipeline: the simulator's recordings of every case, replayed
-// by the built collector (rnic, cpuuncore and gpu receivers), pushed with Prometheus remote write
-// into a real Prometheus, and queried back. Each case must show its signature (DESIGN §1).
+// by the built collector (rnic, cpuuncore and gpu receivers, the diagnosis connector), pushed
+// with Prometheus remote write into a real Prometheus, and queried back. Each of the paper's
+// cases must show its signature (DESIGN §1); TestDiagnosisInPrometheus judges the verdicts on
+// every case.
 func TestCasesInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
+	dir := t.TempDir()
 	prom := startPrometheus(t)
 
-	dir := t.TempDir()
 	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
 	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: 60, UncoreFixture: fixture})
 	require.NoError(t, err)
-	cfg, err := simulate.CollectorConfig(dir, time.Second, simulate.ExportRemoteWrite)
+	cfg, err := simulate.CollectorConfigFor(dir, time.Second, simulate.ExportRemoteWrite, paperCases())
 	require.NoError(t, err)
 	cfgPath := filepath.Join(dir, "otelcol.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
@@ -191,4 +199,17 @@ func TestCasesInPrometheus(t *testing.T) {
 	}
 
 	assert.NotContains(t, logs.String(), "\terror\t")
+}
+
+// paperCases are the cases of DESIGN §1 that TestCasesInPrometheus checks the signatures of (the
+// simulator's first seven; the others are the diagnosis's).
+func paperCases() []simulate.Case {
+	var out []simulate.Case
+	for _, c := range simulate.Cases() {
+		switch c.Name {
+		case "healthy_allreduce", "healthy_broadcast", "tcp_fallback", "gdr_bounce", "congestion_20g", "link_downgrade", "pfc_storm":
+			out = append(out, c)
+		}
+	}
+	return out
 }

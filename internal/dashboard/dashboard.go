@@ -47,7 +47,9 @@ func build() (dashboard.Dashboard, []Query, error) {
 		g.b.WithVariable(v)
 	}
 
-	// The order is the order of a diagnosis: what moved where, then which device, then why.
+	// The order is the order of a diagnosis: the verdict, what moved where, then which device,
+	// then why.
+	g.verdicts()
 	g.paperView()
 	g.devices()
 	g.linkState()

@@ -51,11 +51,14 @@ type promMetric struct {
 // instance Prometheus derives from service.name and service.instance.id.
 var resourceLabels = []string{"host_name", "job", "instance"}
 
-// loadCatalog reads every receiver's metadata.yaml.
+// loadCatalog reads every receiver's (and connector's: the diagnosis verdicts) metadata.yaml.
 func loadCatalog(t *testing.T) map[string]*promMetric {
 	t.Helper()
 	files, err := filepath.Glob("../../receiver/*/metadata.yaml")
 	require.NoError(t, err)
+	connectors, err := filepath.Glob("../../connector/*/metadata.yaml")
+	require.NoError(t, err)
+	files = append(files, connectors...)
 	require.NotEmpty(t, files, "no receiver metadata.yaml found")
 	cat := map[string]*promMetric{}
 	for _, f := range files {

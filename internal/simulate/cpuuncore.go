@@ -36,8 +36,34 @@ type uncoreHost struct {
 	imcs int
 }
 
-// gpuStack and gpuPort are where the GPU and the NIC attach: IIO stack 1, port 0 of socket 0.
+// gpuStack and gpuPort are where the GPU (and the NIC on its switch) attach: IIO stack 1, port 0
+// of socket 0 (root bus 0x17, root port 0000:17:00.0 in the fixture's die0 mapping). A misplaced
+// NIC is on the same stack and port of socket 1 (root bus 0x85); the other root port is stack 2,
+// port 0 of socket 0 (root bus 0x3a).
 const gpuStack, gpuPort = 1, 0
+const otherStack = 2
+
+// rootPortBytes is what one IIO part carries: the GPU's root port's, the NIC's and the other's.
+func rootPortBytes(tr Traffic, e uncoreEvent, gpu, nic, other float64) float64 {
+	var b float64
+	if e.port != gpuPort {
+		return 0
+	}
+	if e.socket == 0 && e.stack == gpuStack {
+		b += gpu
+	}
+	nicSocket := 0
+	if !tr.NICOnGPUSwitch {
+		nicSocket = 1
+	}
+	if e.socket == nicSocket && e.stack == gpuStack {
+		b += nic
+	}
+	if e.socket == 0 && e.stack == otherStack {
+		b += other
+	}
+	return b
+}
 
 func loadUncoreHost(fixture string) (*uncoreHost, error) {
 	tree, err := recording.Snapshot(fixture, []string{"sys", "proc"}, nil)
@@ -61,6 +87,14 @@ func loadUncoreHost(fixture string) (*uncoreHost, error) {
 			for p := range 4 {
 				events = append(events, fmt.Sprintf("bw_in_port%d", p), fmt.Sprintf("bw_out_port%d", p))
 			}
+		case strings.HasPrefix(name, "uncore_iio_"):
+			// The programmable IIO events the cpuuncore receiver reads SKX transmit from (Intel
+			// PCM's, perfmon UNC_IIO_DATA_REQ_OF_CPU.MEM_READ and DATA_REQ_BY_CPU.MEM_WRITE,
+			// all four parts, 4 bytes a count: receiver/cpuuncorereceiver/events.go).
+			if err := h.addProgrammable(&r, devices, name); err != nil {
+				return nil, err
+			}
+			continue
 		default:
 			continue
 		}
@@ -112,6 +146,40 @@ func loadUncoreHost(fixture string) (*uncoreHost, error) {
 	return h, nil
 }
 
+// programmableTransmit are the raw encodings of the SKX transmit events, stack-wide (ch_mask: the
+// four parts), as the cpuuncore receiver opens them; mmio is the CPU's MMIO writes (none here).
+var programmableTransmit = []struct{ raw, kind string }{
+	{"event=0x83,umask=0x04,ch_mask=0xf,fc_mask=0x7", "out_stack"},
+	{"event=0xc0,umask=0x01,ch_mask=0xf,fc_mask=0x7", "mmio"},
+}
+
+func (h *uncoreHost) addProgrammable(r *sysfs.Reader, devices, name string) error {
+	pmu, err := perf.LoadPMU(r, filepath.Join(devices, name))
+	if err != nil {
+		return err
+	}
+	cpus, err := r.ReadString(filepath.Join(devices, name, "cpumask"))
+	if err != nil {
+		return err
+	}
+	list, err := perf.ParseCPUList(cpus)
+	if err != nil {
+		return err
+	}
+	var stack int
+	fmt.Sscanf(strings.TrimPrefix(name, "uncore_iio_"), "%d", &stack)
+	for socket, cpu := range list {
+		for _, ev := range programmableTransmit {
+			attr, err := pmu.EncodeString(ev.raw)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", name, ev.raw, err)
+			}
+			h.events = append(h.events, uncoreEvent{cpu: cpu, pmu: name, attr: attr, bytes: 4, socket: socket, kind: ev.kind, stack: stack, port: gpuPort})
+		}
+	}
+	return nil
+}
+
 // uncoreCounters is the running state of every event of a node.
 type uncoreCounters struct {
 	counts  []float64
@@ -141,13 +209,10 @@ func (c *uncoreCounters) step(h *uncoreHost, tr Traffic, i, node int, dt float64
 		case "write":
 			bytes = tr.MemWrite * w * share / float64(h.imcs)
 		case "in":
-			if e.socket == 0 && e.stack == gpuStack && e.port == gpuPort {
-				bytes = tr.CPUPCIeRx * w
-			}
-		case "out":
-			if e.socket == 0 && e.stack == gpuStack && e.port == gpuPort {
-				bytes = tr.CPUPCIeTx * w
-			}
+			bytes = rootPortBytes(tr, e, tr.CPUPCIeRx, tr.NICRootRx, tr.OtherRootRx) * w
+		case "out", "out_stack":
+			// A stack-wide event counts its four parts; only part 0 carries traffic here.
+			bytes = rootPortBytes(tr, e, tr.CPUPCIeTx, tr.NICRootTx, tr.OtherRootTx) * w
 		}
 		c.counts[k] += bytes * dt / e.bytes
 		ns := uint64(c.elapsed * 1e9)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 )
@@ -26,6 +27,11 @@ func (t *tree) link(p, target string) {
 // pciFunction writes a PCI function's attributes (drivers/pci/pci-sysfs.c) and its
 // /sys/bus/pci/devices link. rel is its directory below sys/devices.
 func (t *tree) pciFunction(rel string, vendor, device uint16, class uint32, numa int, gts float64, width int) {
+	t.pciFunctionTrained(rel, vendor, device, class, numa, gts, width, width)
+}
+
+// pciFunctionTrained is pciFunction for a link that trained to fewer lanes than it has.
+func (t *tree) pciFunctionTrained(rel string, vendor, device uint16, class uint32, numa int, gts float64, width, maxWidth int) {
 	dir := path.Join("sys/devices", rel)
 	addr := path.Base(rel)
 	t.file(dir+"/vendor", fmt.Sprintf("0x%04x", vendor))
@@ -37,7 +43,7 @@ func (t *tree) pciFunction(rel string, vendor, device uint16, class uint32, numa
 		t.file(dir+"/current_link_speed", speed)
 		t.file(dir+"/max_link_speed", speed)
 		t.file(dir+"/current_link_width", strconv.Itoa(width))
-		t.file(dir+"/max_link_width", strconv.Itoa(width))
+		t.file(dir+"/max_link_width", strconv.Itoa(maxWidth))
 	}
 	// The header as root reads it; no ACS capability in the extended space.
 	cfg := make([]byte, 256)
@@ -57,6 +63,13 @@ const (
 	ibDev     = "mlx5_0"
 	netdevNm  = "ens1f0np0"
 	ethtoolNm = netdevNm
+	// The other root port: socket 0, IIO stack 2 (root bus 0x3a), port 0. The second NIC and
+	// the storage controller sit behind it.
+	otherPort = "pci0000:3a/0000:3a:00.0"
+	nic2Rel   = otherPort + "/0000:3f:00.0"
+	nvmeRel   = otherPort + "/0000:3e:00.0"
+	ibDev2    = "mlx5_1"
+	netdev2Nm = "ens2f0np0"
 )
 
 func nicRel(t Traffic) string {
@@ -85,8 +98,50 @@ func rnicTree(tr Traffic) []recording.Entry {
 	}
 	// ConnectX-6 Dx (15b3:101d, Ethernet controller).
 	nic := nicRel(tr)
-	t.pciFunction(nic, 0x15b3, 0x101d, 0x020000, nicNUMA, 16, 16)
+	width := 16
+	if tr.NICLinkWidth > 0 {
+		width = tr.NICLinkWidth
+	}
+	t.pciFunctionTrained(nic, 0x15b3, 0x101d, 0x020000, nicNUMA, 16, width, 16)
+	t.rdmaDevice(nic, ibDev, netdevNm, rateString(tr))
+	if tr.SecondNIC || tr.Storage {
+		t.pciFunction(otherPort, 0x8086, 0x2032, bridge, 0, 16, 16)
+	}
+	if tr.SecondNIC {
+		t.pciFunction(nic2Rel, 0x15b3, 0x101d, 0x020000, 0, 16, 16)
+		t.rdmaDevice(nic2Rel, ibDev2, netdev2Nm, rateString(tr))
+	}
+	if tr.Storage {
+		// Samsung PM1733 NVMe SSD (144d:a824, class 0x010802).
+		t.pciFunction(nvmeRel, 0x144d, 0xa824, 0x010802, 0, 16, 4)
+	}
 
+	// Drivers: NVIDIA R535 proprietary module (no DMA-BUF), nvidia-peermem when loaded.
+	t.file("sys/module/nvidia/version", "535.161.08")
+	if tr.PeerMem {
+		t.file("sys/module/nvidia_peermem/initstate", "live")
+	}
+	t.file("proc/sys/kernel/osrelease", "5.15.0-105-generic")
+	t.file("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.161.08  Release Build  (dvs-builder@U16-I2-C05-23-1)  Fri Mar  8 21:03:39 UTC 2024")
+	return t.entries
+}
+
+// pciEntries is the part of a node's tree under sys/devices/pci*: the GPU, the NICs, the storage
+// controller and the bridges above them. The cpuuncore recording carries it too, so that its
+// receiver finds the same devices behind the same root ports as the rnic receiver does.
+func pciEntries(tr Traffic) []recording.Entry {
+	var out []recording.Entry
+	for _, e := range rnicTree(tr) {
+		if strings.HasPrefix(e.Path, "sys/devices/pci") && e.Link == "" && !strings.Contains(e.Path, "/infiniband/") && !strings.Contains(e.Path, "/net/") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// rdmaDevice writes an RDMA device of one Ethernet port on the PCI function at nic, and the
+// port's netdev, as drivers/infiniband/core/sysfs.c and net/core/net-sysfs.c lay them out.
+func (t *tree) rdmaDevice(nic, ibDev, netdevNm, rate string) {
 	ib := path.Join("sys/devices", nic, "infiniband", ibDev)
 	t.link(ib+"/device", "../../../"+path.Base(nic))
 	t.file(ib+"/fw_ver", "22.39.1002")
@@ -97,7 +152,7 @@ func rnicTree(tr Traffic) []recording.Entry {
 	t.file(port+"/link_layer", "Ethernet")
 	t.file(port+"/state", "4: ACTIVE")
 	t.file(port+"/phys_state", "5: LinkUp")
-	t.file(port+"/rate", rateString(tr))
+	t.file(port+"/rate", rate)
 	for _, c := range []string{"VL15_dropped", "excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",
 		"local_link_integrity_errors", "multicast_rcv_packets", "multicast_xmit_packets", "port_rcv_constraint_errors",
 		"port_rcv_data", "port_rcv_errors", "port_rcv_packets", "port_rcv_remote_physical_errors",
@@ -120,15 +175,6 @@ func rnicTree(tr Traffic) []recording.Entry {
 	t.file(nd+"/statistics/tx_bytes", "0")
 	t.file(nd+"/statistics/rx_bytes", "0")
 	t.link("sys/class/net/"+netdevNm, "../../devices/"+nic+"/net/"+netdevNm)
-
-	// Drivers: NVIDIA R535 proprietary module (no DMA-BUF), nvidia-peermem when loaded.
-	t.file("sys/module/nvidia/version", "535.161.08")
-	if tr.PeerMem {
-		t.file("sys/module/nvidia_peermem/initstate", "live")
-	}
-	t.file("proc/sys/kernel/osrelease", "5.15.0-105-generic")
-	t.file("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.161.08  Release Build  (dvs-builder@U16-I2-C05-23-1)  Fri Mar  8 21:03:39 UTC 2024")
-	return t.entries
 }
 
 func rateString(tr Traffic) string {
@@ -140,6 +186,7 @@ func rateString(tr Traffic) string {
 type rnicCounters struct {
 	tx, rx, ndTx, ndRx, wait, cnpSent, cnpHandled, ecn float64
 	rxPause, txPause, rxPauseUs, stormWarn, stormErr   float64
+	nd2Tx, nd2Rx                                       float64
 }
 
 // step advances the counters by one interval of dt seconds and returns the files the receiver
@@ -183,6 +230,12 @@ func (c *rnicCounters) step(tr Traffic, i, node int, dt float64) (map[string]str
 		"sys/class/net/" + netdevNm + "/statistics/tx_bytes": u(c.ndTx),
 		"sys/class/net/" + netdevNm + "/statistics/rx_bytes": u(c.ndRx),
 	}
+	if tr.SecondNIC {
+		c.nd2Tx += tr.SecondNetdevTx * ripple * dt
+		c.nd2Rx += tr.SecondNetdevRx * ripple * dt
+		files["sys/class/net/"+netdev2Nm+"/statistics/tx_bytes"] = u(c.nd2Tx)
+		files["sys/class/net/"+netdev2Nm+"/statistics/rx_bytes"] = u(c.nd2Rx)
+	}
 	for k, v := range files {
 		files[k] = v + "\n"
 	}
@@ -201,6 +254,16 @@ func (c *rnicCounters) step(tr Traffic, i, node int, dt float64) (map[string]str
 		"rx_discards_phy":               0,
 		"tx_discards_phy":               0,
 	}
-	b, _ := json.Marshal(recording.RNICSample{Ethtool: map[string]map[string]uint64{ethtoolNm: eth}})
+	stats := map[string]map[string]uint64{ethtoolNm: eth}
+	if tr.SecondNIC {
+		eth2 := map[string]uint64{}
+		for k := range eth {
+			eth2[k] = 0
+		}
+		eth2["tx_bytes_phy"] = uint64(c.nd2Tx * 1.015)
+		eth2["rx_bytes_phy"] = uint64(c.nd2Rx * 1.015)
+		stats[netdev2Nm] = eth2
+	}
+	b, _ := json.Marshal(recording.RNICSample{Ethtool: stats})
 	return files, b
 }

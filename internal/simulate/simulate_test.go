@@ -103,6 +103,30 @@ func TestCasesReplayThroughReceivers(t *testing.T) {
 			}
 		}
 		rates[c.Name] = all
+		// TestStreamMatchesReceivers: the model's own rendering (Stream, what the diagnosis tests
+		// feed) says what the receivers say, per component and direction.
+		stream := c.Stream(0, 6, 1)
+		model := map[string]float64{}
+		for _, k := range []int{1, 5} {
+			for _, p := range stream[k] {
+				if p.Metric != "interconnect.io" {
+					continue
+				}
+				key := p.Attrs["component"] + " " + p.Attrs["direction"]
+				if k == 1 {
+					model[key] -= p.Value / 4
+				} else {
+					model[key] += p.Value / 4
+				}
+			}
+		}
+		for key, want := range model {
+			got, ok := all[key]
+			if !assert.True(t, ok, "%s: the receivers report no %s", c.Name, key) {
+				continue
+			}
+			assert.InDelta(t, want, got, 0.03*want+1e6, "%s: %s, Stream vs the receivers", c.Name, key)
+		}
 	}
 	const busy, idle = 1.5e9, 0.3e9
 	h := rates["healthy_allreduce"]

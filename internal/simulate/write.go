@@ -57,7 +57,8 @@ func Write(o Options) ([]string, error) {
 }
 
 func writeNode(o Options, host *uncoreHost, c Case, n int, dir, node string) ([]string, error) {
-	tr := c.Nodes[n]
+	// The devices are those of the first phase; the traffic follows the phases.
+	tr := c.Phases[0].Nodes[n]
 	header := func(receiver string) recording.Header {
 		return recording.Header{Receiver: receiver, Host: node, Created: o.Start, Interval: recording.Duration(o.Interval),
 			Note: "simulated " + c.Name + ": " + c.Note}
@@ -83,7 +84,7 @@ func writeNode(o Options, host *uncoreHost, c Case, n int, dir, node string) ([]
 		if err := rw.Write(recording.Record{Time: o.Start, Tree: rnicTree(tr)}); err != nil {
 			return err
 		}
-		if err := uw.Write(recording.Record{Time: o.Start, Tree: host.tree}); err != nil {
+		if err := uw.Write(recording.Record{Time: o.Start, Tree: append(append([]recording.Entry(nil), host.tree...), pciEntries(tr)...)}); err != nil {
 			return err
 		}
 		if err := gw.Write(recording.Record{Time: o.Start, Facts: gpuFacts(n, o.Interval)}); err != nil {
@@ -94,14 +95,15 @@ func writeNode(o Options, host *uncoreHost, c Case, n int, dir, node string) ([]
 		dt := o.Interval.Seconds()
 		for i := range o.Samples {
 			at := o.Start.Add(time.Duration(i+1) * o.Interval)
-			files, eth := rc.step(tr, i, n, dt)
+			now := c.At(i, n)
+			files, eth := rc.step(now, i, n, dt)
 			if err := rw.Write(recording.Record{Time: at, Files: files, Sample: eth}); err != nil {
 				return err
 			}
-			if err := uw.Write(recording.Record{Time: at, Sample: uc.step(host, tr, i, n, dt)}); err != nil {
+			if err := uw.Write(recording.Record{Time: at, Sample: uc.step(host, now, i, n, dt)}); err != nil {
 				return err
 			}
-			if err := gw.Write(recording.Record{Time: at, Sample: gpuSample(tr, i, n, at)}); err != nil {
+			if err := gw.Write(recording.Record{Time: at, Sample: gpuSample(now, i, n, at)}); err != nil {
 				return err
 			}
 		}

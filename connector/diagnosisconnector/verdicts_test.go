@@ -1,0 +1,120 @@
+package diagnosisconnector
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+)
+
+// samplesOf is how long a case is replayed: a whole transition and what follows it.
+func samplesOf(c simulate.Case) int {
+	if len(c.Phases) > 1 && c.Phases[len(c.Phases)-1].From >= simulate.TransitionFault {
+		return simulate.TransitionSamples
+	}
+	return 60
+}
+
+// TestVerdictsOnSimulatedCases feeds every simulated case (internal/simulate: the paper's cases,
+// the ones a naive detector gets wrong, and the transitions) to the connector as the receivers
+// report it, and checks each phase's verdicts: raised within 2 intervals of the phase's start,
+// the previous phase's cleared within 2, no other verdict at any time.
+func TestVerdictsOnSimulatedCases(t *testing.T) {
+	for _, c := range simulate.Cases() {
+		for n := range simulate.Nodes {
+			t.Run(c.Name+"/"+simulate.Nodes[n], func(t *testing.T) {
+				e := newTestEngine(t, testConfig())
+				samples := samplesOf(c)
+				got, _ := run(t, e, c, n, samples)
+				j := c.Judge(n, got)
+				assert.Empty(t, j.Failures(samples), "%s", j)
+				t.Logf("%s", j)
+			})
+		}
+	}
+}
+
+// TestHealthyTenMinutes: on the healthy replays, ten minutes of evaluations raise nothing but
+// healthy_gpudirect.
+func TestHealthyTenMinutes(t *testing.T) {
+	for _, c := range simulate.Cases() {
+		if len(c.Phases) != 1 || c.Phases[0].Expect[0][0] != simulate.HealthyGPUDirect {
+			continue
+		}
+		for n := range simulate.Nodes {
+			e := newTestEngine(t, testConfig())
+			got, _ := run(t, e, c, n, 600)
+			for i, g := range got[simulate.Grace+1:] {
+				assert.Equal(t, []string{simulate.HealthyGPUDirect}, g, "%s %s second %d", c.Name, simulate.Nodes[n], i+simulate.Grace+1)
+			}
+		}
+	}
+}
+
+// TestHalfUpdatedNodeRaisesNothing: the receivers of a node scrape at different moments, so an
+// evaluation may see the rnic receiver's new sample with the cpuuncore and gpu receivers' old
+// ones (a state no real node is in: RDMA back at full rate while the host still copies the TCP
+// fallback's bytes looks like a bounce). Hold keeps such an evaluation from raising a verdict.
+func TestHalfUpdatedNodeRaisesNothing(t *testing.T) {
+	for _, c := range simulate.Cases() {
+		if len(c.Phases) < 3 {
+			continue
+		}
+		for n := range simulate.Nodes {
+			e := newTestEngine(t, testConfig())
+			host := simulate.HostName(c, simulate.Nodes[n])
+			start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+			var got [][]string
+			for i, pts := range c.Stream(n, simulate.TransitionSamples, 1) {
+				at := start.Add(time.Duration(i) * time.Second)
+				var rnic, rest []simulate.Point
+				for _, p := range pts {
+					if strings.HasPrefix(p.Metric, "rnic.") || p.Attrs["component"] == "rnic" || p.Attrs["component"] == "netdev" {
+						rnic = append(rnic, p)
+					} else {
+						rest = append(rest, p)
+					}
+				}
+				e.ingest(toMetrics(host, c.Name, rnic, at), at)
+				md, _ := e.evaluate(at.Add(100 * time.Millisecond))
+				half := holdingOf(md, host)
+				e.ingest(toMetrics(host, c.Name, rest, at.Add(300*time.Millisecond)), at)
+				md, _ = e.evaluate(at.Add(500 * time.Millisecond))
+				got = append(got, union(half, holdingOf(md, host)))
+			}
+			j := c.Judge(n, got)
+			assert.Empty(t, j.Wrong, "%s %s: %s", c.Name, simulate.Nodes[n], j)
+		}
+	}
+}
+
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestSimulatorNamesTheConnectorsVerdicts: the simulated cases' expectations use this connector's
+// verdict names and the receivers' device names.
+func TestSimulatorNamesTheConnectorsVerdicts(t *testing.T) {
+	for _, c := range simulate.Cases() {
+		for _, ph := range c.Phases {
+			for _, exp := range ph.Expect {
+				for _, e := range exp {
+					v, _, _ := strings.Cut(e, "@")
+					assert.Contains(t, Verdicts(), v, "%s: %s", c.Name, e)
+				}
+			}
+		}
+	}
+}

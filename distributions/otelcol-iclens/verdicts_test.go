@@ -1,0 +1,392 @@
+package otelcoliclens_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+)
+
+// diagnosisRules writes the Prometheus rules for the end-to-end collector's diagnosis settings
+// (simulate.CollectorConfig: interval one collection interval, window three) into dir.
+func diagnosisRules(t *testing.T, dir string, interval time.Duration) string {
+	t.Helper()
+	cfg := diagnosisconnector.NewFactory().CreateDefaultConfig().(*diagnosisconnector.Config)
+	cfg.Interval, cfg.Window = interval, 3*interval
+	require.NoError(t, cfg.Validate())
+	b, err := diagnosisconnector.PrometheusRules(cfg).YAML()
+	require.NoError(t, err)
+	p := filepath.Join(dir, "iclens-diagnosis.rules.yaml")
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	return p
+}
+
+// promSeriesSamples runs an instant query of a range selector and returns each series' raw
+// samples (time in ms, value).
+func promSeriesSamples(t *testing.T, addr, q string) []matrixSeries {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Values [][2]any          `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(body, &r), "%s", body)
+	require.Equal(t, "success", r.Status, "query %s: %s", q, r.Error)
+	var out []matrixSeries
+	for _, s := range r.Data.Result {
+		ms := matrixSeries{labels: s.Metric}
+		for _, v := range s.Values {
+			ts, _ := v[0].(float64)
+			x, err := strconv.ParseFloat(v[1].(string), 64)
+			require.NoError(t, err)
+			ms.points = append(ms.points, [2]float64{ts * 1000, x})
+		}
+		out = append(out, ms)
+	}
+	return out
+}
+
+type matrixSeries struct {
+	labels map[string]string
+	points [][2]float64 // ms, value
+}
+
+// verdictTimeline is one evaluator's verdicts on one node: at each evaluation (ms), the verdicts
+// that held, as simulate names them (verdict or verdict@device).
+type verdictTimeline map[int64][]string
+
+func (tl verdictTimeline) add(ms int64, v string) {
+	if v == "" {
+		if _, ok := tl[ms]; !ok {
+			tl[ms] = nil
+		}
+		return
+	}
+	tl[ms] = append(tl[ms], v)
+}
+
+// atSamples maps a timeline onto the node's samples: the state at sample i is the last
+// evaluation before sample i+1 was taken (an evaluation at or after sample i's time).
+func (tl verdictTimeline) atSamples(sampleMs []int64) [][]string {
+	evals := make([]int64, 0, len(tl))
+	for ms := range tl {
+		evals = append(evals, ms)
+	}
+	sort.Slice(evals, func(i, j int) bool { return evals[i] < evals[j] })
+	out := make([][]string, len(sampleMs))
+	var cur []string
+	k := 0
+	for i := range sampleMs {
+		end := int64(math.MaxInt64)
+		if i+1 < len(sampleMs) {
+			end = sampleMs[i+1]
+		}
+		for k < len(evals) && evals[k] < end {
+			cur = tl[evals[k]]
+			k++
+		}
+		s := append([]string(nil), cur...)
+		sort.Strings(s)
+		out[i] = s
+	}
+	return out
+}
+
+// secondsToVerdict is, per phase after the first, the seconds from the collection of the phase's
+// first sample (by the receiver that collected it last) to the first evaluation at which all the
+// phase's verdicts held. The phase's traffic began at most one interval before that sample.
+func (tl verdictTimeline) secondsToVerdict(c simulate.Case, n int, sampleMs []int64) []float64 {
+	evals := make([]int64, 0, len(tl))
+	for ms := range tl {
+		evals = append(evals, ms)
+	}
+	sort.Slice(evals, func(i, j int) bool { return evals[i] < evals[j] })
+	var out []float64
+	for _, ph := range c.Phases[1:] {
+		if ph.From >= len(sampleMs) {
+			continue
+		}
+		start := sampleMs[ph.From]
+		got := math.NaN()
+		for _, ms := range evals {
+			if ms >= start && containsAll(tl[ms], ph.Expect[n]) {
+				got = float64(ms-start) / 1000
+				break
+			}
+		}
+		out = append(out, got)
+	}
+	return out
+}
+
+// receiverClocks returns, for one node, when each of its receivers collected each sample of its
+// recording (a replaying receiver reads one sample per scrape, from its own first scrape on), the
+// clock of the receiver that collected each sample last, and per phase how many samples before
+// its first (on that clock) the first receiver already replayed it: the replay starts each
+// receiver when its first scrape returns, so a node's receivers can be seconds out of step, which
+// a real node's (all reading the same hardware at the same time) are not.
+//
+// It also returns the samples a replay misattributes: a receiver that scraped late and then on time
+// again reads one recorded second's bytes over a longer and then a shorter span, so its rates
+// (and a rate's share of the line rate) are off at those two samples; real counters are not.
+func receiverClocks(t *testing.T, prom, host, lookback string, c simulate.Case, samples int) ([]int64, []int, float64, map[int]bool) {
+	t.Helper()
+	var clocks [][]int64
+	for _, q := range []string{
+		`interconnect_io_bytes_total{host_name=%q,component="rnic",direction="transmit"}`,
+		`interconnect_io_bytes_total{host_name=%q,component="cpu_memory",device="socket0/imc",direction="read"}`,
+		`gpu_pcie_link_width{host_name=%q}`,
+	} {
+		var ms []int64
+		for _, s := range promSeriesSamples(t, prom, fmt.Sprintf(q, host)+lookback) {
+			for _, p := range s.points {
+				ms = append(ms, int64(p[0]))
+			}
+		}
+		require.NotEmpty(t, ms, "%s: %s", host, q)
+		clocks = append(clocks, ms)
+	}
+	n := samples
+	for _, ms := range clocks {
+		n = min(n, len(ms))
+	}
+	last := make([]int64, n)
+	for i := range last {
+		for _, ms := range clocks {
+			last[i] = max(last[i], ms[i])
+		}
+	}
+	lead := make([]int, len(c.Phases))
+	skew := 0.0
+	for p, ph := range c.Phases {
+		if p == 0 || ph.From >= n {
+			continue
+		}
+		first := last[ph.From]
+		for _, ms := range clocks {
+			first = min(first, ms[ph.From])
+		}
+		skew = max(skew, float64(last[ph.From]-first)/1000)
+		for i := ph.From - 1; i >= 0 && last[i+1] > first; i-- {
+			lead[p]++
+		}
+	}
+	jitter := map[int]bool{}
+	for _, ms := range clocks {
+		for i := 1; i < len(ms) && i < n; i++ {
+			if d := float64(ms[i]-ms[i-1]) / 1000; d < 0.75 || d > 1.25 {
+				// This sample and the next evaluations that read it (hold).
+				for k := i; k <= i+simulate.Grace && k < n; k++ {
+					jitter[k] = true
+				}
+			}
+		}
+	}
+	return last, lead, skew, jitter
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			found = found || h == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func onDevice(verdict, device string) string {
+	if device == "" {
+		return verdict
+	}
+	return simulate.On(verdict, device)
+}
+
+// TestDiagnosisInPrometheus replays every simulated case (the paper's, the ones a naive detector
+// gets wrong, the transitions) through the built collector and its diagnosis connector into a
+// real Prometheus evaluating the generated rules, and judges both evaluators (checkVerdicts).
+func TestDiagnosisInPrometheus(t *testing.T) {
+	bin := collectorBinary(t)
+	dir := t.TempDir()
+	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	// Long enough for the transitions (a minute healthy, 40 s of fault, healthy again).
+	samples := simulate.TransitionSamples
+	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: samples, UncoreFixture: fixture})
+	require.NoError(t, err)
+	cfg, err := simulate.CollectorConfig(dir, time.Second, simulate.ExportRemoteWrite)
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_REMOTE_WRITE_URL=http://" + prom + "/api/v1/write"})
+
+	require.Eventually(t, func() bool {
+		r := promQuery(t, prom, `min(count_over_time(interconnect_io_bytes_total{component="rnic",direction="transmit"}[10m]))`)
+		return len(r) > 0 && r[0].value >= float64(samples+2)
+	}, time.Duration(samples+120)*time.Second, 2*time.Second, "the replay did not reach the end of the transitions")
+	checkVerdicts(t, prom, logs, samples)
+
+	// The diagnosis itself logs no error (36 replaying nodes on two cores: the receivers' and the
+	// exporter's own complaints under that load are TestCasesInPrometheus's to judge).
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "\terror\t") || strings.Contains(line, "\twarn\t") {
+			assert.NotContains(t, line, `"otelcol.component.id": "diagnosis"`, "the diagnosis connector complained")
+		}
+	}
+}
+
+// checkVerdicts is the diagnosis half of the end-to-end test: on every node of every case, the
+// connector on the built collector (diagnosis_verdict in Prometheus) and the generated rules in
+// the real Prometheus (ALERTS) each name the case's verdicts within 2 collection intervals of each
+// phase's start, clear the previous phase's within 2, raise nothing else, and so agree.
+func checkVerdicts(t *testing.T, prom string, logs *safeBuffer, samples int) {
+	lookback := fmt.Sprintf("[%ds]", samples+60)
+	connector := map[string]verdictTimeline{}
+	for _, s := range promSeriesSamples(t, prom, `diagnosis_verdict_ratio`+lookback) {
+		host := s.labels["host_name"]
+		if connector[host] == nil {
+			connector[host] = verdictTimeline{}
+		}
+		for _, p := range s.points {
+			v := ""
+			if p[1] == 1 {
+				v = onDevice(s.labels["verdict"], s.labels["device"])
+			}
+			connector[host].add(int64(p[0]), v)
+		}
+	}
+	// ALERTS holds a sample per evaluation while an alert is firing; the rule evaluations
+	// themselves are the samples of any recorded series.
+	rules := map[string]verdictTimeline{}
+	for _, s := range promSeriesSamples(t, prom, `iclens_diagnosis:rdma_bytes`+lookback) {
+		host := s.labels["host_name"]
+		rules[host] = verdictTimeline{}
+		for _, p := range s.points {
+			rules[host].add(int64(p[0]), "")
+		}
+	}
+	for _, s := range promSeriesSamples(t, prom, `ALERTS{alertstate="firing"}`+lookback) {
+		host := s.labels["host_name"]
+		if rules[host] == nil {
+			rules[host] = verdictTimeline{}
+		}
+		for _, p := range s.points {
+			rules[host].add(int64(p[0]), onDevice(s.labels["verdict"], s.labels["device"]))
+		}
+	}
+
+	var report []string
+	for _, c := range simulate.Cases() {
+		for n, node := range simulate.Nodes {
+			host := simulate.HostName(c, node)
+			// The first lap of the looping replay only: a new lap starts the counters over.
+			sampleMs, lead, skew, jitter := receiverClocks(t, prom, host, lookback, c, samples)
+			for _, ev := range []struct {
+				name string
+				tl   verdictTimeline
+			}{{"connector", connector[host]}, {"prometheus", rules[host]}} {
+				got := ev.tl.atSamples(sampleMs)
+				j := c.JudgeSkewed(n, got, lead, jitter)
+				// From the start of the replay: the gpu receiver's first scrape only opens its
+				// integrals, so its first rate comes with the third sample; then hold; and the
+				// receivers start out of step by up to a few seconds when 108 of them start
+				// at once on two cores. Only the transitions are held to 2 intervals.
+				j.StartLimit = 10
+				assert.Empty(t, j.Failures(len(sampleMs)), "%s %s (%s): %s", ev.name, host, j, got)
+				report = append(report, fmt.Sprintf("%-10s %-36s %s; s to verdict %v; receivers out of step by %.1f s, %d samples misattributed", ev.name, host, j, ev.tl.secondsToVerdict(c, n, sampleMs), skew, len(jitter)))
+			}
+		}
+	}
+	t.Logf("verdicts per case (intervals from each phase's start; 1 s interval):\n%s", strings.Join(report, "\n"))
+
+	// The operator's sentences reached the logs pipeline (the debug exporter writes them).
+	out := logs.String()
+	assert.Contains(t, out, "transition_tcp_fallback-node1: NCCL appears to have fallen back to TCP")
+	assert.Contains(t, out, "fallback_other_interface-node1: NCCL appears to have fallen back to TCP: RDMA 0 B/s, ens2f0np0")
+	assert.Contains(t, out, "transition_gdr_bounce-node1: GPUDirect RDMA bounces through host memory")
+	assert.Contains(t, out, "pfc_storm-node1: PFC pause storm on mlx5_0/1 (ens1f0np0)")
+}
+
+// TestHealthyReplaysRaiseNoAlarm replays the healthy cases (GPUDirect AllReduce and broadcast, and
+// healthy GPUDirect beside heavy storage traffic) through the built collector into the real
+// Prometheus for ICLENS_E2E_HEALTHY_MINUTES minutes (10 for the issue's claim; not run by default:
+// make test has the 2-minute replay of every case), and checks that neither evaluator raises
+// anything but healthy_gpudirect.
+func TestHealthyReplaysRaiseNoAlarm(t *testing.T) {
+	minutes, _ := strconv.Atoi(os.Getenv("ICLENS_E2E_HEALTHY_MINUTES"))
+	if minutes <= 0 {
+		t.Skip("ICLENS_E2E_HEALTHY_MINUTES is not set: the long healthy replay runs on demand")
+	}
+	bin := collectorBinary(t)
+	dir := t.TempDir()
+	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))
+	var cases []simulate.Case
+	for _, c := range simulate.Cases() {
+		if len(c.Phases) == 1 && c.Phases[0].Expect[0][0] == simulate.HealthyGPUDirect && len(c.Phases[0].Expect[0]) == 1 {
+			cases = append(cases, c)
+		}
+	}
+	require.NotEmpty(t, cases)
+	samples := minutes*60 + 10
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: samples, UncoreFixture: fixture})
+	require.NoError(t, err)
+	cfg, err := simulate.CollectorConfigFor(dir, time.Second, simulate.ExportRemoteWrite, cases)
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_REMOTE_WRITE_URL=http://" + prom + "/api/v1/write"})
+	time.Sleep(time.Duration(minutes) * time.Minute)
+
+	window := fmt.Sprintf("[%dm]", minutes)
+	// Anything but healthy, from either evaluator, over the whole run (after the first 10 s).
+	for _, q := range []string{
+		`max_over_time(diagnosis_verdict_ratio{verdict!="healthy_gpudirect"}` + window + `) == 1`,
+		`max_over_time(ALERTS{alertstate="firing",verdict!="healthy_gpudirect"}` + window + `)`,
+	} {
+		assert.Empty(t, promQuery(t, prom, q), "%s", q)
+	}
+	// And healthy held on every evaluation but the first few of each node.
+	for _, c := range cases {
+		for _, node := range simulate.Nodes {
+			host := simulate.HostName(c, node)
+			for _, q := range []string{
+				fmt.Sprintf(`sum_over_time(diagnosis_verdict_ratio{host_name=%q,verdict="healthy_gpudirect"}%s)`, host, window),
+				fmt.Sprintf(`count_over_time(ALERTS{host_name=%q,alertstate="firing",verdict="healthy_gpudirect"}%s)`, host, window),
+			} {
+				r := promQuery(t, prom, q)
+				require.NotEmpty(t, r, q)
+				assert.Greater(t, r[0].value, float64(minutes*60-15), "%s", q)
+				t.Logf("%s: %s = %.0f evaluations healthy", host, q[:strings.Index(q, "(")], r[0].value)
+			}
+		}
+	}
+	assert.NotContains(t, logs.String(), "\terror\t")
+}
