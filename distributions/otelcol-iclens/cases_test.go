@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,32 +41,59 @@ func prometheusBinary(t *testing.T) string {
 // startPrometheus runs a Prometheus that accepts remote write, with its own storage, on loopback.
 func startPrometheus(t *testing.T) string {
 	t.Helper()
-	bin := prometheusBinary(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644))
-	addr := freeAddr(t)
-	logs := &safeBuffer{}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
+	return newPrometheus(t).addr
+}
+
+// prometheusServer is a Prometheus that a test can stop and start again on the same address and
+// storage, as an outage of the backend.
+type prometheusServer struct {
+	bin, dir, addr string
+	logs           *safeBuffer
+	cmd            *exec.Cmd
+}
+
+// newPrometheus starts a Prometheus and stops it at the end of the test.
+func newPrometheus(t *testing.T) *prometheusServer {
+	t.Helper()
+	p := &prometheusServer{bin: prometheusBinary(t), dir: t.TempDir(), addr: freeAddr(t), logs: &safeBuffer{}}
+	require.NoError(t, os.WriteFile(filepath.Join(p.dir, "prometheus.yml"), []byte("global:\n  scrape_interval: 15s\n"), 0o644))
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		if p.cmd != nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
 		if t.Failed() {
-			t.Logf("prometheus log:\n%s", logs.String())
+			t.Logf("prometheus log:\n%s", p.logs.String())
 		}
 	})
+	p.start(t)
+	return p
+}
+
+// start runs the server and waits until it is ready.
+func (p *prometheusServer) start(t *testing.T) {
+	t.Helper()
+	p.cmd = exec.Command(p.bin, "--config.file="+filepath.Join(p.dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(p.dir, "data"),
+		"--web.listen-address="+p.addr, "--web.enable-remote-write-receiver")
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	require.NoError(t, p.cmd.Start())
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + addr + "/-/ready")
+		resp, err := http.Get("http://" + p.addr + "/-/ready")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 30*time.Second, 200*time.Millisecond, "prometheus did not become ready")
-	return addr
+}
+
+// stop shuts the server down cleanly (SIGTERM), as an operator's restart or a crash-free outage.
+func (p *prometheusServer) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	_ = p.cmd.Wait()
+	p.cmd = nil
 }
 
 // promQuery runs an instant query and returns each series' labels and value.
