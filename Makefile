@@ -23,7 +23,7 @@ GO_SOURCES := $(shell find receiver connector exporter internal metadata -name '
 DIST_CONFIG ?= distributions/otelcol-iclens/config.yaml
 
 
-.PHONY: all generate build run demo test test-short lint bench bench-compare bench-overhead clean tools
+.PHONY: all generate build run demo test test-short lint bench bench-compare bench-overhead clean tools package
 
 all: lint test build
 
@@ -94,5 +94,22 @@ bench-compare: build $(NODE_EXPORTER)
 bench-overhead: build
 	$(GO) run ./.ci/bench-compare -mode overhead -collector bin/otelcol-iclens -config $(DIST_CONFIG) $(BENCH_FLAGS)
 
+# nfpm builds the .deb and .rpm (packaging/nfpm.yaml), pinned to a version the module proxy serves.
+NFPM_VERSION ?= v2.45.2
+NFPM         ?= $(TOOLS)/nfpm
+$(NFPM):
+	GOBIN=$(dir $(NFPM)) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
+# The package's version is the distribution's (builder-config.yaml dist.version).
+PKG_VERSION ?= $(shell sed -n 's/^  version: *//p' builder-config.yaml)
+PKG_ARCH    ?= $(shell $(GO) env GOARCH)
+
+## package: dist/otelcol-iclens_<version>_<arch>.deb and .rpm: the binary, /etc/otelcol-iclens/
+## (config.yaml, otelcol-iclens.conf), the systemd unit, the system user, licence and docs
+package: build $(NFPM)
+	@mkdir -p dist
+	@set -e; for p in deb rpm; do \
+	  ICLENS_PKG_VERSION=$(PKG_VERSION) ICLENS_PKG_ARCH=$(PKG_ARCH) $(NFPM) package --config packaging/nfpm.yaml --packager $$p --target dist/; \
+	done
+
 clean:
-	rm -rf bin $(OCB_OUT) $(DEMO_DIR)
+	rm -rf bin dist $(OCB_OUT) $(DEMO_DIR)

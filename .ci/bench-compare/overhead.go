@@ -80,6 +80,11 @@ func overhead(o options, tmp, root string) error {
 		if err != nil {
 			return err
 		}
+		// The collector's own telemetry, on by default in the distribution config, on a port of its own.
+		telemetryAddr, err := freePort()
+		if err != nil {
+			return err
+		}
 		fmt.Printf("collection interval %s, %s: measuring %s ...\n", rn.interval, rn.node, o.duration)
 		// Every receiver of the distribution at the interval; the GPU receiver's DCGM sampling
 		// period may not exceed it.
@@ -93,7 +98,8 @@ func overhead(o options, tmp, root string) error {
 		}
 		args = append(args, o.sets.args()...)
 		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, "http://"+promAddr+"/metrics",
-			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr},
+			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr,
+				"ICLENS_TELEMETRY_PORT=" + telemetryAddr[strings.LastIndexByte(telemetryAddr, ':')+1:]},
 			append([]string{o.collector}, args...)...)
 		if err != nil {
 			return err

@@ -243,9 +243,10 @@ service:
 // nothing, and it stays up without errors or warnings.
 func TestCollectorWithoutHardware(t *testing.T) {
 	bin := collectorBinary(t)
-	addr := freeAddr(t)
+	addr, telemetry := freeAddr(t), freeAddr(t)
 	logs := startCollectorWith(t, bin, "config.yaml", []string{
 		"ICLENS_PROMETHEUS_ENDPOINT=" + addr, "ICLENS_HEALTH_ENDPOINT=" + freeAddr(t), "ICLENS_ROOT_PATH=/",
+		"ICLENS_TELEMETRY_PORT=" + port(t, telemetry),
 	})
 	// Long enough for several scrapes of every receiver (rnic every 10 s starts with one at once).
 	deadline := time.Now().Add(15 * time.Second)
@@ -258,6 +259,9 @@ func TestCollectorWithoutHardware(t *testing.T) {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	require.NoError(t, err, "still serving")
 	resp.Body.Close()
+	// Its own telemetry on loopback: the receivers' counts, even with nothing to report.
+	own := scrapeUntil(t, telemetry, nil)
+	assert.Contains(t, own, `otelcol_receiver_accepted_metric_points{receiver="rnic"`)
 	out := logs.String()
 	assert.Equal(t, 1, strings.Count(out, "No RDMA ports found"), out)
 	assert.Equal(t, 1, strings.Count(out, "no usable uncore"), out)
