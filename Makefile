@@ -106,7 +106,7 @@ PKG_ARCH    ?= $(shell $(GO) env GOARCH)
 ## package: dist/otelcol-iclens_<version>_<arch>.deb and .rpm: the binary, /etc/otelcol-iclens/
 ## (config.yaml, otelcol-iclens.conf), the systemd unit, the system user, licence and docs
 package: build $(NFPM)
-	@mkdir -p dist
+	@mkdir -p dist && rm -f dist/otelcol-iclens[_-]*
 	@set -e; for p in deb rpm; do \
 	  ICLENS_PKG_VERSION=$(PKG_VERSION) ICLENS_PKG_ARCH=$(PKG_ARCH) $(NFPM) package --config packaging/nfpm.yaml --packager $$p --target dist/; \
 	done
