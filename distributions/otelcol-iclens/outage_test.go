@@ -158,6 +158,10 @@ func runOutage(t *testing.T, example string, backend outageBackend, env []string
 			}
 		}
 	}
+	// The outage was said: a warning when the sends started failing, one when they recovered.
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "Exporter sends recovered") }, 60*time.Second, time.Second,
+		"no warning that the sends recovered")
+	assert.Contains(t, logs.String(), "Exporter sends are failing")
 	t.Logf("%d series, points expected %d, received %d (outage %s at %s, collector down %s from %s)",
 		len(got), expected, received, outageFor, outage.Sub(start1).Round(time.Second), up.Sub(down).Round(time.Millisecond), down.Sub(start1).Round(time.Second))
 	assert.InDelta(t, expected, received, float64(2*len(got)), "every collected point once")
@@ -225,6 +229,9 @@ func replayOverlay(prefix string, interval time.Duration) string {
 		fmt.Fprintf(&b, "    recording: {replay: %q, loop: true}\n", prefix+"-"+r+".jsonl")
 	}
 	fmt.Fprintf(&b, "service:\n  pipelines:\n    metrics:\n      receivers: [%s]\n", strings.Join(names, ", "))
+	// The example's delivery_watch, checking every 2 s instead of 10 so that its warnings come
+	// within the test's minutes.
+	b.WriteString("extensions:\n  delivery_watch: {check_interval: 2s}\n")
 	return b.String()
 }
 
