@@ -28,6 +28,7 @@ func overhead(o options, tmp, root string) error {
 		root     string
 		node     string
 		devices  bool
+		push     string // a push path added to the distribution config (-push)
 	}
 	var runs []run
 	for s := range strings.SplitSeq(o.intervals, ",") {
@@ -35,7 +36,15 @@ func overhead(o options, tmp, root string) error {
 		if err != nil || d <= 0 {
 			return fmt.Errorf("-intervals: bad duration %q", s)
 		}
-		runs = append(runs, run{d, root, "fixture (8 RoCE ports)", true})
+		runs = append(runs, run{d, root, "fixture (8 RoCE ports)", true, ""})
+	}
+	// Each push path (-push), at the first interval: the distribution config plus the push
+	// exporter with the examples' persistent queue or write-ahead log, delivering to a sink.
+	first := runs[0].interval
+	for kind := range strings.SplitSeq(o.push, ",") {
+		if kind = strings.TrimSpace(kind); kind != "" {
+			runs = append(runs, run{first, root, "fixture, + push " + kind, true, kind})
+		}
 	}
 	if o.baseline {
 		empty := filepath.Join(tmp, "empty")
@@ -43,7 +52,9 @@ func overhead(o options, tmp, root string) error {
 			return err
 		}
 		for _, r := range slices.Clone(runs) {
-			runs = append(runs, run{r.interval, empty, "no hardware (empty root)", false})
+			if r.push == "" {
+				runs = append(runs, run{r.interval, empty, "no hardware (empty root)", false, ""})
+			}
 		}
 	}
 
@@ -97,6 +108,22 @@ func overhead(o options, tmp, root string) error {
 			args = append(args, replaySets...)
 		}
 		args = append(args, o.sets.args()...)
+		if rn.push != "" {
+			sk, err := newSink(rn.push)
+			if err != nil {
+				return err
+			}
+			defer sk.close()
+			state := filepath.Join(tmp, fmt.Sprintf("state-%d", i))
+			overlay := filepath.Join(tmp, fmt.Sprintf("push-%d.yaml", i))
+			if err := os.MkdirAll(state, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(overlay, []byte(pushOverlay(rn.push, sk.url, state, "prometheus, "+exporterOf(rn.push), "health_check")), 0o644); err != nil {
+				return err
+			}
+			args = append(args, "--config", overlay)
+		}
 		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, "http://"+promAddr+"/metrics",
 			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr,
 				"ICLENS_TELEMETRY_PORT=" + telemetryAddr[strings.LastIndexByte(telemetryAddr, ':')+1:]},
