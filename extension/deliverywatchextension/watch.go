@@ -107,7 +107,7 @@ func (w *watcher) check(ctx context.Context, now time.Time) {
 			w.logger.Warn("Exporter sends recovered: its queue is drained",
 				zap.String("exporter", name), zap.String("queue", r.source), zap.Float64("queued", r.backlog),
 				zap.Float64("peak_queued", s.peak), zap.Float64("dropped", s.dropped),
-				zap.Duration("outage", now.Sub(s.since).Round(time.Second)))
+				zap.String("outage", now.Sub(s.since).Round(time.Second).String()))
 		}
 	}
 }
