@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pushsink"
 )
 
 // Fairness of the comparison:
@@ -202,52 +204,52 @@ func compare(o options, tmp, root string) error {
 // pushRun is a collector on a push path and its sink.
 type pushRun struct {
 	*proc
-	sink *sink
+	sink *pushsink.Sink
 	res  *result
 }
 
 func (pr *pushRun) stop() {
 	pr.proc.stop()
-	pr.sink.close()
+	pr.sink.Close()
 }
 
 // startPush runs the rnic receiver at the period with the push exporter of kind only, delivering
 // to a sink, and waits for its first delivery.
 func startPush(kind string, o options, tmp, root string) (*pushRun, error) {
-	sk, err := newSink(kind)
+	sk, err := pushsink.New(kind)
 	if err != nil {
 		return nil, err
 	}
 	name := "otelcol-iclens-" + strings.ReplaceAll(kind, "_", "-")
 	addr, err := freePort()
 	if err != nil {
-		sk.close()
+		sk.Close()
 		return nil, err
 	}
 	base, overlay := filepath.Join(tmp, name+".yaml"), filepath.Join(tmp, name+"-push.yaml")
 	state := filepath.Join(tmp, name+"-state")
 	if err := os.MkdirAll(state, 0o700); err != nil {
-		sk.close()
+		sk.Close()
 		return nil, err
 	}
 	if err := os.WriteFile(base, fmt.Appendf(nil, collectorCompareConfig, o.period, root, addr, o.withoutScope), 0o644); err != nil {
-		sk.close()
+		sk.Close()
 		return nil, err
 	}
-	if err := os.WriteFile(overlay, []byte(pushOverlay(kind, sk.url, state, exporterOf(kind), "")), 0o644); err != nil {
-		sk.close()
+	if err := os.WriteFile(overlay, []byte(pushOverlay(kind, sk.URL, state, "", exporterOf(kind), "")), 0o644); err != nil {
+		sk.Close()
 		return nil, err
 	}
 	// No /metrics of its own to fetch: measureCPU lets it run on its own timer.
 	p, err := start(name, tmp, "", nil, append([]string{o.collector, "--config", base, "--config", overlay}, o.sets.args()...)...)
 	if err != nil {
-		sk.close()
+		sk.Close()
 		return nil, err
 	}
 	pr := &pushRun{proc: p, sink: sk, res: &result{name: kind}}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		n, err := sk.delivered()
+		n, err := sk.Delivered()
 		if err != nil {
 			return pr, fmt.Errorf("%s: %w", name, err)
 		}
@@ -273,7 +275,7 @@ func exporterOf(kind string) string {
 // is then CPU per delivered scrape.
 func (pr *pushRun) checkDelivered() error {
 	time.Sleep(7 * time.Second)
-	n, err := pr.sink.delivered()
+	n, err := pr.sink.Delivered()
 	if err != nil {
 		return fmt.Errorf("%s: %w", pr.name, err)
 	}

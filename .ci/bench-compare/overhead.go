@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pushsink"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
 )
 
@@ -109,17 +110,17 @@ func overhead(o options, tmp, root string) error {
 		}
 		args = append(args, o.sets.args()...)
 		if rn.push != "" {
-			sk, err := newSink(rn.push)
+			sk, err := pushsink.New(rn.push)
 			if err != nil {
 				return err
 			}
-			defer sk.close()
+			defer sk.Close()
 			state := filepath.Join(tmp, fmt.Sprintf("state-%d", i))
 			overlay := filepath.Join(tmp, fmt.Sprintf("push-%d.yaml", i))
 			if err := os.MkdirAll(state, 0o700); err != nil {
 				return err
 			}
-			if err := os.WriteFile(overlay, []byte(pushOverlay(rn.push, sk.url, state, "prometheus, "+exporterOf(rn.push), "health_check")), 0o644); err != nil {
+			if err := os.WriteFile(overlay, []byte(pushOverlay(rn.push, sk.URL, state, "memory_limiter", "prometheus, "+exporterOf(rn.push), "health_check")), 0o644); err != nil {
 				return err
 			}
 			args = append(args, "--config", overlay)
