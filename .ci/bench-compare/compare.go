@@ -247,17 +247,22 @@ func startPush(kind string, o options, tmp, root string) (*pushRun, error) {
 		return nil, err
 	}
 	pr := &pushRun{proc: p, sink: sk, res: &result{name: kind}}
-	deadline := time.Now().Add(60 * time.Second)
+	return pr, waitDelivered(sk, p, 60*time.Second)
+}
+
+// waitDelivered waits for a push path's first delivery to its sink.
+func waitDelivered(sk *pushsink.Sink, p *proc, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		n, err := sk.Delivered()
 		if err != nil {
-			return pr, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", p.name, err)
 		}
 		if n > 0 {
-			return pr, nil
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return pr, fmt.Errorf("%s delivered nothing within 60 s (log: %s)", name, p.log)
+			return fmt.Errorf("%s delivered nothing within %s (log: %s)", p.name, timeout, p.log)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -83,6 +83,7 @@ func overhead(o options, tmp, root string) error {
 		said           []string
 	}
 	var rows []row
+	sinks := map[int]*pushsink.Sink{}
 	for i, rn := range runs {
 		promAddr, err := freePort()
 		if err != nil {
@@ -120,12 +121,19 @@ func overhead(o options, tmp, root string) error {
 			if err := os.MkdirAll(state, 0o700); err != nil {
 				return err
 			}
-			if err := os.WriteFile(overlay, []byte(pushOverlay(rn.push, sk.URL, state, "memory_limiter", "prometheus, "+exporterOf(rn.push), "health_check")), 0o644); err != nil {
+			// The push exporter instead of the Prometheus one: the configuration a node pushing
+			// deploys (the Prometheus exporter's own work is in the rows above).
+			if err := os.WriteFile(overlay, []byte(pushOverlay(rn.push, sk.URL, state, "memory_limiter", exporterOf(rn.push), "health_check")), 0o644); err != nil {
 				return err
 			}
 			args = append(args, "--config", overlay)
+			sinks[i] = sk
 		}
-		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, "http://"+promAddr+"/metrics",
+		url := "http://" + promAddr + "/metrics"
+		if rn.push != "" {
+			url = "" // nothing served: the sink says when data flows
+		}
+		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, url,
 			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr,
 				"ICLENS_TELEMETRY_PORT=" + telemetryAddr[strings.LastIndexByte(telemetryAddr, ':')+1:]},
 			append([]string{o.collector}, args...)...)
@@ -138,7 +146,11 @@ func overhead(o options, tmp, root string) error {
 			if !rn.devices {
 				want = "" // the exporter answers, with nothing to say
 			}
-			if err := p.waitFor(want, 60*time.Second); err != nil {
+			if sk := sinks[i]; sk != nil {
+				if err := waitDelivered(sk, p, 60*time.Second); err != nil {
+					return row{}, err
+				}
+			} else if err := p.waitFor(want, 60*time.Second); err != nil {
 				return row{}, err
 			}
 			// Past start-up and discovery.
@@ -151,6 +163,9 @@ func overhead(o options, tmp, root string) error {
 			deadline := t0.Add(o.duration)
 			for time.Now().Before(deadline) {
 				time.Sleep(min(15*time.Second, time.Until(deadline)))
+				if p.url == "" {
+					continue
+				}
 				if _, err := p.fetch(); err != nil {
 					return row{}, err
 				}
