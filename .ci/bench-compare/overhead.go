@@ -98,6 +98,10 @@ func overhead(o options, tmp, root string) error {
 		if err != nil {
 			return err
 		}
+		viewAddr, err := freePort()
+		if err != nil {
+			return err
+		}
 		fmt.Printf("collection interval %s, %s: measuring %s ...\n", rn.interval, rn.node, o.duration)
 		// Every receiver of the distribution at the interval; the GPU receiver's DCGM sampling
 		// period may not exceed it.
@@ -134,7 +138,7 @@ func overhead(o options, tmp, root string) error {
 			url = "" // nothing served: the sink says when data flows
 		}
 		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, url,
-			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr,
+			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr, "ICLENS_LENSVIEW_ENDPOINT=" + viewAddr,
 				"ICLENS_TELEMETRY_PORT=" + telemetryAddr[strings.LastIndexByte(telemetryAddr, ':')+1:]},
 			append([]string{o.collector}, args...)...)
 		if err != nil {

@@ -173,6 +173,18 @@ func hasSample(body, want string) bool {
 	if err != nil {
 		panic("bad sample in test: " + want)
 	}
+	for _, got := range sampleValues(body, name, strings.Split(labels, ",")...) {
+		if got == wantValue {
+			return true
+		}
+	}
+	return false
+}
+
+// sampleValues returns the values of the samples of name whose labels include every one of
+// labels (written name="value").
+func sampleValues(body, name string, labels ...string) []float64 {
+	var out []float64
 	sc := bufio.NewScanner(strings.NewReader(body))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 next:
@@ -181,18 +193,16 @@ next:
 		if !strings.HasPrefix(line, name+"{") {
 			continue
 		}
-		i := strings.LastIndexByte(line, ' ')
-		if got, err := strconv.ParseFloat(line[i+1:], 64); err != nil || got != wantValue {
-			continue
-		}
-		for _, l := range strings.Split(labels, ",") {
+		for _, l := range labels {
 			if !strings.Contains(line, l) {
 				continue next
 			}
 		}
-		return true
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			out = append(out, v)
+		}
 	}
-	return false
+	return out
 }
 
 // TestCollectorServesRNICFixture starts the built collector with the rnic receiver on the
@@ -247,6 +257,7 @@ func TestCollectorWithoutHardware(t *testing.T) {
 	logs := startCollectorWith(t, bin, "config.yaml", []string{
 		"ICLENS_PROMETHEUS_ENDPOINT=" + addr, "ICLENS_HEALTH_ENDPOINT=" + freeAddr(t), "ICLENS_ROOT_PATH=/",
 		"ICLENS_TELEMETRY_PORT=" + port(t, telemetry),
+		"ICLENS_LENSVIEW_ENDPOINT=" + freeAddr(t),
 	})
 	// Long enough for several scrapes of every receiver (rnic every 10 s starts with one at once).
 	deadline := time.Now().Add(15 * time.Second)
@@ -289,7 +300,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 }
 
 // TestCollectorServesTopology: the built collector on a fixture node where nvidia-peermem is not
-// loaded and one pair's switch ports redirect peer traffic (receiver/rnicreceiver/testdata/topology/nopeermem).
+// loaded and one pair's switch ports redirect peer traffic (receiver/rnicreceiver/testdata/topology/nopeermem),
+// with every GPU-NIC pair reported (topology.all_pairs; by default only PIX/PXB and nearest pairs).
 func TestCollectorServesTopology(t *testing.T) {
 	bin := collectorBinary(t)
 	addr := freeAddr(t)
@@ -301,6 +313,7 @@ receivers:
     collection_interval: 500ms
     root_path: %s
     ethtool: {enabled: false}
+    topology: {all_pairs: true}
 exporters:
   prometheus:
     endpoint: %s

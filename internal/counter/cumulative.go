@@ -11,6 +11,17 @@
 //   - Wrapping counters (free-running uncore counters, 36 or 48 bits): a decrease is a wrap. The
 //     tracker extends them to 64 bits by adding the modular difference; a reset cannot be told
 //     apart from a wrap, so readers must be sampled faster than the counter wraps.
+//
+// The start-time rule, the same for every receiver (metadata/start-time.md), is what a tracker
+// made with SinceFirstReading applies: a point's value is
+// what was counted since its start time (OpenTelemetry data model, "Sums": a cumulative stream
+// reports the total since its start). Hardware counters count since boot, driver load or device
+// reset, a moment no receiver can prove, so the first reading of a series is its baseline: the
+// first point is 0 with start = the time of that reading, and every later point is the reading
+// minus the baseline. After a reset the counter counts from 0 again, somewhere after the previous
+// reading: the series restarts with start = the previous reading's time and the raw value.
+// This is also what the GCP ops collector's dcgmreceiver reports (util.go:
+// cumulativeValue = intValue - initialCumulativeValue).
 package counter // import "github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 
 import (
@@ -74,7 +85,8 @@ func (s Status) String() string {
 
 // Point is the value to report for one observation.
 type Point struct {
-	// Value is the cumulative count since Start, in the counter's own unit.
+	// Value is the cumulative count since Start, in the counter's own unit: the reading minus the
+	// series' first reading (0 for the first point), or the raw reading after a reset.
 	Value uint64
 	// Start is the start timestamp of the cumulative series.
 	Start  pcommon.Timestamp
@@ -87,8 +99,9 @@ func (p Point) Report() bool { return p.Status != Saturated }
 type series struct {
 	start pcommon.Timestamp
 	last  uint64 // last raw reading
+	base  uint64 // the reading that Value counts from: the first one, 0 after a reset
 	prev  pcommon.Timestamp
-	total uint64 // Wrapping: the value extended to 64 bits
+	total uint64 // Wrapping: the value extended to 64 bits (from 0 at the first reading under SinceFirstReading)
 	gen   uint32 // the sweep generation in which the series was last seen
 }
 
@@ -96,23 +109,45 @@ type series struct {
 type Tracker[K comparable] struct {
 	series map[K]*series
 	gen    uint32
+	// sinceFirst applies the start-time rule: values count from the first reading.
+	sinceFirst bool
 }
 
+// Option configures a Tracker.
+type Option func(*options)
+
+type options struct{ sinceFirst bool }
+
+// SinceFirstReading makes the tracker apply the start-time rule of the package comment: the first
+// reading of a series is its baseline (first point 0), later points report what was counted
+// since. Without it a point carries the raw reading, which counts from an unknown moment before
+// the start time: the form the rnic receiver still emits until it moves to the rule.
+func SinceFirstReading() Option { return func(o *options) { o.sinceFirst = true } }
+
 // NewTracker returns an empty tracker.
-func NewTracker[K comparable]() *Tracker[K] {
-	return &Tracker[K]{series: map[K]*series{}}
+func NewTracker[K comparable](opts ...Option) *Tracker[K] {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Tracker[K]{series: map[K]*series{}, sinceFirst: o.sinceFirst}
 }
 
 // Observe records a raw reading taken at now and returns what to report.
 func (t *Tracker[K]) Observe(key K, raw uint64, spec Spec, now pcommon.Timestamp) Point {
 	s, ok := t.series[key]
 	if !ok {
-		s = &series{start: now, last: raw, prev: now, total: raw, gen: t.gen}
+		s = &series{start: now, last: raw, prev: now, gen: t.gen}
+		if t.sinceFirst {
+			s.base = raw
+		} else {
+			s.total = raw
+		}
 		t.series[key] = s
 		if spec.Kind == Saturating && raw == spec.max() {
-			return Point{Value: raw, Start: now, Status: Saturated}
+			return Point{Value: raw - s.base, Start: now, Status: Saturated}
 		}
-		return Point{Value: raw, Start: now, Status: First}
+		return Point{Value: raw - s.base, Start: now, Status: First}
 	}
 	s.gen = t.gen
 	prevTime := s.prev
@@ -130,7 +165,7 @@ func (t *Tracker[K]) Observe(key K, raw uint64, spec Spec, now pcommon.Timestamp
 		// so it is taken as an ordinary reading.
 		if raw == spec.max() {
 			s.last = raw
-			return Point{Value: raw, Start: s.start, Status: Saturated}
+			return Point{Value: raw - s.base, Start: s.start, Status: Saturated}
 		}
 	}
 
@@ -139,10 +174,19 @@ func (t *Tracker[K]) Observe(key K, raw uint64, spec Spec, now pcommon.Timestamp
 		// The counter restarted somewhere between the previous reading and this one; everything it
 		// now holds was counted after prevTime.
 		s.start = prevTime
+		s.base = 0
 		status = Reset
 	}
 	s.last = raw
-	return Point{Value: raw, Start: s.start, Status: status}
+	return Point{Value: raw - s.base, Start: s.start, Status: status}
+}
+
+// Hold keeps a series whose reading failed this time (a read error that costs one scrape), so
+// that the next Sweep does not forget it and its next reading continues the series.
+func (t *Tracker[K]) Hold(key K) {
+	if s, ok := t.series[key]; ok {
+		s.gen = t.gen
+	}
 }
 
 // Sweep forgets every series not observed since the previous Sweep, so that a device that

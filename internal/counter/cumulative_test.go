@@ -106,3 +106,44 @@ func TestStartTimes(t *testing.T) {
 	st.Use(ts(1))
 	assert.Equal(t, []pcommon.Timestamp{ts(1), ts(2), ts(1)}, resets, "the builder is reset only when the start changes")
 }
+
+// TestSinceFirstReading: the start-time rule (metadata/start-time.md). A point's value is what
+// was counted since its start time: the first reading is the baseline (0 at the time it was
+// taken), a reset restarts the series at the previous reading's time with the raw value.
+func TestSinceFirstReading(t *testing.T) {
+	tr := NewTracker[string](SinceFirstReading())
+	mono := Spec{Kind: Monotonic}
+	assert.Equal(t, Point{Value: 0, Start: ts(10), Status: First}, tr.Observe("a", 5_000_000_000_000, mono, ts(10)),
+		"a since-boot counter's first point is 0, not the bytes counted before the series began")
+	assert.Equal(t, Point{Value: 250, Start: ts(10), Status: OK}, tr.Observe("a", 5_000_000_000_250, mono, ts(20)))
+	assert.Equal(t, Point{Value: 7, Start: ts(20), Status: Reset}, tr.Observe("a", 7, mono, ts(30)),
+		"after a reset the counter holds what it counted since, which began after the previous reading")
+	assert.Equal(t, Point{Value: 9, Start: ts(20), Status: OK}, tr.Observe("a", 9, mono, ts(40)))
+
+	wrap := Spec{Kind: Wrapping, Width: 36}
+	const max36 = 1<<36 - 1
+	assert.Equal(t, uint64(0), tr.Observe("w", max36-99, wrap, ts(1)).Value)
+	assert.Equal(t, Point{Value: 150, Start: ts(1), Status: OK}, tr.Observe("w", 50, wrap, ts(2)))
+
+	sat := Spec{Kind: Saturating, Width: 32}
+	assert.Equal(t, Point{Value: 0, Start: ts(1), Status: First}, tr.Observe("s", 100, sat, ts(1)))
+	assert.Equal(t, Point{Value: 20, Start: ts(1), Status: OK}, tr.Observe("s", 120, sat, ts(2)))
+	assert.False(t, tr.Observe("s", 1<<32-1, sat, ts(3)).Report())
+
+	// A series that vanished and comes back starts from its new first reading.
+	tr.Sweep()
+	tr.Sweep()
+	assert.Equal(t, Point{Value: 0, Start: ts(50), Status: First}, tr.Observe("a", 1000, mono, ts(50)))
+}
+
+func TestHoldKeepsAFailedSeries(t *testing.T) {
+	tr := NewTracker[string](SinceFirstReading())
+	spec := Spec{Kind: Monotonic}
+	tr.Observe("a", 100, spec, ts(1))
+	tr.Sweep()
+	tr.Hold("a") // the read failed this time
+	tr.Sweep()
+	assert.Equal(t, Point{Value: 50, Start: ts(1), Status: OK}, tr.Observe("a", 150, spec, ts(3)), "the series goes on")
+	tr.Hold("b") // unknown: nothing to hold
+	assert.Equal(t, 1, tr.Len())
+}

@@ -3,6 +3,7 @@ package dashboard
 // PCIe distance levels as rnic.topology.gpu_distance numbers them (nvidia-smi topo -m names):
 // GPUDirect RDMA works at NCCL's default level only through PCIe switches (PIX, PXB).
 var distances = valueMap(
+	state{0, "unknown", "text"},
 	state{1, "PIX", "green"},
 	state{2, "PXB", "green"},
 	state{3, "PHB", "orange"},
@@ -12,6 +13,7 @@ var distances = valueMap(
 
 var (
 	readiness = valueMap(
+		state{-1, "unknown", "orange"},
 		state{0, "no", "red"},
 		state{1, "yes", "green"},
 	)
@@ -37,7 +39,7 @@ func (g *gen) topology() {
 	g.row("Topology and GPUDirect RDMA readiness")
 
 	g.add(g.table("GPUDirect RDMA readiness per GPU-NIC pair",
-		"ready = PIX or PXB path, a peer-memory mechanism, no ACS redirect on the path, no translating IOMMU. The other columns say which condition fails.",
+		"ready = PIX or PXB path, a peer-memory mechanism, no ACS redirect on the path, no translating IOMMU; unknown when nothing is known to fail but the ACS state (needs CAP_SYS_ADMIN) or the path cannot be read. The other columns say which condition fails.",
 		16, 8,
 		target{expr: `max by (host_name, gpu, device) (rnic_topology_gpudirect_ready{host_name=~"$node"})`},
 		target{expr: `max by (host_name, gpu, device) (rnic_topology_gpu_distance{host_name=~"$node"})`},

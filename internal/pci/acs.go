@@ -15,11 +15,12 @@ const (
 	acsCtrl      = 0x06   // PCI_ACS_CTRL, 16 bits
 	acsP2PReqRR  = 0x0004 // PCI_ACS_RR: P2P Request Redirect
 	acsP2PCplCR  = 0x0008 // PCI_ACS_CR: P2P Completion Redirect
+	acsP2PEgress = 0x0020 // PCI_ACS_EC: P2P Egress Control
 	maxExtCapHop = 96     // (4096-256)/40: more hops than capabilities means a loop
 )
 
 // ACS says whether a bridge redirects peer-to-peer requests upstream. With P2P Request or
-// Completion Redirect on a switch port, GPU-to-NIC traffic that could turn inside the switch is
+// Completion Redirect (or Egress Control) on a switch port, GPU-to-NIC traffic that could turn inside the switch is
 // sent up to the root complex instead, which breaks or slows GPUDirect RDMA.
 type ACS int8
 
@@ -30,7 +31,7 @@ const (
 	ACSUnknown ACS = -1
 	// ACSNoRedirect: no ACS capability, or redirect disabled.
 	ACSNoRedirect ACS = 0
-	// ACSRedirect: P2P request or completion redirect enabled.
+	// ACSRedirect: P2P request or completion redirect, or egress control, enabled.
 	ACSRedirect ACS = 1
 )
 
@@ -52,7 +53,9 @@ func parseACS(cfg []byte) ACS {
 		return ACSNoRedirect
 	case err != nil:
 		return ACSUnknown
-	case ctrl&(acsP2PReqRR|acsP2PCplCR) != 0:
+	case ctrl&(acsP2PReqRR|acsP2PCplCR|acsP2PEgress) != 0:
+		// The kernel's own P2P check counts Egress Control as redirect too: p2pdma.c
+		// pci_bridge_has_acs_redir tests PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC.
 		return ACSRedirect
 	}
 	return ACSNoRedirect

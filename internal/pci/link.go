@@ -33,6 +33,30 @@ func (l Link) BelowSpeed() bool {
 	return l.SpeedGTs > 0 && l.MaxSpeedGTs > 0 && l.SpeedGTs < l.MaxSpeedGTs
 }
 
+// Capable returns the link as far as it can train: the maximum speed and width capped at the
+// upstream port's maximum. A link trains to what both ends support, which is what the kernel's
+// pcie_bandwidth_available() (drivers/pci/pci.c) takes the minimum of while it walks the upstream
+// bridges: a Gen5 NIC in a Gen4 slot runs at 16 GT/s and is not degraded. An unknown upstream
+// maximum caps nothing.
+func (l Link) Capable(upstream Link) Link {
+	if upstream.MaxSpeedGTs > 0 && upstream.MaxSpeedGTs < l.MaxSpeedGTs {
+		l.MaxSpeedGTs = upstream.MaxSpeedGTs
+	}
+	if upstream.MaxWidth > 0 && upstream.MaxWidth < l.MaxWidth {
+		l.MaxWidth = upstream.MaxWidth
+	}
+	return l
+}
+
+// Upstream returns the address of the bridge whose downstream port the device's link connects
+// to (the previous function in the chain), or "" for an integrated endpoint on the root bus.
+func (d *Device) Upstream() string {
+	if len(d.Chain) < 2 {
+		return ""
+	}
+	return d.Chain[len(d.Chain)-2]
+}
+
 // ReadLink reads the link attributes of the function in dir. Missing or unparsable attributes
 // leave their field zero: only PCIe functions have them.
 func ReadLink(r *sysfs.Reader, dir string) Link {

@@ -5,6 +5,10 @@ package pci
 type Path int
 
 const (
+	// PathUnknown: the devices sit under different host bridges and at least one of them has no
+	// NUMA node (numa_node -1, "unknown" in Documentation/ABI/testing/sysfs-bus-pci): NODE and
+	// SYS cannot be told apart.
+	PathUnknown Path = 0
 	// PathPIX: through at most one PCIe switch (or functions of one device).
 	PathPIX Path = 1
 	// PathPXB: through several PCIe bridges, without crossing the host bridge.
@@ -33,9 +37,22 @@ func (p Path) String() string {
 	return "unknown"
 }
 
+// Farther reports whether p is a longer path than q, an unknown path being the longest.
+func (p Path) Farther(q Path) bool { return p.rank() > q.rank() }
+
+func (p Path) rank() int {
+	if p == PathUnknown {
+		return int(PathSYS) + 1
+	}
+	return int(p)
+}
+
 // PathBetween classifies the path between two functions from their place in the tree.
 func PathBetween(a, b *Device) Path {
 	if a.RootBus != b.RootBus {
+		if a.NUMANode < 0 || b.NUMANode < 0 {
+			return PathUnknown
+		}
 		if a.NUMANode == b.NUMANode {
 			return PathNODE
 		}

@@ -45,6 +45,9 @@ func TestParseACS(t *testing.T) {
 	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x001d, true)))
 	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x0008, true)), "completion redirect alone")
 	assert.Equal(t, ACSNoRedirect, parseACS(acsConfig(0x0011, true)), "SV|UF without redirect")
+	// drivers/pci/p2pdma.c pci_bridge_has_acs_redir: ctrl & (PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC).
+	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x0020, true)), "egress control alone")
+	assert.Equal(t, ACSRedirect, parseACS(acsConfig(0x0031, true)), "SV|UF|EC")
 	assert.Equal(t, ACSNoRedirect, parseACS(acsConfig(0, false)), "no ACS capability")
 	assert.Equal(t, ACSUnknown, parseACS(make([]byte, 64)), "unprivileged read: header only")
 
@@ -130,4 +133,28 @@ func TestPathBetweenShapes(t *testing.T) {
 	// Another host bridge on the same NUMA node: NODE.
 	e := dev("pci0000:40", 0, "0000:40:01.0", "0000:41:00.0")
 	assert.Equal(t, PathNODE, PathBetween(c, e))
+	// numa_node -1 is "unknown" (Documentation/ABI/testing/sysfs-bus-pci): two host bridges that
+	// both report -1 are not the same NUMA node.
+	f := dev("pci0000:40", -1, "0000:40:01.0", "0000:41:00.0")
+	g := dev("pci0000:80", -1, "0000:80:01.0", "0000:81:00.0")
+	assert.Equal(t, PathUnknown, PathBetween(f, g))
+	assert.Equal(t, PathUnknown, PathBetween(c, g))
+	assert.True(t, PathUnknown.Farther(PathSYS))
+	assert.False(t, PathPIX.Farther(PathPXB))
+	// Under one host bridge the PCIe path is known whatever the NUMA node.
+	h := dev("pci0000:80", -1, "0000:80:02.0", "0000:82:00.0")
+	assert.Equal(t, PathPHB, PathBetween(g, h))
+}
+
+// TestLinkCapable: the link trains to the lower of the two ends' maxima, as
+// pcie_bandwidth_available() in drivers/pci/pci.c computes it.
+func TestLinkCapable(t *testing.T) {
+	gen5nic := Link{SpeedGTs: 16, MaxSpeedGTs: 32, Width: 16, MaxWidth: 16}
+	gen4slot := Link{SpeedGTs: 16, MaxSpeedGTs: 16, Width: 16, MaxWidth: 16}
+	assert.True(t, gen5nic.BelowSpeed(), "against its own maximum")
+	assert.False(t, gen5nic.Capable(gen4slot).BelowSpeed(), "a Gen5 NIC in a Gen4 slot is not degraded")
+	x8slot := Link{MaxSpeedGTs: 32, MaxWidth: 8}
+	assert.False(t, Link{SpeedGTs: 32, MaxSpeedGTs: 32, Width: 8, MaxWidth: 16}.Capable(x8slot).BelowWidth(), "x16 card in an x8 slot")
+	assert.True(t, Link{SpeedGTs: 32, MaxSpeedGTs: 32, Width: 8, MaxWidth: 16}.Capable(Link{}).BelowWidth(), "unknown upstream caps nothing")
+	assert.True(t, Link{SpeedGTs: 8, MaxSpeedGTs: 32, Width: 16, MaxWidth: 16}.Capable(gen4slot).BelowSpeed(), "Gen3 in a Gen4 slot is degraded")
 }

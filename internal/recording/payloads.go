@@ -3,9 +3,11 @@ package recording
 // The receiver-specific payloads of Record.Facts and Record.Sample (FORMAT.md), defined once so
 // that the receivers that write and read them and the simulator that generates them agree.
 
-// RNICSample is the rnic receiver's Sample: the ethtool statistics of each netdev, by name.
+// RNICSample is the rnic receiver's Sample: the ethtool statistics of each netdev, by name, and
+// the drivers of the netdevs (as ETHTOOL_GDRVINFO names them) in the scrape that first read them.
 type RNICSample struct {
-	Ethtool map[string]map[string]uint64 `json:"ethtool,omitempty"`
+	Ethtool        map[string]map[string]uint64 `json:"ethtool,omitempty"`
+	EthtoolDrivers map[string]string            `json:"ethtool_drivers,omitempty"`
 }
 
 // PerfSample is the cpuuncore receiver's Sample: one entry per event read in the scrape.
@@ -58,4 +60,6 @@ type GPUValue struct {
 	Valid bool    `json:"valid"`
 	F     float64 `json:"f,omitempty"`
 	U     uint64  `json:"u,omitempty"`
+	// Bits is the width of a counter that wraps (0: 64 bits, a decrease is a reset).
+	Bits uint8 `json:"bits,omitempty"`
 }

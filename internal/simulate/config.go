@@ -10,7 +10,8 @@ import (
 // Exporters a generated collector configuration can send to.
 const (
 	// ExportPrometheus serves every case on one Prometheus endpoint
-	// (${env:ICLENS_PROMETHEUS_ENDPOINT}, 127.0.0.1:9464 by default): the demo.
+	// (${env:ICLENS_PROMETHEUS_ENDPOINT}, 127.0.0.1:9464 by default) and in the InterconnectLens
+	// view (lensview, ${env:ICLENS_LENSVIEW_ENDPOINT}, 127.0.0.1:9465 by default): the demo.
 	ExportPrometheus = "prometheus"
 	// ExportRemoteWrite pushes to ${env:ICLENS_REMOTE_WRITE_URL}: the end-to-end test.
 	ExportRemoteWrite = "remote_write"
@@ -54,6 +55,7 @@ func CollectorConfig(dir string, interval time.Duration, exporter string) (strin
 	switch exporter {
 	case ExportPrometheus:
 		b.WriteString("  prometheus:\n    endpoint: ${env:ICLENS_PROMETHEUS_ENDPOINT:-127.0.0.1:9464}\n    resource_constant_labels: {included: [host.name, iclens.case]}\n")
+		b.WriteString("  lensview:\n    endpoint: ${env:ICLENS_LENSVIEW_ENDPOINT:-" + LensViewEndpoint + "}\n")
 	case ExportRemoteWrite:
 		b.WriteString("  prometheus_remote_write:\n    endpoint: ${env:ICLENS_REMOTE_WRITE_URL}\n    resource_to_telemetry_conversion: {enabled: true}\n")
 	default:
@@ -63,9 +65,16 @@ func CollectorConfig(dir string, interval time.Duration, exporter string) (strin
 	return b.String(), nil
 }
 
+// LensViewEndpoint is where the demo serves the InterconnectLens view unless
+// ICLENS_LENSVIEW_ENDPOINT says otherwise.
+const LensViewEndpoint = "127.0.0.1:9465"
+
 func exporterID(e string) string {
-	if e == ExportRemoteWrite {
+	switch e {
+	case ExportRemoteWrite:
 		return "prometheus_remote_write"
+	case ExportPrometheus:
+		return "prometheus, lensview"
 	}
 	return e
 }

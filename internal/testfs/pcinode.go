@@ -37,7 +37,13 @@ type PCIFunction struct {
 	// IOMMUGroup is the function's group number, -1 for none.
 	IOMMUGroup int
 	// RDMA names an RDMA device on this function (mlx5_0), with one InfiniBand port.
-	RDMA     string
+	RDMA string
+	// LinkLayer of the RDMA port: InfiniBand when empty, or Ethernet (a RoCE port, whose GID
+	// table names Netdev).
+	LinkLayer string
+	// Netdev is the function's network device (<function>/net/<name>, /sys/class/net/<name>):
+	// the IPoIB netdev of an InfiniBand port or the Ethernet netdev of a RoCE port.
+	Netdev   string
 	Children []PCIFunction
 }
 
@@ -180,7 +186,14 @@ func (w *nodeWriter) function(parentRel string, f PCIFunction, numa int) {
 		w.file(filepath.Join(ib, "fw_ver"), "28.39.1002")
 		w.file(filepath.Join(ib, "hca_type"), "MT4129")
 		port := filepath.Join(ib, "ports", "1")
-		w.file(filepath.Join(port, "link_layer"), "InfiniBand")
+		ll := f.LinkLayer
+		if ll == "" {
+			ll = "InfiniBand"
+		}
+		w.file(filepath.Join(port, "link_layer"), ll)
+		if ll == "Ethernet" && f.Netdev != "" {
+			w.file(filepath.Join(port, "gid_attrs", "ndevs", "0"), f.Netdev)
+		}
 		w.file(filepath.Join(port, "state"), "4: ACTIVE")
 		w.file(filepath.Join(port, "phys_state"), "5: LinkUp")
 		w.file(filepath.Join(port, "rate"), "400 Gb/sec (4X NDR)")
@@ -188,6 +201,13 @@ func (w *nodeWriter) function(parentRel string, f PCIFunction, numa int) {
 			w.file(filepath.Join(port, "counters", c), "0")
 		}
 		w.link(filepath.Join(w.sys, "class", "infiniband", f.RDMA), "../../"+filepath.Join(rel, "infiniband", f.RDMA))
+	}
+	if f.Netdev != "" {
+		nd := filepath.Join(dir, "net", f.Netdev)
+		w.file(filepath.Join(nd, "dev_port"), "0")
+		w.file(filepath.Join(nd, "statistics", "tx_bytes"), "0")
+		w.file(filepath.Join(nd, "statistics", "rx_bytes"), "0")
+		w.link(filepath.Join(w.sys, "class", "net", f.Netdev), "../../"+filepath.Join(rel, "net", f.Netdev))
 	}
 	for _, c := range f.Children {
 		w.function(rel, c, numa)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // RDMA fixture nodes, written the way the kernel lays out sysfs (no public dump of a RoCE mlx5
@@ -38,6 +39,22 @@ type RDMANetdev struct {
 	TX, RX  uint64
 }
 
+// RDMAFunction is a further PCI function of the device's card that carries netdevs but no RDMA
+// device of its own: the second port of a RoCE LAG, whose RDMA device the bond replaced.
+type RDMAFunction struct {
+	PCIPath string
+	Netdevs []RDMANetdev
+}
+
+// RDMABond is a bonding netdev (/sys/devices/virtual/net/<name>) over physical netdevs of the
+// node: the bonding driver links each slave as lower_<slave> and lists them in bonding/slaves
+// (Documentation/networking/bonding.rst, "sysfs"; net/core/dev.c netdev_adjacent_sysfs_add).
+type RDMABond struct {
+	Name    string
+	Members []string
+	TX, RX  uint64
+}
+
 // RDMAPort is one port of an RDMA device.
 type RDMAPort struct {
 	Num       int
@@ -58,6 +75,15 @@ type RDMADevice struct {
 	Attrs   map[string]string // fw_ver, hca_type, node_guid, board_id, parent, ...
 	Ports   []RDMAPort
 	Netdevs []RDMANetdev // the PCI function's netdevs
+	// Driver is the PCI function's driver (its `driver` link: mlx5_core, bnxt_en, ice); empty
+	// leaves the link out.
+	Driver string
+	// DeviceHW is the device-level hw_counters/ (mlx5 in switchdev mode); nil for none.
+	DeviceHW map[string]string
+	// Functions are the card's other PCI functions (same driver).
+	Functions []RDMAFunction
+	// Bond is the bond over netdevs of this card, written as a virtual netdev.
+	Bond *RDMABond
 }
 
 // ExtendedCounters returns the 21 files of the extended PMA table (pma_group_ext).
@@ -129,6 +155,9 @@ func SyntheticRDMANode() []RDMADevice {
 				Counters: bondCounters, HW: bondHW, Ndevs: map[int]string{0: "bond0", 1: "bond0"},
 			}},
 			Netdevs: []RDMANetdev{{Name: "ens1f0np0", DevPort: 0, TX: 10, RX: 20}},
+			// The bond the GID table names, over the function's netdev (a real bond always has
+			// bonding/slaves; testfs.LAGRDMANode has both ports).
+			Bond: &RDMABond{Name: "bond0", Members: []string{"ens1f0np0"}, TX: 4000, RX: 3000},
 		},
 		{
 			// A 2-port function whose netdevs are told apart by dev_port; basic (32-bit) PMA table,
@@ -195,6 +224,7 @@ func BenchRDMANode() []RDMADevice {
 		p.Ndevs = map[int]string{0: nd}
 		d.Ports = []RDMAPort{p}
 		d.Netdevs = []RDMANetdev{{Name: nd, TX: 1, RX: 2}}
+		d.Bond = nil
 		devs = append(devs, d)
 	}
 	return devs
@@ -233,6 +263,9 @@ func (w *rdmaWriter) link(p, target string) {
 		w.err = err
 		return
 	}
+	if got, err := os.Readlink(p); err == nil && got == target {
+		return // a function shared by two RDMA devices is written once per device
+	}
 	w.err = os.Symlink(target, p)
 }
 
@@ -244,6 +277,30 @@ func (w *rdmaWriter) netdev(parentDir, relFromClass string, nd RDMANetdev) {
 	w.link(filepath.Join(w.sys, "class", "net", nd.Name), filepath.Join("..", "..", relFromClass, "net", nd.Name))
 }
 
+// function writes a PCI function's identity: numa_node, vendor, class, and the driver link
+// (../../../bus/pci/drivers/<name> from a function two levels below /sys/devices/pciD:B).
+func (w *rdmaWriter) function(fn, rel, numa, driver string) {
+	w.file(filepath.Join(fn, "numa_node"), numa)
+	w.file(filepath.Join(fn, "vendor"), "0x15b3")
+	w.file(filepath.Join(fn, "class"), "0x020000")
+	if driver != "" {
+		w.link(filepath.Join(fn, "driver"), strings.Repeat("../", strings.Count(rel, "/")+1)+"bus/pci/drivers/"+driver)
+	}
+}
+
+// bond writes a bonding netdev with its lower_<slave> links and bonding/slaves.
+func (w *rdmaWriter) bond(b RDMABond) {
+	virt := filepath.Join(w.sys, "devices", "virtual")
+	w.netdev(virt, filepath.Join("devices", "virtual"), RDMANetdev{Name: b.Name, TX: b.TX, RX: b.RX})
+	dir := filepath.Join(virt, "net", b.Name)
+	w.file(filepath.Join(dir, "bonding", "slaves"), strings.Join(b.Members, " "))
+	for _, m := range b.Members {
+		// The kernel links lower_<dev> to the slave's directory under its PCI function; the
+		// class link leads to the same directory.
+		w.link(filepath.Join(dir, "lower_"+m), filepath.Join("..", "..", "..", "..", "class", "net", m))
+	}
+}
+
 func (w *rdmaWriter) node(devs []RDMADevice) {
 	sys := w.sys
 	virtualNetdevs := map[string]bool{}
@@ -253,11 +310,19 @@ func (w *rdmaWriter) node(devs []RDMADevice) {
 			return
 		}
 		var devDir, rel string
+		for _, f := range d.Functions {
+			fn := filepath.Join(sys, "devices", f.PCIPath)
+			w.function(fn, filepath.Join("devices", f.PCIPath), d.NUMA, d.Driver)
+			for _, nd := range f.Netdevs {
+				w.netdev(fn, filepath.Join("devices", f.PCIPath), nd)
+			}
+		}
+		if d.Bond != nil {
+			w.bond(*d.Bond)
+		}
 		if d.PCIPath != "" {
 			fn := filepath.Join(sys, "devices", d.PCIPath)
-			w.file(filepath.Join(fn, "numa_node"), d.NUMA)
-			w.file(filepath.Join(fn, "vendor"), "0x15b3")
-			w.file(filepath.Join(fn, "class"), "0x020000")
+			w.function(fn, filepath.Join("devices", d.PCIPath), d.NUMA, d.Driver)
 			for _, nd := range d.Netdevs {
 				w.netdev(fn, filepath.Join("devices", d.PCIPath), nd)
 			}
@@ -272,6 +337,9 @@ func (w *rdmaWriter) node(devs []RDMADevice) {
 		w.link(filepath.Join(sys, "class", "infiniband", d.Name), filepath.Join("..", "..", rel))
 		for k, v := range d.Attrs {
 			w.file(filepath.Join(devDir, k), v)
+		}
+		for k, v := range d.DeviceHW {
+			w.file(filepath.Join(devDir, "hw_counters", k), v)
 		}
 		for _, p := range d.Ports {
 			pd := filepath.Join(devDir, "ports", strconv.Itoa(p.Num))
@@ -288,7 +356,7 @@ func (w *rdmaWriter) node(devs []RDMADevice) {
 			for i, v := range p.Ndevs {
 				w.file(filepath.Join(pd, "gid_attrs", "ndevs", strconv.Itoa(i)), v)
 				w.file(filepath.Join(pd, "gid_attrs", "types", strconv.Itoa(i)), map[bool]string{true: "IB/RoCE v1", false: "RoCE v2"}[i%2 == 0])
-				if v == "bond0" || v == "eth0" {
+				if (v == "bond0" && d.Bond == nil) || v == "eth0" {
 					virtualNetdevs[v] = true
 				}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -184,8 +185,8 @@ func TestDiscoveryFixtures(t *testing.T) {
 		pcieSeries    []string
 		bytesPerCount map[string]float64
 	}{
-		{"skx", "skx", 24, 6, 6, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio0", "socket1/iio5"},
-			map[string]float64{"uncore_imc_0 cas_count_read sysfs": 64, "uncore_iio_free_running_0 bw_out_port3 sysfs": 4}},
+		{"skx", "skx", 36, 6, 12, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio0", "socket1/iio5"},
+			map[string]float64{"uncore_imc_0 cas_count_read sysfs": 64, "uncore_iio_free_running_0 bw_in_port3 sysfs": 4}},
 		{"icx", "icx", 48, 12, 12, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio5", "socket1/iio0"},
 			map[string]float64{"uncore_imc_11 cas_count_write sysfs": 64, "uncore_iio_free_running_5 bw_in_port7 sysfs": 32}},
 		{"spr", "spr", 64, 8, 24, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio11", "socket1/iio0"},
@@ -250,9 +251,12 @@ func TestResctrlFallback(t *testing.T) {
 		}
 		return out
 	}
+	// The start-time rule (metadata/start-time.md): mbm_total_bytes counts since the mount, a
+	// moment before the series began, so the first point is 0 at the first reading.
 	first := memIO()
-	assert.Equal(t, int64(1000), first["l3domain0/mbm"].value)
-	assert.Equal(t, int64(1000), first["l3domain1/mbm"].value)
+	assert.Equal(t, int64(0), first["l3domain0/mbm"].value)
+	assert.Equal(t, int64(0), first["l3domain1/mbm"].value)
+	assert.Equal(t, pcommon.NewTimestampFromTime(ts.clock), first["l3domain0/mbm"].start)
 
 	file := func(d, v string) {
 		require.NoError(t, os.WriteFile(filepath.Join(root, "sys/fs/resctrl/mon_data/mon_L3_"+d+"/mbm_total_bytes"), []byte(v), 0o644))
@@ -260,7 +264,7 @@ func TestResctrlFallback(t *testing.T) {
 	file("00", "5000\n")
 	file("01", "Unavailable\n")
 	got := memIO()
-	assert.Equal(t, int64(5000), got["l3domain0/mbm"].value)
+	assert.Equal(t, int64(4000), got["l3domain0/mbm"].value, "bytes since the first reading")
 	assert.Equal(t, first["l3domain0/mbm"].start, got["l3domain0/mbm"].start)
 	assert.NotContains(t, got, "l3domain1/mbm")
 	assert.Contains(t, got, "error")

@@ -34,7 +34,7 @@ type Config struct {
 	// Memory configures host memory bandwidth (component cpu_memory).
 	Memory DomainConfig `mapstructure:"memory"`
 	// PCIe configures CPU-side PCIe bandwidth (component cpu_pcie).
-	PCIe DomainConfig `mapstructure:"pcie"`
+	PCIe PCIeConfig `mapstructure:"pcie"`
 
 	// Events replaces the built-in event table of a domain, for CPUs the receiver does not know
 	// or to count something else. Every entry applies to every PMU instance its pmu matches.
@@ -53,6 +53,16 @@ type DomainConfig struct {
 	Enabled bool `mapstructure:"enabled"`
 	// Granularity: memory: socket (default) or controller; pcie: stack (default) or port.
 	Granularity string `mapstructure:"granularity"`
+}
+
+// PCIeConfig configures the CPU PCIe domain.
+type PCIeConfig struct {
+	DomainConfig `mapstructure:",squash"`
+	// SKXBandwidthOut measures transmit on Skylake-SP / Cascade Lake with the free-running
+	// bw_out_port counters (kernel: 4 bytes a count) instead of the programmable IIO events Intel
+	// PCM uses. No perfmon entry confirms bw_out's increment, and the kernel removed the same
+	// counters on SPR as not counting a constant size (506f981ab40f), so it is off by default.
+	SKXBandwidthOut bool `mapstructure:"skx_bw_out"`
 }
 
 // EventConfig is one event override.

@@ -27,7 +27,7 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, 5*time.Second, d.CollectionInterval)
 	assert.Equal(t, "/", d.RootPath)
 	assert.Equal(t, DomainConfig{Enabled: true, Granularity: GranularitySocket}, d.Memory)
-	assert.Equal(t, DomainConfig{Enabled: true, Granularity: GranularityStack}, d.PCIe)
+	assert.Equal(t, PCIeConfig{DomainConfig: DomainConfig{Enabled: true, Granularity: GranularityStack}}, d.PCIe)
 	assert.False(t, d.Metrics.CpuuncoreEventBytesPerCount.Enabled)
 
 	cfg := NewFactory().CreateDefaultConfig()

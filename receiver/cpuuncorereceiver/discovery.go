@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,6 +147,8 @@ type discovery struct {
 	errs  []error
 	// places caches cpu -> socket/NUMA for this run.
 	places map[int]cpuPlace
+	// nodesPerSocket counts the NUMA nodes with CPUs of each socket (nil until asked).
+	nodesPerSocket map[int]int
 	// created are the series this run added.
 	created []*aggregate
 }
@@ -272,6 +275,12 @@ func (d *discovery) memorySources(names []string, sources []source) {
 				if d.cfg.Memory.Granularity == GranularityController {
 					dev += strconv.Itoa(instance(name))
 				}
+				numa := place.numa
+				if d.subNUMA(place.socket) {
+					// Sub-NUMA clustering: the socket's controllers belong to several nodes, and
+					// which IMC serves which node is not in sysfs; no node rather than a wrong one.
+					numa = -1
+				}
 				var g *counterGroup
 				for _, m := range members {
 					if g == nil || src.groupPerEvent {
@@ -286,7 +295,7 @@ func (d *discovery) memorySources(names []string, sources []source) {
 						combined:  src.combined,
 						component: metadata.AttributeComponentCPUMemory,
 						direction: m.direction,
-						device:    dev, numa: place.numa,
+						device:    dev, numa: numa,
 					}
 					if src.groupPerEvent && d.cfg.Memory.Granularity == GranularityController {
 						// A Data Fabric event counts one channel: the controller is the channel.
@@ -309,8 +318,9 @@ func (d *discovery) pcie(names []string) {
 			return
 		}
 		iio = d.plat.iio
-		sources = []source{{pmu: iioFree, events: iio.events()}}
-		if iio.programmableTransmit {
+		useOut := !iio.outOptIn || d.cfg.PCIe.SKXBandwidthOut
+		sources = []source{{pmu: iioFree, events: iio.events(useOut)}}
+		if iio.programmableTransmit && !(iio.outOptIn && useOut) {
 			sources = append(sources, source{pmu: iioBox, groupPerPort: true,
 				events: iio.programmableEvents(d.cfg.PCIe.Granularity == GranularityPort)})
 		}
@@ -336,6 +346,7 @@ func (d *discovery) pcie(names []string) {
 			if iio != nil && iio.counterBits < 64 && src.pmu == iioFree {
 				wrap = wrapWindow(iio.counterBits, iio.bytesPerCount)
 			}
+			mapped := d.mappingAgrees(name, len(p.CPUs))
 			for die, cpu := range p.CPUs {
 				place := d.place(cpu)
 				sd := stackDie{stack, die}
@@ -347,7 +358,10 @@ func (d *discovery) pcie(names []string) {
 					stackDevs[sd] = fmt.Sprintf("%s/iio%d", d.dieName(p, die, place), stack)
 				}
 				stackDev := stackDevs[sd]
-				rootBus := d.rootBus(name, die)
+				rootBus := ""
+				if mapped {
+					rootBus = d.rootBus(name, die)
+				}
 				var g *counterGroup
 				for i, m := range members {
 					if g == nil || (src.groupPerPort && m.port != members[i-1].port) {
@@ -369,7 +383,7 @@ func (d *discovery) pcie(names []string) {
 					if n := m.port; n >= 0 {
 						pi, ok := ports[n]
 						if !ok {
-							pi = d.rootPort(iio, rootBus, n, place.numa)
+							pi = d.rootPort(iio, rootBus, stack, n, place.numa)
 							ports[n] = pi
 						}
 						if d.cfg.PCIe.Granularity == GranularityPort {
@@ -386,6 +400,12 @@ func (d *discovery) pcie(names []string) {
 	}
 	for _, sd := range order {
 		d.attach(stackDevs[sd], stacks[sd])
+	}
+	if iio != nil && d.plan.pciePMUs == 0 && slices.ContainsFunc(names, genericIIO.MatchString) {
+		d.note("CPU PCIe bytes are not collected: this kernel knows the IIO only as generic PMUs " +
+			"(uncore_type_1_*), whose raw events keep config bits 0-31 (uncore_discovery.h " +
+			"GENERIC_PMON_RAW_EVENT_MASK) while the IIO data events need the port mask in bits 36-47; " +
+			"Linux 6.8 (632c4bf6d007) names the GNR uncore and has the free-running bandwidth counters")
 	}
 }
 
@@ -415,13 +435,50 @@ func (d *discovery) rootBus(freeRunning string, die int) string {
 	return s
 }
 
+// subNUMA reports whether a socket is split into several NUMA nodes (Intel sub-NUMA clustering,
+// SNC2/3/4 on SPR/EMR/GNR; AMD NPS2/4): more than one node/nodeN/cpulist names a CPU of it
+// (Documentation/ABI/stable/sysfs-devices-node).
+func (d *discovery) subNUMA(socket int) bool {
+	if d.nodesPerSocket == nil {
+		d.nodesPerSocket = map[int]int{}
+		lists, _ := filepath.Glob(filepath.Join(filepath.Dir(d.paths.cpus), "node", "node[0-9]*", "cpulist"))
+		for _, l := range lists {
+			s, err := d.r.ReadString(l)
+			first, _, _ := strings.Cut(strings.TrimSpace(s), ",")
+			first, _, _ = strings.Cut(first, "-")
+			cpu, perr := strconv.Atoi(first)
+			if err != nil || perr != nil {
+				continue // a node without CPUs (memory only, CXL)
+			}
+			d.nodesPerSocket[d.place(cpu).socket]++
+		}
+	}
+	return socket >= 0 && d.nodesPerSocket[socket] > 1
+}
+
+// mappingAgrees reports whether the stack mapping of a PMU can be used: the kernel writes one
+// dieX file per logical die (uncore_snbep.c pmu_set_mapping creates die0..uncore_max_dies()-1,
+// skx_iio_mapping_show prints pmu_topology(pmu, die)), while the receiver indexes them by the
+// PMU's cpumask, which lists only dies with an online CPU. Where the counts differ (a die with no
+// online CPU) the index would name another die's root bus: the mapping is refused, and said once.
+func (d *discovery) mappingAgrees(freeRunning string, cpus int) bool {
+	box := strings.Replace(freeRunning, "_free_running", "", 1)
+	files, _ := filepath.Glob(filepath.Join(d.paths.pmus, box, "die[0-9]*"))
+	if len(files) == 0 || len(files) == cpus {
+		return true
+	}
+	d.note("%s: %d die mapping files but %d dies in the cpumask (a die without an online CPU): their ports are reported without pci.bus_id",
+		pmuFamily(box), len(files), cpus)
+	return false
+}
+
 // rootPort finds the root port of one IIO part on the stack's root bus, and what sits behind it.
-func (d *discovery) rootPort(iio *iioTable, rootBus string, port int, numa int64) portInfo {
+func (d *discovery) rootPort(iio *iioTable, rootBus string, stack, port int, numa int64) portInfo {
 	pi := portInfo{numa: numa}
 	if iio == nil || iio.rootPortDevice == nil || rootBus == "" {
 		return pi
 	}
-	dev, ok := iio.rootPortDevice(port)
+	dev, ok := iio.rootPortDevice(stack, port)
 	if !ok {
 		return pi
 	}
@@ -625,6 +682,8 @@ func deviceBase(pmu string) string {
 		return "umc"
 	case "uncore_iio_free_running", "uncore_iio":
 		return "iio"
+	case "uncore_type_6": // the GNR IMC under its generic discovery name (events.go gnrIMC)
+		return "imc"
 	case "amd_df":
 		return "df"
 	}

@@ -68,10 +68,17 @@ type iioTable struct {
 	counterBits uint
 	// rootPortDevice maps a port (part) to the PCI device number of its root port on the stack's
 	// root bus; nil where no kernel mapping of stacks to root buses exists.
-	rootPortDevice func(port int) (int, bool)
+	rootPortDevice func(stack, port int) (int, bool)
 	// programmableTransmit counts the transmit direction with the programmable uncore_iio_N
 	// events where the free-running counters have no bw_out (ICX and later).
 	programmableTransmit bool
+	// outOptIn: bw_out is used only when configured (pcie.skx_bw_out); otherwise transmit comes
+	// from the programmable events.
+	outOptIn bool
+	// peerWrite adds, at stack granularity, the data other IIO stacks write into this stack's
+	// devices (peer-to-peer, e.g. GPUDirect RDMA across root ports) to transmit, where perfmon
+	// lists the event for the generation (GNR: UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS).
+	peerWrite bool
 }
 
 // platform is everything the receiver uses for one CPU generation.
@@ -89,6 +96,16 @@ var (
 	amdDF    = regexp.MustCompile(`^amd_df$`)
 	iioFree  = regexp.MustCompile(`^uncore_iio_free_running(_[0-9]+)?$`)
 	iioBox   = regexp.MustCompile(`^uncore_iio(_[0-9]+)?$`)
+	// gnrIMC also matches the generic discovery PMUs of the GNR IMC, uncore_type_6_<box>: the
+	// names a GNR gets on kernels before v6.8 (no GNR entry in intel_uncore_match, so
+	// generic_uncore_init; uncore.c uncore_get_pmu_name "uncore_type_%u_%d"), IMC = discovery type
+	// 6 (gnr_uncores[] in uncore_snbep.c). The generic format has event config:0-7 and umask
+	// config:8-15 (uncore_discovery.c generic_uncore_formats_attr): perfmon's encodings fit.
+	gnrIMC = regexp.MustCompile(`^(uncore_imc(_[0-9]+)?|uncore_type_6_[0-9]+)$`)
+	// genericIIO is the generic discovery PMU of the GNR IIO (type 1). It cannot count PCIe
+	// bytes: the IIO data events need the port mask in config bits 36-47, and a generic PMU keeps
+	// only bits 0-31 (uncore_discovery.h GENERIC_PMON_RAW_EVENT_MASK).
+	genericIIO = regexp.MustCompile(`^uncore_type_1_[0-9]+$`)
 )
 
 // casBytes is the size of one DRAM CAS command: a 64-byte cache line (the kernel's cas_count_*
@@ -103,6 +120,12 @@ const casBytes = 64
 //     = 4 bytes (unchanged by the 2025 scale fix, which touched SNR, ICX and SPR only).
 //   - Stack to root bus: uncore_iio_N/dieX (since v5.9). Part p is root port BB:0p.0
 //     (intel/pcm pcm-iio-topology.cpp, Purley).
+//   - Transmit: the free-running bw_out has no perfmon FREERUN entry to confirm its increment,
+//     and Intel PCM measures SKX outbound traffic with the programmable events
+//     (src/opCode-6-85.txt: 0x83/0x04 and 0xc0/0x01 among its IIO events), as ICX and later do
+//     here; the SKX format has ch_mask config:36-43 and fc_mask config:44-46
+//     (skx_uncore_iio_formats_attr), and the same counter constraints. bw_out stays available
+//     with pcie.skx_bw_out.
 var skx = platform{
 	name: "skx",
 	memory: &memoryTable{pmu: intelIMC, events: []eventDef{
@@ -110,7 +133,8 @@ var skx = platform{
 		{alias: "cas_count_write", raw: "event=0x04,umask=0x0c", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 	}},
 	iio: &iioTable{ports: 4, inUmask0: 0x20, outUmask0: 0x24, bytesPerCount: 4, counterBits: 36,
-		rootPortDevice: func(port int) (int, bool) { return port, port >= 0 && port < 4 }},
+		programmableTransmit: true, outOptIn: true,
+		rootPortDevice: func(_, port int) (int, bool) { return port, port >= 0 && port < 4 }},
 }
 
 // icx: Ice Lake-SP (model 0x6a; ICX-D 0x6c has no stack mapping, the kernel's
@@ -132,7 +156,27 @@ var icx = platform{
 		{alias: "cas_count_write", raw: "event=0x04,umask=0x30", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 	}, note: "kernels before v5.17 (fix 96fd2e89fba1 \"perf/x86/intel/uncore: Fix CAS_COUNT_WRITE issue for ICX\") give ICX the Skylake umasks"},
 	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true,
-		rootPortDevice: func(port int) (int, bool) { return port + 2, port >= 0 && port < 4 }},
+		rootPortDevice: icxRootPortDevice},
+}
+
+// icxDMIStack is the ICX IIO PMU of the DMI stack (icx_sad_pmon_mapping: PMU 5 is CBDMA/DMI).
+const icxDMIStack = 5
+
+// icxRootPortDevice maps an ICX IIO part to its device on the stack's root bus. On the PCIe stacks
+// parts 0..3 are the root ports in slots 2..5; on the DMI stack part 0 is the PCH behind device
+// 0x00 and part 3 the CBDMA at device 0x01, and parts 1-2 have none (intel/pcm
+// pcm-iio-topology.cpp, Whitley: PCH and CBDMA entries of the DMI stack, lines 37-38 and 405-457).
+func icxRootPortDevice(stack, port int) (int, bool) {
+	if stack == icxDMIStack {
+		switch port {
+		case 0:
+			return 0x00, true
+		case 3:
+			return 0x01, true
+		}
+		return 0, false
+	}
+	return port + 2, port >= 0 && port < 4
 }
 
 // spr: Sapphire Rapids (0x8f) and Emerald Rapids (0xcf), one kernel code path.
@@ -153,7 +197,8 @@ var spr = platform{
 	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true},
 }
 
-// gnr: Granite Rapids (0xad, 0xae). Two command schedulers (subchannels) per channel: the
+// gnr: Granite Rapids (0xad, 0xae), and the E-core Xeons on the same uncore (Sierra Forest 0xaf,
+// Grand Ridge 0xb6, Clearwater Forest 0xdd; see platformFor). Two command schedulers (subchannels) per channel: the
 // 2026 fix (upstream 6a8a48644c4b, Cc stable) replaced cas_count_{read,write} ("the legacy event
 // reports only partial traffic (SCH0)") with cas_count_{read,write}_sch{0,1}; perfmon
 // graniterapids UNC_M_CAS_COUNT_SCH0.RD 0x05/0xCF, SCH1.RD 0x06/0xCF, .WR umask 0xF0. Both
@@ -161,13 +206,13 @@ var spr = platform{
 // IIO as SPR (gnr_iio_freerunning, 48-bit).
 var gnr = platform{
 	name: "gnr",
-	memory: &memoryTable{pmu: intelIMC, events: []eventDef{
+	memory: &memoryTable{pmu: gnrIMC, events: []eventDef{
 		{alias: "cas_count_read_sch0", raw: "event=0x05,umask=0xcf", direction: dirRead, bytesPerCount: casBytes, port: -1},
 		{alias: "cas_count_read_sch1", raw: "event=0x06,umask=0xcf", direction: dirRead, bytesPerCount: casBytes, port: -1},
 		{alias: "cas_count_write_sch0", raw: "event=0x05,umask=0xf0", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 		{alias: "cas_count_write_sch1", raw: "event=0x06,umask=0xf0", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 	}, note: "kernels without fix 6a8a48644c4b only name subchannel 0 (cas_count_read/write count half the traffic); both subchannels are counted from their raw encodings"},
-	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true},
+	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true, peerWrite: true},
 }
 
 // zen4: AMD Zen 4/5 memory controllers, amd_umc_N (Linux 6.7+, commit 25e56847821f), format
@@ -207,24 +252,33 @@ var zen23DF = func() *memoryTable {
 }()
 
 // zen4DF: AMD Zen 4 on kernels before 6.7, which have no amd_umc PMU. The PerfMonV2 Data Fabric
-// (amd_df, format event config:0-7,32-37 and umask config:8-15,24-27) splits reads from writes
-// per DRAM channel ("chip select"): local_processor_read_data_beats_cs0..11, EventCode
-// 0x1f + 0x40*N, UMask 0x7fe; local_processor_write_data_beats_csN, UMask 0x7ff; one beat is
-// 64 bytes (tools/perf/pmu-events/arch/x86/amdzen4/data-fabric.json, ScaleUnit 6.103515625e-5MiB;
-// amdzen4/recommended.json dram_read_data_for_local_processor = the sum over cs0..11). These count
-// the DRAM traffic of this socket's processor; the remote_processor variants (reads by the other
-// socket) are left out, as the UMC events count them in their own socket. 24 events share the DF
-// counters: one group each, multiplexed and extrapolated.
+// (amd_df, format event config:0-7,32-37 and umask config:8-15,24-27) counts, at each coherent
+// station (CS) of this socket's DRAM, the data beats of this socket's processor and of the remote
+// one separately (tools/perf/pmu-events/arch/x86/amdzen4/data-fabric.json):
+// local_processor_read_data_beats_csN, EventCode 0x1f + 0x40*N, UMask 0x7fe, and
+// local_processor_write_data_beats_csN, UMask 0x7ff; remote_processor_read_data_beats_csN, UMask
+// 0xbfe, and remote_processor_write_data_beats_csN, UMask 0xbff ("Read data beats (64 bytes) for
+// remote processor at Coherent Station (CS) N"; recommended.json has
+// dram_read_data_for_local_processor and dram_read_data_for_remote_processor as the two sums over
+// cs0..11). One beat is 64 bytes (ScaleUnit 6.103515625e-5MiB). Local and remote together are the
+// DRAM traffic of the socket: without the remote ones a 2-socket node is undercounted. 48 events
+// share the DF counters: one group each, multiplexed and extrapolated. Whether device DMA is in
+// these beats is not stated (perf lists separate local_socket_upstream_*_iom* events).
 var zen4DF = func() *memoryTable {
 	t := &memoryTable{pmu: amdDF, groupPerEvent: true}
 	for cs := 0; cs < 12; cs++ {
 		ev := 0x1f + 0x40*cs
-		t.events = append(t.events,
-			eventDef{name: fmt.Sprintf("local_processor_read_data_beats_cs%d", cs), raw: fmt.Sprintf("event=%#x,umask=0x7fe", ev),
-				direction: dirRead, bytesPerCount: casBytes, port: cs},
-			eventDef{name: fmt.Sprintf("local_processor_write_data_beats_cs%d", cs), raw: fmt.Sprintf("event=%#x,umask=0x7ff", ev),
-				direction: dirWrite, bytesPerCount: casBytes, port: cs},
-		)
+		for _, who := range []struct {
+			name           string
+			rdMask, wrMask int
+		}{{"local", 0x7fe, 0x7ff}, {"remote", 0xbfe, 0xbff}} {
+			t.events = append(t.events,
+				eventDef{name: fmt.Sprintf("%s_processor_read_data_beats_cs%d", who.name, cs), raw: fmt.Sprintf("event=%#x,umask=%#x", ev, who.rdMask),
+					direction: dirRead, bytesPerCount: casBytes, port: cs},
+				eventDef{name: fmt.Sprintf("%s_processor_write_data_beats_cs%d", who.name, cs), raw: fmt.Sprintf("event=%#x,umask=%#x", ev, who.wrMask),
+					direction: dirWrite, bytesPerCount: casBytes, port: cs},
+			)
+		}
 	}
 	return t
 }()
@@ -278,6 +332,18 @@ func platformFor(c cpuID) platform {
 			return p
 		case 0xad, 0xae:
 			return gnr
+		case 0xaf, 0xb6, 0xdd:
+			// Sierra Forest, Grand Ridge, Clearwater Forest: the kernel gives them the GNR
+			// uncore (uncore.c intel_uncore_match: INTEL_ATOM_CRESTMONT_X, INTEL_ATOM_CRESTMONT,
+			// INTEL_ATOM_DARKMONT_X -> gnr_uncore_init), two command schedulers included
+			// (6a8a48644c4b, "Fixes: cb4a6ccf3583 Support Sierra Forest and Grand Ridge").
+			// Peer writes only where perfmon lists them: the graniterapids file does; no
+			// sierraforest / grandridge / clearwaterforest file was read.
+			p := gnr
+			iio := *gnr.iio
+			iio.peerWrite = false
+			p.name, p.iio = map[int]string{0xaf: "srf", 0xb6: "grr", 0xdd: "cwf"}[c.model], &iio
+			return p
 		}
 		return genericIntel
 	case "AuthenticAMD", "HygonGenuine":
@@ -295,8 +361,9 @@ func platformFor(c cpuID) platform {
 	return platform{name: "unknown"}
 }
 
-// iioEvents lists the free-running bandwidth events of one IIO stack.
-func (t *iioTable) events() []eventDef {
+// events lists the free-running bandwidth events of one IIO stack; withOut includes bw_out where
+// the generation has it.
+func (t *iioTable) events(withOut bool) []eventDef {
 	var defs []eventDef
 	for p := 0; p < t.ports; p++ {
 		defs = append(defs, eventDef{
@@ -304,7 +371,7 @@ func (t *iioTable) events() []eventDef {
 			direction: dirReceive, bytesPerCount: t.bytesPerCount, port: p,
 		})
 	}
-	if t.outUmask0 != 0 {
+	if t.outUmask0 != 0 && withOut {
 		for p := 0; p < t.ports; p++ {
 			defs = append(defs, eventDef{
 				alias: fmt.Sprintf("bw_out_port%d", p), raw: fmt.Sprintf("event=0xff,umask=%#x", t.outUmask0+uint64(p)),
@@ -338,11 +405,21 @@ func (t *iioTable) programmableEvents(perPort bool) []eventDef {
 			direction: dirTransmit, bytesPerCount: dwordBytes, port: port,
 		}
 	}
+	all := uint64(1)<<t.ports - 1 // ALL_PARTS: 0xff on ICX and later, the four parts of SKX
 	if !perPort {
-		return []eventDef{
-			def("data_req_of_cpu.mem_read.all_parts", "event=0x83,umask=0x04", 0xff, -1),
-			def("data_req_by_cpu.mem_write.all_parts", "event=0xc0,umask=0x01", 0xff, -1),
+		defs := []eventDef{
+			def("data_req_of_cpu.mem_read.all_parts", "event=0x83,umask=0x04", all, -1),
+			def("data_req_by_cpu.mem_write.all_parts", "event=0xc0,umask=0x01", all, -1),
 		}
+		if t.peerWrite {
+			// perfmon graniterapids UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS: event 0xC0,
+			// umask 0x02, PortMask 0x0FF, FCMask 0x07, counters 2-3, "Another card (different
+			// IIO stack) writing to this card", 4 bytes a count. With the other two it fills
+			// three of the box's four counters (0x83 on 0-1, both 0xc0 on 2-3). perfmon lists
+			// only ALL_PARTS, so per-port transmit misses peer writes.
+			defs = append(defs, def("data_req_by_cpu.peer_write.all_parts", "event=0xc0,umask=0x02", all, -1))
+		}
+		return defs
 	}
 	var defs []eventDef
 	for p := 0; p < t.ports; p++ {

@@ -39,7 +39,7 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 		RootPath:             "/",
 		Memory:               DomainConfig{Enabled: true, Granularity: GranularitySocket},
-		PCIe:                 DomainConfig{Enabled: true, Granularity: GranularityStack},
+		PCIe:                 PCIeConfig{DomainConfig: DomainConfig{Enabled: true, Granularity: GranularityStack}},
 	}
 }
 

@@ -286,10 +286,10 @@ func TestZen4DataFabricBeforeUMC(t *testing.T) {
 	ts := newTestScraper(t, "zen4_v6.1", nil)
 	assert.Equal(t, "zen4", ts.plat.name)
 	groups := ts.fake.openAttrs(11, 96)
-	require.Len(t, groups, 24, "one event per group: 12 channels x read/write")
+	require.Len(t, groups, 48, "one event per group: 12 channels x local/remote x read/write")
 	assert.Equal(t, []uint64{0x000000000700fe1f}, groups[0], "research/uncore.md §4.2: Zen4 cs0 read")
 	assert.Equal(t, []uint64{0x000000000700ff1f}, groups[1], "cs0 write")
-	assert.Equal(t, []uint64{0x000000010700fe1f}, groups[8], "cs4 read: event 0x11f, bit 8 of the event at config:32")
+	assert.Equal(t, []uint64{0x000000010700fe1f}, groups[16], "cs4 read: event 0x11f, bit 8 of the event at config:32")
 
 	ts.fake.runningPercent = 25 // 24 events on the DF counters: multiplexed (counts divisible by 4: the fake truncates)
 	ts.fake.add(96, 11, 0x000000000700fe1f, 100)

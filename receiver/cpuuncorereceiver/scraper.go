@@ -68,16 +68,17 @@ type uncoreScraper struct {
 
 func newScraper(cfg *Config, set receiver.Settings, opener perf.Opener) *uncoreScraper {
 	s := &uncoreScraper{
-		cfg:             cfg,
-		logger:          set.Logger,
-		mb:              metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		opener:          opener,
-		reader:          &sysfs.Reader{},
-		paths:           newHostPaths(cfg.RootPath),
-		now:             time.Now,
-		plan:            &plan{},
-		aggs:            map[seriesKey]*aggregate{},
-		tracker:         counter.NewTracker[seriesKey](),
+		cfg:    cfg,
+		logger: set.Logger,
+		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		opener: opener,
+		reader: &sysfs.Reader{},
+		paths:  newHostPaths(cfg.RootPath),
+		now:    time.Now,
+		plan:   &plan{},
+		aggs:   map[seriesKey]*aggregate{},
+		// The start-time rule (metadata/start-time.md): a series counts from its first reading.
+		tracker:         counter.NewTracker[seriesKey](counter.SinceFirstReading()),
 		errs:            errtrack.New(),
 		said:            map[string]bool{},
 		rediscoverEvery: rediscoverEvery,
@@ -354,6 +355,8 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 
 	for _, a := range s.plan.aggs {
 		if a.failedAt == s.scrapes {
+			// Its bytes keep counting from where they were: the series goes on after the failure.
+			s.tracker.Hold(a.key)
 			continue
 		}
 		p := s.tracker.Observe(a.key, a.bytes, counter.Spec{Kind: counter.Monotonic}, ts)
@@ -376,6 +379,7 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 			if s.errs.Fail(m.path, err) {
 				errs = append(errs, err)
 			}
+			s.tracker.Hold(m.key)
 			failed++
 			continue
 		}

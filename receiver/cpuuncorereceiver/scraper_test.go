@@ -30,7 +30,9 @@ const (
 )
 
 func TestScrapeKnownBytesSKX(t *testing.T) {
-	ts := newTestScraper(t, "skx", nil)
+	// Transmit from the free-running bw_out (pcie.skx_bw_out; the default is the programmable
+	// events, TestSKXTransmitFromProgrammableEvents).
+	ts := newTestScraper(t, "skx", func(c *Config) { c.PCIe.SKXBandwidthOut = true })
 	started := pcommon.NewTimestampFromTime(ts.clock)
 
 	// The receiver opened one group per PMU and die, on the cpumask CPU, with the kernel's
@@ -103,7 +105,7 @@ func TestScrapeKnownBytesSKX(t *testing.T) {
 // uncore_iio_2/die1 = 0000:ae, part 0 = 0000:ae:00.0 on NUMA node 1; uncore_iio_4 has no
 // mapping (its die files are hidden for bus 0), so its ports have no pci.bus_id.
 func TestPortGranularitySKX(t *testing.T) {
-	ts := newTestScraper(t, "skx", func(c *Config) { c.PCIe.Granularity = GranularityPort })
+	ts := newTestScraper(t, "skx", func(c *Config) { c.PCIe.Granularity = GranularityPort; c.PCIe.SKXBandwidthOut = true })
 	ts.fake.add(0, skxFree0+2, 0x22ff, 9) // bw_in_port2 of stack 2, socket 0
 	ts.fake.add(28, skxFree0+2, bwOut0, 5)
 	ts.tick(5 * time.Second)

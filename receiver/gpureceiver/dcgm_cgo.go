@@ -76,21 +76,23 @@ func (d *goDCGM) supportedGPUs() ([]uint, error) {
 	return ids, fromDCGM("listing GPUs", err)
 }
 
-func (d *goDCGM) profilingFields(gpu uint) ([]uint16, error) {
+func (d *goDCGM) profilingFields(gpu uint) ([]uint16, map[uint16]uint32, error) {
 	if !d.connected {
-		return nil, errNotConnected
+		return nil, nil, errNotConnected
 	}
 	groups, err := dcgm.GetSupportedMetricGroups(gpu)
 	if err != nil {
-		return nil, fromDCGM("listing profiling metrics", err)
+		return nil, nil, fromDCGM("listing profiling metrics", err)
 	}
 	var fields []uint16
+	ofField := map[uint16]uint32{}
 	for _, g := range groups {
 		for _, f := range g.FieldIds {
 			fields = append(fields, uint16(f))
+			ofField[uint16(f)] = uint32(g.Major)<<16 | uint32(g.Minor)&0xffff
 		}
 	}
-	return fields, nil
+	return fields, ofField, nil
 }
 
 // dcgmFlagLiveData is DCGM_FV_FLAG_LIVE_DATA (dcgm_structs.h): read the driver, not the cache.
@@ -150,6 +152,69 @@ func (d *goDCGM) watch(name string, gpus []uint, fields []uint16, every, keepAge
 	return d.next, nil
 }
 
+func (d *goDCGM) migEntities() ([]dcgmEntity, error) {
+	if !d.connected {
+		return nil, errNotConnected
+	}
+	h, err := dcgm.GetGPUInstanceHierarchy()
+	if err != nil {
+		return nil, fromDCGM("listing MIG instances", err)
+	}
+	// A compute instance's parent is its GPU instance, whose parent is the GPU.
+	gpuOf := map[uint]uint{}
+	for i := uint(0); i < h.Count && i < uint(len(h.EntityList)); i++ {
+		e := h.EntityList[i]
+		if e.Entity.EntityGroupId == dcgm.FE_GPU_I && e.Parent.EntityGroupId == dcgm.FE_GPU {
+			gpuOf[e.Entity.EntityId] = e.Parent.EntityId
+		}
+	}
+	var out []dcgmEntity
+	for i := uint(0); i < h.Count && i < uint(len(h.EntityList)); i++ {
+		e := h.EntityList[i]
+		switch e.Entity.EntityGroupId {
+		case dcgm.FE_GPU_I:
+			out = append(out, dcgmEntity{group: dcgmFEGPUI, id: e.Entity.EntityId, gpu: e.Parent.EntityId})
+		case dcgm.FE_GPU_CI:
+			if g, ok := gpuOf[e.Parent.EntityId]; ok {
+				out = append(out, dcgmEntity{group: dcgmFEGPUCI, id: e.Entity.EntityId, gpu: g})
+			}
+		}
+	}
+	return out, nil
+}
+
+func (d *goDCGM) watchMIG(name string, entities []dcgmEntity, fields []uint16, every, keepAge time.Duration) (id dcgmWatchID, err error) {
+	if !d.connected {
+		return 0, errNotConnected
+	}
+	name = fmt.Sprintf("%s-%d-%d", name, os.Getpid(), watchSeq.Add(1))
+	group, err := dcgm.CreateGroup(name)
+	if err != nil {
+		return 0, fromDCGM("creating an entity group", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = dcgm.DestroyGroup(group)
+		}
+	}()
+	for _, e := range entities {
+		if err = dcgm.AddEntityToGroup(group, dcgm.Field_Entity_Group(e.group), e.id); err != nil {
+			return 0, fromDCGM("adding a MIG instance to the group", err)
+		}
+	}
+	fg, err := dcgm.FieldGroupCreate(name, toShorts(fields))
+	if err != nil {
+		return 0, fromDCGM("creating a field group", err)
+	}
+	if err = dcgm.WatchFieldsWithGroupEx(fg, group, every.Microseconds(), keepAge.Seconds(), 0); err != nil {
+		_ = dcgm.FieldGroupDestroy(fg)
+		return 0, fromDCGM("watching fields", err)
+	}
+	d.next++
+	d.watches[d.next] = goDCGMWatch{group: group, fields: fg}
+	return d.next, nil
+}
+
 func (d *goDCGM) valuesSince(id dcgmWatchID, sinceUs int64) ([]dcgmValue, int64, error) {
 	w, ok := d.watches[id]
 	if !d.connected || !ok {
@@ -190,7 +255,7 @@ func convertFieldValues(vals []dcgm.FieldValue_v2) []dcgmValue {
 	for i := range vals {
 		v := &vals[i]
 		o := dcgmValue{
-			gpu: v.EntityID, field: uint16(v.FieldID), fieldType: byte(v.FieldType),
+			gpu: v.EntityID, entity: int(v.EntityGroupId), field: uint16(v.FieldID), fieldType: byte(v.FieldType),
 			status: v.Status, ts: v.TS,
 		}
 		switch v.FieldType {

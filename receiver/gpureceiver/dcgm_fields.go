@@ -9,6 +9,8 @@ const (
 	dcgmFieldGPUUUID  uint16 = 54 // DCGM_FI_DEV_GPU_UUID, string
 	dcgmFieldPCIBusID uint16 = 57 // DCGM_FI_DEV_PCI_BUS_ID, string "00000000:3B:00.0"
 
+	dcgmFieldC2CLinkCount uint16 = 285 // DCGM_FI_DEV_C2C_LINK_QUANTITY (alias C2C_LINK_COUNT), int64
+
 	dcgmFieldPCIeReplay   uint16 = 202 // DCGM_FI_DEV_PCIE_REPLAY_COUNTER / _TOTAL, cumulative count
 	dcgmFieldGPUUtil      uint16 = 203 // DCGM_FI_DEV_GPU_UTIL(_RATIO), int64 percent (NVML utilization.gpu)
 	dcgmFieldMemCopyUtil  uint16 = 204 // DCGM_FI_DEV_MEM_COPY_UTIL, int64 percent
@@ -31,6 +33,13 @@ const (
 	dcgmFieldPCIeRxTotal    uint16 = 1092 // DCGM_FI_PROF_PCIE_RX_BYTES_TOTAL, cumulative bytes (DCGM 4.6)
 	dcgmFieldNVLinkTxTotal  uint16 = 1201 // DCGM_FI_DEV_NVLINK_TX_BYTES_TOTAL, cumulative bytes, NVLink5+
 	dcgmFieldNVLinkRxTotal  uint16 = 1203 // DCGM_FI_DEV_NVLINK_RX_BYTES_TOTAL, cumulative bytes, NVLink5+
+)
+
+// DCGM entity groups (dcgm_fields.h dcgm_field_entity_group_t).
+const (
+	dcgmFEGPU   = 1 // DCGM_FE_GPU
+	dcgmFEGPUI  = 4 // DCGM_FE_GPU_I, a MIG GPU instance
+	dcgmFEGPUCI = 5 // DCGM_FE_GPU_CI, a MIG compute instance
 )
 
 // DCGM return codes the receiver tells apart (dcgm_structs.h dcgmReturn_enum; go-dcgm const.go).

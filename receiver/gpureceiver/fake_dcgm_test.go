@@ -19,6 +19,9 @@ type fakeDCGM struct {
 	gpus     []uint
 	identity map[uint][3]string // name, uuid, bus id
 	prof     map[uint][]uint16
+	// groups gives a profiling field's metric group, majorId<<16 | minorId
+	// (dcgmProfMetricGroupInfo_v2).
+	groups   map[uint16]uint32
 	profErr  error
 	watchErr func(fields []uint16) error
 
@@ -34,6 +37,84 @@ type fakeDCGM struct {
 	nextID  dcgmWatchID
 	// sinceCalls counts GetValuesSince calls.
 	sinceCalls int
+
+	// hopper, when set, models a DCGM 4.6 hostengine on GPM GPUs (see newFakeDCGMHopper).
+	hopper *hopperModel
+	// latestCalls counts cached (not live) latest-value reads: one per scrape.
+	latestCalls int
+	// valueCap > 0 fails a GetValuesSince that would return more values, as go-dcgm does at
+	// 131072 (pkg/dcgm/field_values.go maxCallbackValues, "field value limit exceeded").
+	valueCap int
+	// keepAges records the maxKeepAge of every watch.
+	keepAges []time.Duration
+	// mig lists the MIG instances (dcgmGetGpuInstanceHierarchy); migErr fails the call, as
+	// DCGM does on GPUs without MIG support. migWatches holds the MIG watches' fields.
+	mig        []dcgmEntity
+	migErr     error
+	migWatches map[dcgmWatchID]bool
+}
+
+// hopperModel is what a DCGM 4.6 hostengine does on Hopper/Blackwell (GPM) GPUs:
+//   - dcgmProfGetSupportedMetricGroups answers with three fixed field ranges on every GPM GPU,
+//     whatever the hardware and driver support (DCGM 4.6 modules/core/DcgmModuleCore.cpp
+//     ProcessProfGetMetricGroups, lines 2246-2293): 1001-1034, 1040-1083 (NVLink, C2C), and
+//     1084-1096 (the cumulative cycle counters and 1091/1092 PCIE_TX/RX_BYTES_TOTAL);
+//   - a GPM field is blank until two GPM samples exist (DCGM testing/python3/tests/test_prof.py
+//     1328-1337), and stays blank when the driver's NVML has no such GPM metric: 1091/1092 map to
+//     NVML_GPM_METRIC_PCIE_TX/RX (dcgm_fields.cpp 6824-6828), new in the CUDA 13.2 nvml.h; on an
+//     NVML error the value stays DCGM_FP64_BLANK, served as DCGM_INT64_BLANK
+//     (DcgmGpmManager.cpp 307-314, DcgmCacheManager.cpp 14094-14114).
+type hopperModel struct {
+	// pcieCounter: the driver's NVML has NVML_GPM_METRIC_PCIE_TX/RX (255/256).
+	pcieCounter bool
+	// bootTx/bootRx: what the since-boot PCIe counters held when the receiver started.
+	bootTx, bootRx int64
+	// txRate/rxRate in bytes/s, interval between latest reads.
+	txRate, rxRate int64
+	interval       int64 // s
+}
+
+// hopperProfFields is the three fixed ranges DCGM 4.6 lists on every GPM GPU.
+func hopperProfFields() []uint16 {
+	var out []uint16
+	for _, r := range [][2]uint16{{1001, 1034}, {1040, 1083}, {1084, 1096}} {
+		for id := r[0]; id <= r[1]; id++ {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// newFakeDCGMHopper is a DCGM 4.6 hostengine with n H100s; pcieCounter says whether the
+// driver's NVML has the GPM PCIe byte counters.
+func newFakeDCGMHopper(n int, pcieCounter bool) *fakeDCGM {
+	f := newFakeDCGM(n)
+	f.hopper = &hopperModel{pcieCounter: pcieCounter, bootTx: 5_000_000_000_000, bootRx: 7_000_000_000_000,
+		txRate: 3_000_000, rxRate: 1_000_000, interval: 10}
+	for _, g := range f.gpus {
+		f.prof[g] = hopperProfFields()
+		f.setInt(g, dcgmFieldC2CLinkCount, 0) // an H100 SXM: NVLink, no C2C
+	}
+	return f
+}
+
+// hopperLatest serves a GPM counter: blank for the first two GPM samples, and forever where the
+// driver lacks the metric; else the since-boot total at that read.
+func (f *fakeDCGM) hopperLatest(field uint16) (dcgmValue, bool) {
+	h := f.hopper
+	if h == nil || (field != dcgmFieldPCIeTxTotal && field != dcgmFieldPCIeRxTotal) {
+		return dcgmValue{}, false
+	}
+	blank := dcgmValue{fieldType: dcgmTypeInt64, i: dcgmInt64Blank, ts: int64(f.latestCalls)}
+	if !h.pcieCounter || f.latestCalls < 2 {
+		return blank, true
+	}
+	elapsed := int64(f.latestCalls) * h.interval
+	v := h.bootTx + h.txRate*elapsed
+	if field == dcgmFieldPCIeRxTotal {
+		v = h.bootRx + h.rxRate*elapsed
+	}
+	return dcgmValue{fieldType: dcgmTypeInt64, i: v, ts: int64(f.latestCalls)}, true
 }
 
 func newFakeDCGM(n int) *fakeDCGM {
@@ -81,18 +162,25 @@ func (f *fakeDCGM) supportedGPUs() ([]uint, error) {
 	return slices.Clone(f.gpus), nil
 }
 
-func (f *fakeDCGM) profilingFields(gpu uint) ([]uint16, error) {
+func (f *fakeDCGM) profilingFields(gpu uint) ([]uint16, map[uint16]uint32, error) {
 	f.mustBeConnected()
 	if f.profErr != nil {
-		return nil, f.profErr
+		return nil, nil, f.profErr
 	}
-	return f.prof[gpu], nil
+	groups := map[uint16]uint32{}
+	for _, id := range f.prof[gpu] {
+		groups[id] = f.groups[id] // 0 where not set: one group, as on a GPM GPU
+	}
+	return f.prof[gpu], groups, nil
 }
 
 func (f *fakeDCGM) latestValues(gpus []uint, fields []uint16, live bool) ([]dcgmValue, error) {
 	f.mustBeConnected()
 	if f.latestErr != nil && !live {
 		return nil, f.latestErr
+	}
+	if !live {
+		f.latestCalls++
 	}
 	var out []dcgmValue
 	for _, g := range gpus {
@@ -103,6 +191,9 @@ func (f *fakeDCGM) latestValues(gpus []uint, fields []uint16, live bool) ([]dcgm
 				out = append(out, dcgmValue{gpu: g, field: fid, fieldType: dcgmTypeString, s: f.identity[g][idx]})
 			default:
 				v, ok := f.latest[g][fid]
+				if hv, isGPM := f.hopperLatest(fid); isGPM {
+					v, ok = hv, true
+				}
 				if !ok {
 					// An unwatched field with no data: DCGM answers with a blank.
 					v = dcgmValue{fieldType: dcgmTypeInt64, i: dcgmInt64Blank}
@@ -115,8 +206,9 @@ func (f *fakeDCGM) latestValues(gpus []uint, fields []uint16, live bool) ([]dcgm
 	return out, nil
 }
 
-func (f *fakeDCGM) watch(_ string, _ []uint, fields []uint16, _, _ time.Duration, _ int32) (dcgmWatchID, error) {
+func (f *fakeDCGM) watch(_ string, _ []uint, fields []uint16, _, keep time.Duration, _ int32) (dcgmWatchID, error) {
 	f.mustBeConnected()
+	f.keepAges = append(f.keepAges, keep)
 	if f.watchErr != nil {
 		if err := f.watchErr(fields); err != nil {
 			return 0, err
@@ -137,12 +229,35 @@ func (f *fakeDCGM) valuesSince(w dcgmWatchID, since int64) ([]dcgmValue, int64, 
 	var out []dcgmValue
 	next := since
 	for _, v := range f.history {
+		mig := v.entity == dcgmFEGPUI || v.entity == dcgmFEGPUCI
+		if mig != f.migWatches[w] {
+			continue // a GPU watch serves GPU values, a MIG watch the instances' values
+		}
 		if v.ts >= since && slices.Contains(fields, v.field) {
 			out = append(out, v)
 			next = max(next, v.ts+1)
 		}
 	}
+	if f.valueCap > 0 && len(out) > f.valueCap {
+		return nil, 0, &dcgmError{op: "reading samples", msg: fmt.Sprintf("field value limit exceeded (%d), reduce time range, field count, or entity count", f.valueCap)}
+	}
 	return out, next, nil
+}
+
+func (f *fakeDCGM) migEntities() ([]dcgmEntity, error) {
+	f.mustBeConnected()
+	return slices.Clone(f.mig), f.migErr
+}
+
+func (f *fakeDCGM) watchMIG(_ string, _ []dcgmEntity, fields []uint16, _, _ time.Duration) (dcgmWatchID, error) {
+	f.mustBeConnected()
+	f.nextID++
+	f.watches[f.nextID] = slices.Clone(fields)
+	if f.migWatches == nil {
+		f.migWatches = map[dcgmWatchID]bool{}
+	}
+	f.migWatches[f.nextID] = true
+	return f.nextID, nil
 }
 
 func (f *fakeDCGM) unwatch(w dcgmWatchID) error {

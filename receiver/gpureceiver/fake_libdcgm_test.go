@@ -15,15 +15,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/fakedcgm"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
 
 // These tests run go-dcgm's real cgo path (dlopen("libdcgm.so.4") at Init, lazily bound symbols,
-// the C structs, the dcgmGetValuesSince_v2 callback into Go) against testdata/fakedcgm, a fake
+// the C structs, the dcgmGetValuesSince_v2 callback into Go) against internal/fakedcgm, a fake
 // libdcgm.so.4 written in C against the DCGM headers that ship in the go-dcgm module. go-dcgm keeps
 // one global connection and dlopen handle per process, so each scenario runs in its own child
 // process (this test binary again, with LD_LIBRARY_PATH pointing at the fake), which is also how
@@ -31,25 +33,8 @@ import (
 
 const childEnv = "GPURECEIVER_FAKE_DCGM_SCENARIO"
 
-// buildFakeLibDCGM compiles testdata/fakedcgm into dir/libdcgm.so.4.
-func buildFakeLibDCGM(t *testing.T) string {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc is needed to build the fake libdcgm.so.4")
-	}
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/NVIDIA/go-dcgm").Output()
-	require.NoError(t, err, "locating the go-dcgm module for its DCGM headers")
-	headers := filepath.Join(strings.TrimSpace(string(out)), "pkg", "dcgm")
-	dir := t.TempDir()
-	lib := filepath.Join(dir, "libdcgm.so.4")
-	cmd := exec.Command(gcc, "-Wall", "-Werror", "-Wno-unused-parameter", "-shared", "-fPIC",
-		"-I", headers, "-Wl,-soname,libdcgm.so.4", "-o", lib,
-		filepath.Join("testdata", "fakedcgm", "fakedcgm.c"), filepath.Join("testdata", "fakedcgm", "stubs.c"))
-	msg, err := cmd.CombinedOutput()
-	require.NoError(t, err, "building the fake libdcgm.so.4: %s", msg)
-	return dir
-}
+// buildFakeLibDCGM compiles the fake libdcgm.so.4 (internal/fakedcgm/csrc) and returns its directory.
+func buildFakeLibDCGM(t *testing.T) string { return fakedcgm.Build(t) }
 
 // runChild runs one scenario in a child process and returns the fake library's call log.
 func runChild(t *testing.T, scenario, libDir string, env ...string) []string {
@@ -122,6 +107,46 @@ func TestFakeLibDCGM(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 2, n)
+	})
+	// DCGM 4.6 on Hopper (G1): the fixed metric-group ranges list 1091/1092, which stay blank
+	// on a driver without the GPM PCIe counter: the rates carry PCIe, and one line says so.
+	t.Run("hopper dcgm 4.6 without gpm pcie counter", func(t *testing.T) {
+		calls := runChild(t, "hopper", libDir, "FAKE_DCGM_HOPPER=1")
+		assert.Contains(t, calls, "dcgmProfGetSupportedMetricGroups 0")
+	})
+	t.Run("hopper dcgm 4.6 with gpm pcie counter", func(t *testing.T) {
+		runChild(t, "hoppercounter", libDir, "FAKE_DCGM_HOPPER=1", "FAKE_DCGM_GPM_PCIE=1")
+	})
+	t.Run("late sample", func(t *testing.T) {
+		runChild(t, "late", libDir, "FAKE_DCGM_LATE=1")
+	})
+	t.Run("connection loss", func(t *testing.T) {
+		calls := runChild(t, "drop", libDir, "FAKE_DCGM_DROP_AT=2")
+		n := 0
+		for _, c := range calls {
+			if c == "dcgmConnect_v2 localhost:5555 0" {
+				n++
+			}
+		}
+		assert.Equal(t, 2, n, "reconnected after the loss")
+	})
+	t.Run("value cap", func(t *testing.T) {
+		// 8 GPUs x 4 rate fields x 5000 samples = 160000 values, over go-dcgm's 131072.
+		calls := runChild(t, "cap", libDir, "FAKE_DCGM_GPUS=8", "FAKE_DCGM_SAMPLES=5000")
+		var since []string
+		for _, c := range calls {
+			if strings.HasPrefix(c, "dcgmGetValuesSince_v2 ") {
+				since = append(since, strings.TrimPrefix(c, "dcgmGetValuesSince_v2 "))
+			}
+		}
+		require.GreaterOrEqual(t, len(since), 3)
+		assert.Equal(t, "0", since[0])
+		assert.NotEqual(t, "0", since[1], "the cursor moved after go-dcgm refused the answer")
+	})
+	t.Run("mig", func(t *testing.T) {
+		calls := runChild(t, "mig", libDir, "FAKE_DCGM_MIG=1")
+		assert.Contains(t, calls, "dcgmGetGpuInstanceHierarchy")
+		assert.Contains(t, calls, "dcgmGroupAddEntity 3 5 0", "the compute instance joins the MIG XID group")
 	})
 	t.Run("no library", func(t *testing.T) {
 		runChild(t, "nolib", t.TempDir())
@@ -218,6 +243,59 @@ func TestFakeLibDCGMChild(t *testing.T) {
 	m := scrapeOnce(t, s)
 	require.NotNil(t, s.src)
 	assert.Equal(t, "dcgm", s.src.kind())
+	pcieTx := func(m pmetric.Metrics, dev string) point {
+		return one(t, m, "interconnect.io", "device", dev, "component", "gpu_pcie", "direction", "transmit")
+	}
+	sourceLine := func() map[string]any {
+		l := logs.FilterMessage("GPU interconnect bytes: source per quantity").FilterField(zap.String("device", "gpu0")).All()
+		require.Len(t, l, 1, "one line per GPU")
+		return l[0].ContextMap()
+	}
+	switch scenario {
+	case "hopper":
+		assert.EqualValues(t, 9*1000, pcieTx(m, "gpu0").i, "PCIe bytes from the rates: the first GPM sample is blank")
+		for i := 0; i < 3; i++ {
+			clock.t = clock.t.Add(10 * time.Second)
+			scrapeOnce(t, s)
+		}
+		assert.Contains(t, sourceLine()["gpu_pcie"], "rate DCGM fields 1009/1010")
+		return
+	case "hoppercounter":
+		first := pcieTx(m, "gpu0")
+		for i := 0; i < 3; i++ {
+			clock.t = clock.t.Add(10 * time.Second)
+			m = scrapeOnce(t, s)
+		}
+		p := pcieTx(m, "gpu0")
+		assert.Equal(t, first.start, p.start, "the counter continues the rate's series")
+		assert.GreaterOrEqual(t, p.i, first.i)
+		assert.Contains(t, sourceLine()["gpu_pcie"], "counter DCGM fields 1091/1092")
+		return
+	case "late":
+		assert.EqualValues(t, 9*1000, pcieTx(m, "gpu0").i, "the late sample at 9 s covers 4 s")
+		return
+	case "drop":
+		clock.t = clock.t.Add(10 * time.Second)
+		assert.Zero(t, scrapeOnce(t, s).MetricCount())
+		assert.Equal(t, 1, logs.FilterMessage("Lost the GPU library; reconnecting at the next scrape").Len())
+		clock.t = clock.t.Add(10 * time.Second)
+		m = scrapeOnce(t, s)
+		require.NotNil(t, s.src)
+		assert.Len(t, points(m, "gpu.info"), 2)
+		return
+	case "mig":
+		assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(79)).i, "the GPU's own XID")
+		assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(43)).i, "the compute instance's XID, for its GPU")
+		return
+	case "cap":
+		msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "history")).All()
+		require.Len(t, msgs, 1)
+		assert.Contains(t, msgs[0].ContextMap()["reason"], "field value limit exceeded")
+		clock.t = clock.t.Add(10 * time.Second)
+		scrapeOnce(t, s)
+		assert.Len(t, logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "history")).All(), 1, "said once")
+		return
+	}
 	if scenario == "reconnect" {
 		require.NoError(t, s.shutdown(ctx))
 		require.NoError(t, s.start(ctx, nil))
@@ -235,7 +313,7 @@ func TestFakeLibDCGMChild(t *testing.T) {
 	assert.Equal(t, "NVIDIA H100 80GB HBM3", info.attrs["gpu.model"])
 	assert.InDelta(t, 0.42, one(t, m, "gpu.utilization", "device", "gpu0").f, 1e-9)
 	assert.InDelta(t, 0.07, one(t, m, "gpu.memory.copy_utilization", "device", "gpu1").f, 1e-9)
-	assert.EqualValues(t, 3, one(t, m, "gpu.pcie.replays", "device", "gpu0").i)
+	assert.EqualValues(t, 0, one(t, m, "gpu.pcie.replays", "device", "gpu0").i, "3 replays since boot: 0 at the first reading (metadata/start-time.md)")
 	assert.EqualValues(t, 8, one(t, m, "gpu.pcie.link.width", "device", "gpu1").i, "a downgraded link is visible")
 	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.max_width", "device", "gpu1").i)
 	assert.EqualValues(t, 4, one(t, m, "gpu.pcie.link.generation", "device", "gpu1").i)
@@ -280,7 +358,7 @@ func TestFakeLibDCGMChild(t *testing.T) {
 // values). It needs the fake on the library path, so it runs only when asked:
 //
 //	gcc -shared -fPIC -I$(go list -m -f '{{.Dir}}' github.com/NVIDIA/go-dcgm)/pkg/dcgm \
-//	    -Wl,-soname,libdcgm.so.4 -o /tmp/fakedcgm/libdcgm.so.4 testdata/fakedcgm/*.c
+//	    -Wl,-soname,libdcgm.so.4 -o /tmp/fakedcgm/libdcgm.so.4 ../../internal/fakedcgm/csrc/*.c
 //	GPURECEIVER_BENCH_LIBDCGM=1 FAKE_DCGM_GPUS=8 FAKE_DCGM_LIVE=1 LD_LIBRARY_PATH=/tmp/fakedcgm \
 //	    go test -run '^$' -bench ScrapeLibDCGM -benchmem .
 func BenchmarkScrapeLibDCGM(b *testing.B) {

@@ -22,17 +22,24 @@ type integrator struct {
 	frac   float64 // the fraction of a byte carried to the next sample
 	// updated: a valid sample was integrated since the flag was last cleared.
 	updated bool
+	// resync: samples were lost before the next one (reconnection, DCGM history expired or
+	// skipped): a long gap up to it is charged as one nominal period.
+	resync bool
 }
 
 // add integrates one sample. A sample no newer than the previous one is a duplicate and ignored. An
 // invalid sample (blank, unsupported) adds nothing but moves the baseline: the period it closes is
-// unknown and must not be charged to the next valid sample. A gap longer than maxGapUs (samples
-// lost, e.g. DCGM's history expired before a late scrape) is charged as one nominal period, the span
-// the sample's average covers.
+// unknown and must not be charged to the next valid sample. A late sample covers the whole real
+// gap: a GPM value is computed between the newest GPM sample and a baseline at least one update
+// interval older (DCGM DcgmGpmManager.cpp 272-307), and a profiling average covers the span since
+// the previous sample, so the real interval is charged. Only after samples were lost (resync: a
+// reconnection, DCGM's history expired or skipped) is a gap longer than maxGapUs charged as one
+// nominal period, the span the sample's own average is known to cover.
 func (g *integrator) add(s sample, nominalUs, maxGapUs int64) {
 	if g.lastTS == 0 {
 		g.lastTS = s.ts
 		g.start = pcommon.Timestamp(s.ts * 1000)
+		g.resync = false
 		return
 	}
 	if s.ts <= g.lastTS {
@@ -40,10 +47,12 @@ func (g *integrator) add(s sample, nominalUs, maxGapUs int64) {
 	}
 	dt := s.ts - g.lastTS
 	g.lastTS = s.ts
+	resync := g.resync
+	g.resync = false
 	if !s.valid {
 		return
 	}
-	if dt > maxGapUs {
+	if resync && dt > maxGapUs {
 		dt = nominalUs
 	}
 	b := s.f*float64(dt)/1e6 + g.frac

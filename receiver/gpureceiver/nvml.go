@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -20,16 +23,25 @@ import (
 // FI_DEV_PCIE_COUNT_TX/RX_BYTES (197/198) "PCIe transmit/receive bytes. Value can be wrapped.";
 // FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139) "NVLink TX/RX Data throughput in KiB", cumulative,
 // summed over all links with scopeId UINT_MAX.
+//
+// NVLink5 (Blackwell) has its own byte totals, FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204)
+// "Total Tx/Rx bytes on the link in NVLink5", from which DCGM builds its NVLink5 totals 1201/1203
+// (dcgm_fields.cpp, DcgmCMUtils.cpp NvmlFieldRequiresNvLinkAggregate): they are read, summed over
+// all links with scopeId UINT_MAX, on a GPU whose 138/139 are NOT_SUPPORTED (nvlink5 fields).
 var nvmlCounterFields = []struct {
 	id    uint32
 	scope uint32
 	q     quantity
 	scale uint64
+	// nvlink5: read only on GPUs where the THROUGHPUT_DATA fields are not supported.
+	nvlink5 bool
 }{
-	{nvml.FI_DEV_PCIE_COUNT_TX_BYTES, 0, qPCIeTxBytes, 1},
-	{nvml.FI_DEV_PCIE_COUNT_RX_BYTES, 0, qPCIeRxBytes, 1},
-	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, math.MaxUint32, qNVLinkTxBytes, 1024},
-	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX, math.MaxUint32, qNVLinkRxBytes, 1024},
+	{nvml.FI_DEV_PCIE_COUNT_TX_BYTES, 0, qPCIeTxBytes, 1, false},
+	{nvml.FI_DEV_PCIE_COUNT_RX_BYTES, 0, qPCIeRxBytes, 1, false},
+	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, math.MaxUint32, qNVLinkTxBytes, 1024, false},
+	{nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX, math.MaxUint32, qNVLinkRxBytes, 1024, false},
+	{nvml.FI_DEV_NVLINK_COUNT_XMIT_BYTES, math.MaxUint32, qNVLinkTxBytes, 1, true},
+	{nvml.FI_DEV_NVLINK_COUNT_RCV_BYTES, math.MaxUint32, qNVLinkRxBytes, 1, true},
 }
 
 // nvmlGPMMetrics are the GPU Performance Monitoring metrics read where the GPU has GPM (Hopper and
@@ -60,6 +72,10 @@ type nvmlSource struct {
 
 	devs    []gpuDevice
 	handles []nvml.Device
+	// quiet: do not log the source per quantity (NVML completing DCGM).
+	quiet bool
+	// nvlink5[i]: devices[i] answered NOT_SUPPORTED for 138/139; its NVLink bytes come from 202/204.
+	nvlink5 []bool
 	fields  []nvml.FieldValue
 	// gpm[i] holds the two GPM samples of devices[i]; nil where the GPU has no GPM.
 	gpm        []*nvmlGPM
@@ -77,9 +93,23 @@ func openNVMLLibrary(cfg *Config, logger *zap.Logger, want quantitySet, numaNode
 	return openNVML(nvml.New(), logger, want, numaNode, cfg.selects)
 }
 
+// openNVMLFallback opens NVML to complete DCGM (fallback.go): it does not log its own
+// source-per-quantity lines, since it serves only what DCGM lacks.
+func openNVMLFallback(cfg *Config, logger *zap.Logger, want quantitySet, numaNode func(string) int64) (source, error) {
+	s, err := openNVMLQuiet(nvml.New(), logger, want, numaNode, cfg.selects, true)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // openNVML initialises NVML. Like go-dcgm, go-nvml binds libnvidia-ml's symbols lazily: nothing
 // but Init may be called unless Init succeeded.
 func openNVML(lib nvml.Interface, logger *zap.Logger, want quantitySet, numaNode func(string) int64, selects func(gpuDevice) bool) (*nvmlSource, error) {
+	return openNVMLQuiet(lib, logger, want, numaNode, selects, false)
+}
+
+func openNVMLQuiet(lib nvml.Interface, logger *zap.Logger, want quantitySet, numaNode func(string) int64, selects func(gpuDevice) bool, quiet bool) (*nvmlSource, error) {
 	switch ret := lib.Init(); ret {
 	case nvml.SUCCESS:
 	case nvml.ERROR_LIBRARY_NOT_FOUND:
@@ -87,7 +117,7 @@ func openNVML(lib nvml.Interface, logger *zap.Logger, want quantitySet, numaNode
 	default:
 		return nil, fmt.Errorf("nvmlInit: %s", nvmlErr(ret))
 	}
-	s := &nvmlSource{lib: lib, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode, selects: selects, now: time.Now}
+	s := &nvmlSource{lib: lib, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode, selects: selects, now: time.Now, quiet: quiet}
 	if err := s.refresh(); err != nil {
 		_ = lib.Shutdown()
 		return nil, err
@@ -148,7 +178,17 @@ func (s *nvmlSource) refresh() error {
 		return errors.New("no GPU left after include_devices / exclude_devices")
 	}
 	s.freeGPM()
+	for _, d := range devs {
+		if !s.quiet && !slices.ContainsFunc(s.devs, func(o gpuDevice) bool { return o == d }) {
+			// NVML has one origin per link: its cumulative counters (no rates, no C2C).
+			s.logger.Info("GPU interconnect bytes: source per quantity", zap.String("device", d.name), zap.String("gpu.uuid", d.uuid),
+				zap.String("gpu_pcie", "counter NVML fields 197/198 FI_DEV_PCIE_COUNT_TX/RX_BYTES (cumulative bytes)"),
+				zap.String("gpu_nvlink", "counter NVML fields 138/139 FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (cumulative KiB)"),
+				zap.String("gpu_c2c", "none (NVML has no C2C byte counter)"))
+		}
+	}
 	s.devs, s.handles = devs, handles
+	s.nvlink5 = make([]bool, len(devs))
 	s.gpm = make([]*nvmlGPM, len(handles))
 	if s.want.has(qGREngineActive) || s.want.has(qSMActive) || s.want.has(qDRAMActive) {
 		for i, h := range handles {
@@ -284,7 +324,7 @@ func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
 			return true
 		}
 
-		if !s.readCounters(i, h, add) {
+		if !s.readCounters(i, h, ts, &buf) {
 			continue
 		}
 		s.readGPM(i, h, add)
@@ -316,10 +356,10 @@ func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
 
 // readCounters reads the cumulative byte counters of one GPU in one nvmlDeviceGetFieldValues call.
 // It returns false when the GPU is gone.
-func (s *nvmlSource) readCounters(i int, h nvml.Device, add func(quantity, float64, uint64)) bool {
+func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample) bool {
 	s.fields = s.fields[:0]
 	for _, f := range nvmlCounterFields {
-		if s.want.has(f.q) {
+		if s.want.has(f.q) && (f.nvlink5 == s.nvlink5[i] || f.q == qPCIeTxBytes || f.q == qPCIeRxBytes) {
 			s.fields = append(s.fields, nvml.FieldValue{FieldId: f.id, ScopeId: f.scope})
 		}
 	}
@@ -336,6 +376,12 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, add func(quantity, float
 		s.note(name+"/field_values", fmt.Errorf("nvmlDeviceGetFieldValues: %s", nvmlErr(ret)))
 		return true
 	}
+	type failure struct {
+		key string
+		err error
+	}
+	var failed []failure
+	throughputUnsupported := 0
 	for _, fv := range s.fields {
 		for _, f := range nvmlCounterFields {
 			if f.id != fv.FieldId {
@@ -343,7 +389,10 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, add func(quantity, float
 			}
 			key := name + "/" + f.q.String()
 			if r := nvml.Return(fv.NvmlReturn); r != nvml.SUCCESS {
-				s.note(key, fmt.Errorf("NVML field %d: %s", f.id, nvmlErr(r)))
+				if r == nvml.ERROR_NOT_SUPPORTED && f.scale == 1024 && !s.nvlink5[i] {
+					throughputUnsupported++
+				}
+				failed = append(failed, failure{key, fmt.Errorf("NVML field %d: %s", f.id, nvmlErr(r))})
 				continue
 			}
 			v, ok := nvmlFieldUint(fv)
@@ -352,8 +401,25 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, add func(quantity, float
 				continue
 			}
 			s.notes.Recover(key)
-			add(f.q, 0, v*f.scale)
+			smp := sample{gpu: i, q: f.q, ts: ts, valid: true, u: v * f.scale}
+			if nvml.ValueType(fv.ValueType) == nvml.VALUE_TYPE_UNSIGNED_INT {
+				// "Value can be wrapped" (nvml.h, FI_DEV_PCIE_COUNT_*): at the width of its
+				// type, 2^32 of its unit (scale 1024 for KiB: 2^42 bytes).
+				smp.wrapBits = 32 + uint8(bits.TrailingZeros64(f.scale))
+			}
+			*buf = append(*buf, smp)
 		}
+	}
+	if throughputUnsupported == 2 {
+		// Neither THROUGHPUT_DATA field: not NVLink4 or older, maybe NVLink5. Its byte totals
+		// are read from the next poll on; what they cannot give is said then.
+		s.nvlink5[i] = true
+		failed = slices.DeleteFunc(failed, func(f failure) bool {
+			return strings.HasSuffix(f.key, "/"+qNVLinkTxBytes.String()) || strings.HasSuffix(f.key, "/"+qNVLinkRxBytes.String())
+		})
+	}
+	for _, f := range failed {
+		s.note(f.key, f.err)
 	}
 	return true
 }

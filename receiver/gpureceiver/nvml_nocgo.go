@@ -8,3 +8,7 @@ import "go.uber.org/zap"
 func openNVMLLibrary(*Config, *zap.Logger, quantitySet, func(string) int64) (source, error) {
 	return nil, errBuiltWithoutGPU
 }
+
+func openNVMLFallback(*Config, *zap.Logger, quantitySet, func(string) int64) (source, error) {
+	return nil, errBuiltWithoutGPU
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 )
 
@@ -27,7 +28,15 @@ type nvmlNode struct {
 	*server.Server
 	pcieTx, nvlinkRxKiB uint64
 	lost                map[int]bool
-	fieldRet            nvml.Return // per-value return of the NVLink fields
+	fieldRet            nvml.Return // per-value return of the NVLink TX field 138
+	rxRet               nvml.Return // per-value return of the NVLink RX field 139
+	// pcieType is the value type NVML gives FI_DEV_PCIE_COUNT_*; its width is not documented
+	// (nvml.h: "Value can be wrapped"), so tests try both the 64-bit and the 32-bit one.
+	pcieType nvml.ValueType
+	// nvlink5Ret is the per-value return of the NVLink5 byte totals 202/204: NOT_SUPPORTED on
+	// the mock's NVLink4 H100 (inference: NVML answers so for fields of another NVLink generation).
+	nvlink5Ret  nvml.Return
+	nvlink5Byte uint64
 	// GPM: noGPM lists GPUs without GPM; samples counts nvmlGpmSampleGet calls per GPU; freed
 	// counts freed samples.
 	noGPM   map[int]bool
@@ -37,7 +46,8 @@ type nvmlNode struct {
 }
 
 func newNVMLNode() *nvmlNode {
-	n := &nvmlNode{Server: dgxh100.New(), lost: map[int]bool{}, fieldRet: nvml.SUCCESS, noGPM: map[int]bool{}, samples: map[int]int{}}
+	n := &nvmlNode{Server: dgxh100.New(), lost: map[int]bool{}, fieldRet: nvml.SUCCESS, rxRet: nvml.SUCCESS, noGPM: map[int]bool{}, samples: map[int]int{},
+		pcieType: nvml.VALUE_TYPE_UNSIGNED_LONG_LONG, nvlink5Ret: nvml.ERROR_NOT_SUPPORTED}
 	n.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
 		n.allocs++
 		return &mock.GpmSample{FreeFunc: func() nvml.Return { n.freed++; return nvml.SUCCESS }}, nvml.SUCCESS
@@ -85,11 +95,22 @@ func newNVMLNode() *nvmlNode {
 				switch v.FieldId {
 				case nvml.FI_DEV_PCIE_COUNT_TX_BYTES:
 					x = n.pcieTx * uint64(i+1)
+					if n.pcieType == nvml.VALUE_TYPE_UNSIGNED_INT {
+						v.ValueType = uint32(n.pcieType)
+						x &= math.MaxUint32
+					}
 				case nvml.FI_DEV_PCIE_COUNT_RX_BYTES:
 					x = 5
 				case nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
 					v.NvmlReturn = uint32(n.fieldRet)
+				case nvml.FI_DEV_NVLINK_COUNT_XMIT_BYTES, nvml.FI_DEV_NVLINK_COUNT_RCV_BYTES:
+					v.NvmlReturn = uint32(n.nvlink5Ret)
+					if v.ScopeId != math.MaxUint32 {
+						v.NvmlReturn = uint32(nvml.ERROR_INVALID_ARGUMENT)
+					}
+					x = n.nvlink5Byte
 				case nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX:
+					v.NvmlReturn = uint32(n.rxRet)
 					if v.ScopeId != math.MaxUint32 {
 						v.NvmlReturn = uint32(nvml.ERROR_INVALID_ARGUMENT)
 					}
@@ -148,19 +169,26 @@ func TestNVMLSource(t *testing.T) {
 	assert.EqualValues(t, 1, info.attrs["numa.node"])
 	assert.Equal(t, "nvml", info.attrs["source"])
 	assert.Equal(t, "NVIDIA H100 80GB HBM3", info.attrs["gpu.model"])
-	assert.EqualValues(t, 2000, one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_pcie", "direction", "transmit").i)
-	assert.EqualValues(t, 4096, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "receive").i, "KiB x 1024")
+	// The start-time rule (metadata/start-time.md): NVML's counters count since boot, so the first
+	// point is 0 at the first reading and the next ones what was counted since.
+	first := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
+	assert.EqualValues(t, 0, first.i, "the first point of a since-boot counter")
+	assert.Equal(t, pcommon.NewTimestampFromTime(clock.t), first.start, "starts at the first reading")
+	assert.EqualValues(t, 0, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "receive").i)
 	assert.Len(t, find(m, "interconnect.io", "component", "gpu_nvlink", "direction", "transmit"), 8, "a zero counter is a value")
 	assert.InDelta(t, 0.8, one(t, m, "gpu.utilization", "device", "gpu7").f, 1e-9)
 	assert.InDelta(t, 0.3, one(t, m, "gpu.memory.copy_utilization", "device", "gpu7").f, 1e-9)
-	assert.EqualValues(t, 2, one(t, m, "gpu.pcie.replays", "device", "gpu3").i)
+	assert.EqualValues(t, 0, one(t, m, "gpu.pcie.replays", "device", "gpu3").i, "replays since boot: 0 at the first reading")
 	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.width", "device", "gpu3").i)
 	assert.Empty(t, points(m, "gpu.dram.active"), "the first GPM sample only starts the period")
 
-	first := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
 	clock.t = clock.t.Add(10 * time.Second)
+	node.pcieTx, node.nvlinkRxKiB = 1500, 6
 	m = scrapeOnce(t, s)
-	assert.Equal(t, first.start, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit").start)
+	p := one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_pcie", "direction", "transmit")
+	assert.Equal(t, first.start, p.start)
+	assert.EqualValues(t, 2*500, p.i, "bytes counted since the first reading")
+	assert.EqualValues(t, 2*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "receive").i, "KiB x 1024")
 	assert.InDelta(t, 0.375, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9, "GPM, from the second sample on")
 
 	// GPU 2 falls off the bus; the counter of GPU 0 is reset by a driver reload.
@@ -174,6 +202,46 @@ func TestNVMLSource(t *testing.T) {
 	again := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
 	assert.EqualValues(t, 10, again.i)
 	assert.Greater(t, again.start, first.start, "a reset starts a new series")
+}
+
+// TestNVMLPCIeCounterWraps (G5): FI_DEV_PCIE_COUNT_TX/RX_BYTES "Value can be wrapped" (nvml.h).
+// Where NVML gives them a 32-bit value type, a decrease is a wrap at 2^32, not a reset; with the
+// 64-bit type a decrease stays a reset (TestNVMLSource).
+func TestNVMLPCIeCounterWraps(t *testing.T) {
+	node := newNVMLNode()
+	node.pcieType = nvml.VALUE_TYPE_UNSIGNED_INT
+	node.pcieTx = math.MaxUint32 - 999 // GPU 0 just below 2^32
+	s, clock := newNVMLScraper(t, node)
+	require.NoError(t, s.start(context.Background(), nil))
+	first := one(t, scrapeOnce(t, s), "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
+	node.pcieTx = math.MaxUint32 + 1 + 500 // wrapped: 1000 to reach 2^32, then 500
+	clock.t = clock.t.Add(10 * time.Second)
+	p := one(t, scrapeOnce(t, s), "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "transmit")
+	assert.EqualValues(t, 1500, p.i)
+	assert.Equal(t, first.start, p.start, "a wrap is not a reset")
+}
+
+// TestNVMLNVLink5ByteCounters (G9): on NVLink5 (Blackwell) the NVLink bytes come from
+// FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204, "Total Tx/Rx bytes on the link in NVLink5",
+// nvml.h), which DCGM aggregates for its 1201/1203, where THROUGHPUT_DATA 138/139 are not
+// supported.
+func TestNVMLNVLink5ByteCounters(t *testing.T) {
+	node := newNVMLNode()
+	node.fieldRet, node.rxRet = nvml.ERROR_NOT_SUPPORTED, nvml.ERROR_NOT_SUPPORTED // 138, 139
+	node.nvlink5Ret = nvml.SUCCESS
+	node.nvlink5Byte = 1 << 30
+	s, clock := newNVMLScraper(t, node)
+	require.NoError(t, s.start(context.Background(), nil))
+	scrapeOnce(t, s) // 138 refused: the next poll reads 202/204
+	clock.t = clock.t.Add(10 * time.Second)
+	m := scrapeOnce(t, s)
+	first := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "transmit")
+	node.nvlink5Byte += 5000
+	clock.t = clock.t.Add(10 * time.Second)
+	m = scrapeOnce(t, s)
+	p := one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "transmit")
+	assert.EqualValues(t, 5000, p.i, "bytes, not KiB")
+	assert.Equal(t, first.start, p.start)
 }
 
 func TestNVMLNotSupportedFieldSaidOnce(t *testing.T) {

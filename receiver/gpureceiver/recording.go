@@ -93,7 +93,7 @@ func (r *recordingSource) poll(buf []sample) ([]sample, error) {
 	}
 	rs := recording.GPUSample{Samples: make([]recording.GPUValue, 0, len(buf)-start)}
 	for _, s := range buf[start:] {
-		rs.Samples = append(rs.Samples, recording.GPUValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u})
+		rs.Samples = append(rs.Samples, recording.GPUValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u, Bits: s.wrapBits})
 	}
 	b, err := json.Marshal(rs)
 	if err != nil {
@@ -195,7 +195,7 @@ func (r *replaySource) poll(buf []sample) ([]sample, error) {
 		if !ok || v.GPU < 0 || v.GPU >= len(r.devs) {
 			continue // a quantity this build does not know, or a GPU the facts do not list
 		}
-		buf = append(buf, sample{gpu: v.GPU, q: q, ts: v.TS + shiftUs, valid: v.Valid, f: v.F, u: v.U})
+		buf = append(buf, sample{gpu: v.GPU, q: q, ts: v.TS + shiftUs, valid: v.Valid, f: v.F, u: v.U, wrapBits: v.Bits})
 	}
 	return buf, nil
 }

@@ -34,6 +34,12 @@ type xidKey struct {
 	xid uint64
 }
 
+// xidSource is where XIDs come from: a GPU, or one of its MIG instances.
+type xidSource struct {
+	gpu    string
+	entity uint32
+}
+
 type xidCount struct {
 	count uint64
 	start pcommon.Timestamp
@@ -41,9 +47,10 @@ type xidCount struct {
 
 // latest holds the newest valid value of every quantity of every GPU in one scrape.
 type latest struct {
-	set [numQuantities]bool
-	f   [numQuantities]float64
-	u   [numQuantities]uint64
+	set  [numQuantities]bool
+	f    [numQuantities]float64
+	u    [numQuantities]uint64
+	bits [numQuantities]uint8
 }
 
 // link maps the interconnect.io series of a GPU onto their quantities.
@@ -61,6 +68,12 @@ var links = []struct {
 	{metadata.AttributeComponentGpuC2c, metadata.AttributeDirectionReceive, qC2CRxRate, 0, false},
 }
 
+// handover is where a link's rate-integrated series stood when its counter took over.
+type handover struct {
+	bytes uint64
+	start pcommon.Timestamp
+}
+
 type gpuScraper struct {
 	cfg    *Config
 	logger *zap.Logger
@@ -75,10 +88,15 @@ type gpuScraper struct {
 	// problems says each failure of the source as a whole once.
 	problems *errtrack.Tracker
 
-	counters  *counter.Tracker[seriesKey]
+	counters *counter.Tracker[seriesKey]
+	// handover holds, per counter series, the bytes its link had counted from the rate before
+	// the counter produced its first value, and that series' start: the link stays one series.
+	handover map[seriesKey]handover
+	// byCounter: links whose series comes from their cumulative counter.
+	byCounter map[seriesKey]bool
 	integ     map[seriesKey]*integrator
 	xids      map[xidKey]*xidCount
-	lastXID   map[string]int64             // per GPU: timestamp of the last XID counted
+	lastXID   map[xidSource]int64          // per GPU and MIG instance: timestamp of the last XID counted
 	firstSeen map[string]pcommon.Timestamp // per GPU: when the receiver started watching it
 	buf       []sample
 	cur       []latest
@@ -86,27 +104,44 @@ type gpuScraper struct {
 	starts   *counter.StartTimes
 	sampleUs int64
 	maxGapUs int64
+	// resync: samples may have been lost before this poll's (a new connection, or the source
+	// said so); each integrator clamps the gap to its next sample.
+	resync bool
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 	s := &gpuScraper{
-		cfg:       cfg,
-		logger:    set.Logger,
-		mb:        metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		open:      openerFor(cfg),
-		now:       time.Now,
-		want:      wantedQuantities(cfg.Metrics),
-		problems:  errtrack.New(),
-		counters:  counter.NewTracker[seriesKey](),
+		cfg:      cfg,
+		logger:   set.Logger,
+		mb:       metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		open:     openerFor(cfg),
+		now:      time.Now,
+		want:     wantedQuantities(cfg.Metrics),
+		problems: errtrack.New(),
+		// The start-time rule (metadata/start-time.md): a counter read since boot reports what it
+		// counted since the series began.
+		counters:  counter.NewTracker[seriesKey](counter.SinceFirstReading()),
+		handover:  map[seriesKey]handover{},
+		byCounter: map[seriesKey]bool{},
 		integ:     map[seriesKey]*integrator{},
 		xids:      map[xidKey]*xidCount{},
-		lastXID:   map[string]int64{},
+		lastXID:   map[xidSource]int64{},
 		firstSeen: map[string]pcommon.Timestamp{},
 		sampleUs:  cfg.DCGM.SampleInterval.Microseconds(),
 		maxGapUs:  3 * cfg.DCGM.SampleInterval.Microseconds(),
 	}
 	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
 	return s
+}
+
+// counterSpec is how a driver counter behaves at the end of its range: one whose value type is
+// narrower than 64 bits wraps at that width (NVML FI_DEV_PCIE_COUNT_TX/RX_BYTES: "Value can be
+// wrapped", nvml.h); a 64-bit one only goes back on a reset.
+func counterSpec(wrapBits uint8) counter.Spec {
+	if wrapBits > 0 && wrapBits < 64 {
+		return counter.Spec{Kind: counter.Wrapping, Width: wrapBits}
+	}
+	return counter.Spec{Kind: counter.Monotonic}
 }
 
 // wantedQuantities returns what the enabled metrics need: nothing else is read.
@@ -160,6 +195,7 @@ func (s *gpuScraper) connect(now time.Time) {
 	}
 	s.problems.Recover("source")
 	s.src = src
+	s.resync = true
 	// A replay integrates with the sampling period of the recorded library.
 	if r, ok := src.(interface{ sampleInterval() time.Duration }); ok && r.sampleInterval() > 0 {
 		s.sampleUs = r.sampleInterval().Microseconds()
@@ -220,6 +256,9 @@ func (s *gpuScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		s.lastAttempt = time.Time{}
 		return pmetric.NewMetrics(), nil
 	}
+	if l, ok := s.src.(interface{ historyLost() bool }); ok && l.historyLost() {
+		s.resync = true
+	}
 	s.record(pcommon.NewTimestampFromTime(now))
 	return s.mb.Emit(), nil
 }
@@ -244,6 +283,12 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 		}
 	}
 
+	if s.resync {
+		for _, g := range s.integ {
+			g.resync = true
+		}
+		s.resync = false
+	}
 	for _, smp := range s.buf {
 		if smp.gpu < 0 || smp.gpu >= len(devs) {
 			continue
@@ -258,10 +303,11 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 			}
 			g.add(smp, s.sampleUs, s.maxGapUs)
 		case smp.q == qXID:
-			if !smp.valid || smp.ts <= s.lastXID[key] {
+			src := xidSource{key, smp.entity}
+			if !smp.valid || smp.ts <= s.lastXID[src] {
 				continue
 			}
-			s.lastXID[key] = smp.ts
+			s.lastXID[src] = smp.ts
 			c := s.xids[xidKey{key, smp.u}]
 			if c == nil {
 				c = &xidCount{start: s.firstSeen[key]}
@@ -270,7 +316,7 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 			c.count++
 		case smp.valid:
 			l := &s.cur[smp.gpu]
-			l.set[smp.q], l.f[smp.q], l.u[smp.q] = true, smp.f, smp.u
+			l.set[smp.q], l.f[smp.q], l.u[smp.q], l.bits[smp.q] = true, smp.f, smp.u, smp.wrapBits
 		}
 	}
 
@@ -283,9 +329,32 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 
 		for _, ln := range links {
 			if ln.hasCounter && l.set[ln.counter] {
-				p := s.counters.Observe(seriesKey{key, ln.counter}, l.u[ln.counter], counter.Spec{Kind: counter.Monotonic}, now)
-				s.starts.Use(p.Start)
-				s.mb.RecordInterconnectIoDataPoint(now, int64(p.Value), ln.component, ln.direction, d.name, d.busID, d.numaNode)
+				ck := seriesKey{key, ln.counter}
+				p := s.counters.Observe(ck, l.u[ln.counter], counterSpec(l.bits[ln.counter]), now)
+				switch p.Status {
+				case counter.First:
+					// The counter takes over from the rate (DCGM 4.6 GPM counters produce their
+					// first value two GPM samples after the watch): the link's series goes on
+					// from the bytes the rate counted, with the rate's start.
+					if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.lastTS != 0 {
+						s.handover[ck] = handover{bytes: g.whole, start: g.start}
+						delete(s.integ, seriesKey{key, ln.rate})
+					}
+				case counter.Reset:
+					delete(s.handover, ck)
+				}
+				s.byCounter[ck] = true
+				start, v := p.Start, p.Value
+				if h, ok := s.handover[ck]; ok {
+					start, v = h.start, h.bytes+p.Value
+				}
+				s.starts.Use(start)
+				s.mb.RecordInterconnectIoDataPoint(now, int64(v), ln.component, ln.direction, d.name, d.busID, d.numaNode)
+				continue
+			}
+			if ln.hasCounter && s.byCounter[seriesKey{key, ln.counter}] {
+				// The link's series is the counter's now: a rate sample left over (or a blank
+				// counter this scrape) must not start a second series with the same attributes.
 				continue
 			}
 			if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.updated {
@@ -339,6 +408,16 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 
 	// A GPU that is gone loses its state, so that one that comes back starts new series.
 	s.counters.Sweep()
+	for k := range s.handover {
+		if !present[k.gpu] {
+			delete(s.handover, k)
+		}
+	}
+	for k := range s.byCounter {
+		if !present[k.gpu] {
+			delete(s.byCounter, k)
+		}
+	}
 	for k := range s.integ {
 		if !present[k.gpu] {
 			delete(s.integ, k)
@@ -352,6 +431,10 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 	for k := range s.firstSeen {
 		if !present[k] {
 			delete(s.firstSeen, k)
+		}
+	}
+	for k := range s.lastXID {
+		if !present[k.gpu] {
 			delete(s.lastXID, k)
 		}
 	}
@@ -372,9 +455,15 @@ func openLibraries(cfg *Config, logger *zap.Logger, want quantitySet, numaNode f
 	if cfg.Source != sourceNVML {
 		api, err := newDCGMAPI()
 		if err == nil {
-			var src source
+			var src *dcgmSource
 			if src, err = openDCGM(api, cfg, logger, want, numaNode); err == nil {
-				return src, nil
+				if cfg.Source == sourceDCGM {
+					return src, nil
+				}
+				// DCGM is up; NVML fills in, per GPU, the link bytes DCGM cannot supply.
+				return withNVMLFallback(src, logger, func() (source, error) {
+					return openNVMLFallback(cfg, logger, want, numaNode)
+				}), nil
 			}
 		}
 		if errors.Is(err, errBuiltWithoutGPU) {

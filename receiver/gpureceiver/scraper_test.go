@@ -161,36 +161,44 @@ func TestIntegrator(t *testing.T) {
 	g.add(sample{ts: 13 * sec}, sec, 3*sec)
 	g.add(sample{ts: 14 * sec, valid: true, f: 10}, sec, 3*sec)
 	assert.EqualValues(t, 13, g.whole, "a blank sample's period is not charged to the next one")
+	// G4: a late sample (nv-hostengine slow) averages the whole real gap, as a GPM value covers
+	// the span back to its baseline (DCGM DcgmGpmManager.cpp 272-307): 86 s at 10 B/s.
 	g.add(sample{ts: 100 * sec, valid: true, f: 10}, sec, 3*sec)
-	assert.EqualValues(t, 23, g.whole, "after lost samples only the sample's own period counts")
-	g.add(sample{ts: 100*sec + 250_000, valid: true, f: 4e12}, sec, 3*sec)
-	assert.EqualValues(t, 23+1e12, g.whole, "sub-second periods and large rates")
+	assert.EqualValues(t, 13+860, g.whole, "a late sample is charged its real interval")
+	// After lost samples (reconnection, history expired) only the sample's own period counts.
+	g.resync = true
+	g.add(sample{ts: 200 * sec, valid: true, f: 10}, sec, 3*sec)
+	assert.EqualValues(t, 13+860+10, g.whole, "after a resync the gap is one nominal period")
+	assert.False(t, g.resync, "only the first sample after the loss is clamped")
+	g.add(sample{ts: 200*sec + 250_000, valid: true, f: 4e12}, sec, 3*sec)
+	assert.EqualValues(t, 13+860+10+1e12, g.whole, "sub-second periods and large rates")
 }
 
 // TestCountersPreferredAndReset: where DCGM 4.6 has the cumulative PCIe counters, they are used
-// (not the rates), and a counter that goes back restarts the series with a new start time.
+// (not the rates) once they have produced a value, the first point obeys the start-time rule
+// (metadata/start-time.md: 0 at the first reading), and a counter that goes back restarts the
+// series with a new start time.
 func TestCountersPreferredAndReset(t *testing.T) {
 	f := newFakeDCGM(1)
 	f.prof[0] = append(f.prof[0], dcgmFieldPCIeTxTotal, dcgmFieldPCIeRxTotal)
 	f.setInt(0, dcgmFieldPCIeTxTotal, 1_000_000)
 	f.setInt(0, dcgmFieldPCIeRxTotal, 2_000_000)
-	f.addSample(0, dcgmFieldPCIeTxRate, 5*sec, 999)
-	f.addSample(0, dcgmFieldPCIeTxRate, 6*sec, 999)
 	s, _, clock := newTestScraper(t, f, nil)
 	require.NoError(t, s.start(context.Background(), nil))
-	for _, w := range f.watches {
-		assert.NotContains(t, w, dcgmFieldPCIeTxRate, "the rate is not watched where the counter works")
-	}
 	m := scrapeOnce(t, s)
+	for _, w := range f.watches {
+		assert.NotContains(t, w, dcgmFieldPCIeTxRate, "the rate is not watched once the counter works")
+	}
 	p := one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "transmit")
-	assert.EqualValues(t, 1_000_000, p.i)
+	assert.EqualValues(t, 0, p.i, "the since-boot total is the baseline, not bytes of this series")
+	assert.Equal(t, pcommon.NewTimestampFromTime(clock.t), p.start, "the series starts at the first reading")
 	firstStart := p.start
 
 	clock.t = clock.t.Add(10 * time.Second)
 	f.setInt(0, dcgmFieldPCIeTxTotal, 1_500_000)
 	m = scrapeOnce(t, s)
 	p = one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "transmit")
-	assert.EqualValues(t, 1_500_000, p.i)
+	assert.EqualValues(t, 500_000, p.i)
 	assert.Equal(t, firstStart, p.start)
 
 	clock.t = clock.t.Add(10 * time.Second)
@@ -199,7 +207,7 @@ func TestCountersPreferredAndReset(t *testing.T) {
 	p = one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "transmit")
 	assert.EqualValues(t, 300, p.i)
 	assert.Greater(t, p.start, firstStart, "a reset starts a new series")
-	assert.EqualValues(t, 2_000_000, one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "receive").i)
+	assert.EqualValues(t, 0, one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "receive").i)
 }
 
 // TestProfilingModuleMissing: without DCGM's profiling module only the profiling series are
@@ -228,7 +236,7 @@ func TestProfilingModuleMissing(t *testing.T) {
 	}
 	assert.InDelta(t, 0.42, one(t, m, "gpu.utilization", "device", "gpu0").f, 1e-9)
 	assert.InDelta(t, 0.07, one(t, m, "gpu.memory.copy_utilization", "device", "gpu0").f, 1e-9)
-	assert.EqualValues(t, 3, one(t, m, "gpu.pcie.replays").i)
+	assert.EqualValues(t, 0, one(t, m, "gpu.pcie.replays").i, "a constant since-boot count: nothing counted since the first reading")
 	assert.EqualValues(t, 3, one(t, m, "gpu.pcie.link.generation").i)
 	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.max_generation").i)
 	assert.EqualValues(t, 8, one(t, m, "gpu.pcie.link.width").i)

@@ -101,6 +101,12 @@ type sample struct {
 	// a float64 exactly).
 	f float64
 	u uint64
+	// entity is 0 for the GPU itself, else the MIG instance the sample belongs to (an XID raised
+	// inside it): group<<24 | id.
+	entity uint32
+	// wrapBits is, for a counter that wraps, its width (an NVML field whose value type is 32
+	// bits); 0 for 64-bit counters, where a decrease is a reset.
+	wrapBits uint8
 }
 
 // gpuDevice is the identity of one GPU, resolved once when the source discovers it.
@@ -115,6 +121,14 @@ type gpuDevice struct {
 	busID string
 	// numaNode is the kernel's numa_node of the PCI function, -1 where unknown.
 	numaNode int64
+}
+
+// key names the GPU across rediscoveries and reconnections: its UUID, else its name.
+func (d gpuDevice) key() string {
+	if d.uuid != "" {
+		return d.uuid
+	}
+	return d.name
 }
 
 // source is a library that can tell what GPUs there are and what they did.

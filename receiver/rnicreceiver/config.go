@@ -68,6 +68,11 @@ type TopologyConfig struct {
 	// RefreshInterval re-resolves the topology (links retrain, modules load); 0 resolves it only
 	// when the RDMA device set changes.
 	RefreshInterval time.Duration `mapstructure:"refresh_interval"`
+	// AllPairs reports rnic.topology.gpu_distance, acs_redirect and gpudirect_ready for every
+	// GPU-NIC pair. By default only the pairs NCCL can use for GPUDirect RDMA at its default
+	// level (PIX or PXB) and each GPU's nearest NIC are reported: on a DGX H100-class node that is
+	// 8 pairs instead of 96.
+	AllPairs bool `mapstructure:"all_pairs"`
 }
 
 // Validate checks the configuration.

@@ -33,6 +33,7 @@ func TestLoadConfig(t *testing.T) {
 	assert.True(t, cfg.Ethtool.Enabled)
 	assert.Equal(t, "/sys", cfg.sysRoot())
 	assert.Equal(t, 10*time.Second, cfg.SlowInterval)
+	assert.False(t, cfg.Topology.AllPairs, "each GPU's PIX/PXB and nearest pairs by default")
 
 	cfg, err = loadConfig(t, "custom")
 	require.NoError(t, err)
@@ -41,6 +42,7 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "/hostfs/sys", cfg.sysRoot())
 	assert.Equal(t, []string{"mlx5_*", "rocep*"}, cfg.IncludeDevices)
 	assert.False(t, cfg.Ethtool.Enabled)
+	assert.True(t, cfg.Topology.AllPairs)
 	assert.True(t, cfg.Metrics.RnicDriverCounter.Enabled)
 	assert.False(t, cfg.Metrics.RnicPortInfo.Enabled)
 	assert.True(t, cfg.Metrics.InterconnectIo.Enabled)

@@ -1,6 +1,8 @@
 package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
 
 import (
+	"strings"
+
 	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
@@ -119,26 +121,95 @@ var hwCounters = map[string]counterDef{
 	"req_remote_invalid_request": {kind: kindTransportError},
 	"resp_local_length_error":    {kind: kindTransportError},
 	"send_err":                   {kind: kindTransportError},
+
+	// Broadcom bnxt_re (drivers/infiniband/hw/bnxt_re/hw_counters.c, bnxt_re_stat_descs). Newer
+	// kernels rename some of them to the mlx5 names above (np_cnp_pkts, rp_cnp_handled,
+	// np_ecn_marked_roce_packets, out_of_buffer).
+	"tx_cnp_pkts":        {kind: kindCNP},
+	"rx_cnp_pkts":        {kind: kindCNP},
+	"np_cnp_pkts":        {kind: kindCNP},
+	"rx_ecn_marked_pkts": {kind: kindECN},
+	"to_retransmits":     {kind: kindTransportEvent},
+	"seq_err_naks_rcvd":  {kind: kindTransportEvent},
+	"rnr_naks_rcvd":      {kind: kindTransportEvent},
+	"max_retry_exceeded": {kind: kindTransportEvent},
+	"dup_req":            {kind: kindTransportEvent},
+	"oos_drop_count":     {kind: kindTransportEvent},
+	"rx_out_of_buffer":   {kind: kindTransportError},
+	"missing_resp":       {kind: kindTransportError},
+
+	// Intel irdma (E810, drivers/infiniband/hw/irdma/verbs.c, irdma_hw_stat_descs): congestion
+	// (gen2), TCP-style retransmits, and the gen3 names, which contain spaces.
+	"cnpSent":                   {kind: kindCNP},
+	"cnpHandled":                {kind: kindCNP},
+	"cnpIgnored":                {kind: kindCNP},
+	"RxECNMrkd":                 {kind: kindECN},
+	"RetransSegs":               {kind: kindTransportEvent},
+	"RTO":                       {kind: kindTransportEvent},
+	"Nak Sequence Error":        {kind: kindTransportEvent},
+	"Rcvd Out of order packets": {kind: kindTransportEvent},
+	"CRC errors":                {kind: kindTransportError},
 }
 
-// hwTrafficCounters are driver byte and packet counters in hw_counters/, used only for ports that
-// have no PMA data counters (bnxt_re and efa have no counters/ directory; rxe has packets, and bytes
-// only with the perf-mgmt patches). They count plain bytes: no 4-octet unit.
-var hwTrafficCounters = map[string]counterDef{
-	"tx_bytes":   {kind: kindBytes, direction: metadata.AttributeDirectionTransmit},
-	"rx_bytes":   {kind: kindBytes, direction: metadata.AttributeDirectionReceive},
-	"sent_bytes": {kind: kindBytes, direction: metadata.AttributeDirectionTransmit},
-	"rcvd_bytes": {kind: kindBytes, direction: metadata.AttributeDirectionReceive},
-	"tx_pkts":    {kind: kindPackets, direction: metadata.AttributeDirectionTransmit},
-	"rx_pkts":    {kind: kindPackets, direction: metadata.AttributeDirectionReceive},
-	"sent_pkts":  {kind: kindPackets, direction: metadata.AttributeDirectionTransmit},
-	"rcvd_pkts":  {kind: kindPackets, direction: metadata.AttributeDirectionReceive},
+// vportPrefix starts the hw_counters names of mlx5 ports in switchdev mode: the representor ports
+// get the INIT_VPORT_Q_COUNTER names ("vport_" + the Q counter name) while the normal names, the
+// congestion and the ICRC counters move to the device-level hw_counters/ directory
+// (drivers/infiniband/hw/mlx5/counters.c, hw_switchdev_stats_ops, alloc_hw_device_stats).
+const vportPrefix = "vport_"
+
+// hwCounterDef looks a hw_counters name up, switchdev's vport_ names under their plain name.
+func hwCounterDef(name string) (counterDef, string, bool) {
+	if def, ok := hwCounters[name]; ok {
+		return def, name, true
+	}
+	if plain, ok := strings.CutPrefix(name, vportPrefix); ok {
+		if def, ok := hwCounters[plain]; ok {
+			return def, plain, true
+		}
+	}
+	return counterDef{}, name, false
+}
+
+// mlx5CacheRefresh is the hw_counters file whose read refreshes mlx5's counter cache. The core's
+// update_hw_stats (drivers/infiniband/core/sysfs.c) renews the cache timestamp only when the
+// driver's get_hw_stats returns the full count, and mlx5_ib_get_hw_stats returns it only for
+// index 0, rx_write_requests (drivers/infiniband/hw/mlx5/counters.c). Reading it first makes the
+// other files of the port come from that one snapshot within `lifespan` instead of each costing
+// its own firmware queries.
+const mlx5CacheRefresh = "rx_write_requests"
+
+// hwTrafficSources are the driver byte and packet counters in hw_counters/, used only for ports
+// whose PMA data counters cannot be read. For each metric and direction the alternatives are
+// tried in order and the first one present is used; the files of one alternative are summed.
+// They count plain bytes: no 4-octet unit.
+//   - bnxt_re (hw_counters.c): tx/rx_roce_only_bytes and _pkts (the RoCE engine's own
+//     counters, extended stats of P5 chips; the driver's PMA path prefers them too), else
+//     tx/rx_bytes and _pkts (the function context's unicast counters); efa has tx/rx_bytes too
+//     (efa_verbs.c).
+//   - rxe: sent_pkts / rcvd_pkts (and bytes with the perf-mgmt patches).
+//   - irdma: ip4 + ip6 Octets and Pkts of the protocol engine (irdma verbs.c).
+var hwTrafficSources = []struct {
+	kind      metricKind
+	direction metadata.AttributeDirection
+	files     [][]string
+}{
+	{kindBytes, metadata.AttributeDirectionTransmit, [][]string{{"tx_roce_only_bytes"}, {"tx_bytes"}, {"sent_bytes"}, {"ip4OutOctets", "ip6OutOctets"}}},
+	{kindBytes, metadata.AttributeDirectionReceive, [][]string{{"rx_roce_only_bytes"}, {"rx_bytes"}, {"rcvd_bytes"}, {"ip4InOctets", "ip6InOctets"}}},
+	{kindPackets, metadata.AttributeDirectionTransmit, [][]string{{"tx_roce_only_pkts"}, {"tx_pkts"}, {"sent_pkts"}, {"ip4OutPkts", "ip6OutPkts"}}},
+	{kindPackets, metadata.AttributeDirectionReceive, [][]string{{"rx_roce_only_pkts"}, {"rx_pkts"}, {"rcvd_pkts"}, {"ip4InPkts", "ip6InPkts"}}},
 }
 
 // counterFile is one file read on every scrape, with what to do with its value.
 type counterFile struct {
-	path      string // absolute; also the key of its series
-	name      string // the kernel's counter name
+	path string // absolute
+	key  string // the key of its series: path, or for a sum the paths joined
+	// sum are further files added to path's value (irdma's ip4 + ip6 octets).
+	sum  []string
+	name string // the kernel's counter name
+	// label is the name the counter carries in the named metrics: name without switchdev's
+	// vport_ prefix.
+	label     string
+	owner     string // the device attribute of the points: the port, or the device for device-level counters
 	kind      metricKind
 	direction metadata.AttributeDirection
 	spec      counter.Spec
@@ -149,6 +220,8 @@ type counterFile struct {
 	driver bool
 	// slow marks a counter read only every slow_interval (Config.SlowInterval, cadence.go).
 	slow bool
+	// primer marks mlx5CacheRefresh read only to refresh the driver's counter cache.
+	primer bool
 }
 
 // slowKind reports whether counters of the kind move rarely enough to be read every slow_interval
@@ -162,9 +235,17 @@ func slowKind(k metricKind) bool {
 	return false
 }
 
-func specFor(width uint8) counter.Spec {
+func specFor(width uint8, wraps bool) counter.Spec {
 	if width == 0 || width >= 64 {
 		return counter.Spec{Kind: counter.Monotonic}
 	}
+	if wraps {
+		return counter.Spec{Kind: counter.Wrapping, Width: width}
+	}
 	return counter.Spec{Kind: counter.Saturating, Width: width}
 }
+
+// pmaWraps reports whether the driver's PMA error counters wrap instead of saturating as IBA
+// requires: the bnxt_re PMA support ("RDMA/bnxt_re: Support Perf management counters", 2025)
+// fills the 16- and 8-bit fields by truncation, (u16)(x & 0xFFFF) and (u8)(x & 0xFF).
+func pmaWraps(driver string) bool { return driver == "bnxt_en" || driver == "bnxt_re" }

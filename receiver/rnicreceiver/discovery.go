@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/natorder"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
@@ -36,6 +37,13 @@ type port struct {
 	ratePath      string
 
 	counters []counterFile
+
+	// counterDirs: the port has a counters/ or hw_counters/ directory.
+	counterDirs bool
+
+	// plane marks a port of a plane device of a multi-plane HCA: an SMI device on the same PCI
+	// function as the device that carries the traffic (smiDevice).
+	plane bool
 }
 
 // netdev is a network device behind one or more RDMA ports (a RoCE bond serves several).
@@ -45,6 +53,17 @@ type netdev struct {
 	numaNode int64
 	txBytes  string // <sys>/class/net/<name>/statistics/tx_bytes
 	rxBytes  string
+	// ethtool are the netdevs whose driver statistics stand for this one: itself, or the physical
+	// members of a bond (lowerDevices).
+	ethtool []*ethtoolTarget
+}
+
+// ethtoolTarget is a netdev read through ethtool, with its driver's table once known.
+type ethtoolTarget struct {
+	name   string
+	driver string
+	table  []ethtoolStat
+	keys   []string // series key per table entry
 }
 
 // discovery resolves ports and netdevs from sysfs.
@@ -60,7 +79,9 @@ func (d *discovery) classDir() string { return filepath.Join(d.sys, "class", "in
 // listDevices returns the RDMA device names, sorted. A missing class directory (no RDMA stack
 // loaded) is no error: there are simply no devices.
 func (d *discovery) listDevices() ([]string, error) {
-	return sysfs.ListDir(d.classDir())
+	names, err := sysfs.ListDir(d.classDir())
+	slices.SortFunc(names, natorder.Compare)
+	return names, err
 }
 
 // discover builds the ports of the given devices. A device that cannot be read costs only itself;
@@ -80,7 +101,48 @@ func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
 		}
 		ports = append(ports, ps...)
 	}
+	markPlanes(ports)
 	return ports, d.netdevsOf(ports), errs
+}
+
+// markPlanes marks the ports of plane devices: an SMI device of a multi-plane (XDR, ConnectX-8)
+// HCA sits on the same PCI function as the device that carries the traffic (Mellanox/rdmamap PR
+// #17 lists mlx5_0 and smi1 both at 0000:0b:00.0), and mlx5 mad.c process_pma_cmd answers it with
+// per-plane PPCNT counters, while the main device's PMA counters are the vport's: counting both
+// would count the traffic twice. The smi name is what rdmamap shows; the kernel's
+// RDMA_DEVICE_TYPE_SMI is not visible in sysfs.
+func markPlanes(ports []*port) {
+	devsByFunction := map[string]map[string]bool{}
+	for _, p := range ports {
+		if p.pciBusID == "" {
+			continue
+		}
+		if devsByFunction[p.pciBusID] == nil {
+			devsByFunction[p.pciBusID] = map[string]bool{}
+		}
+		devsByFunction[p.pciBusID][p.device] = true
+	}
+	for _, p := range ports {
+		p.plane = len(devsByFunction[p.pciBusID]) > 1 && strings.HasPrefix(p.device, "smi")
+	}
+}
+
+// withoutCounters reports whether the RDMA ports of PCI devices all lack both counter
+// directories: the compat devices a network namespace other than the host's sees in the default
+// "shared" RDMA netns mode (drivers/infiniband/core/device.c add_one_compat_dev; core sysfs.c
+// setup_port creates hw_counters and counters only for the full device).
+func withoutCounters(ports []*port) bool {
+	n := 0
+	for _, p := range ports {
+		if p.pciBusID == "" {
+			continue
+		}
+		if p.counterDirs {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // anyPortSelected reports whether the include/exclude patterns keep at least one port of dev.
@@ -141,6 +203,7 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 		boardID = d.optionalString(filepath.Join(devDir, "board_id"))
 	}
 
+	cp := d.planner(driverOf(devDir, dev))
 	var ports []*port
 	for _, num := range nums {
 		if !d.cfg.selects(dev, num) {
@@ -175,10 +238,32 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 		if (d.metrics.RnicPortRate.Enabled || d.metrics.RnicPortWidth.Enabled) && present("rate") {
 			p.ratePath = filepath.Join(dir, "rate")
 		}
-		p.counters = d.planCounters(dir)
+		p.counterDirs = dirExists(filepath.Join(dir, "counters")) || dirExists(filepath.Join(dir, "hw_counters"))
+		var err error
+		p.counters, err = cp.planPort(dir, p.name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+		}
+		if len(ports) == 0 {
+			// mlx5 in switchdev mode keeps the congestion, ICRC and plain Q counters in the
+			// device's own hw_counters/ (mlx5 counters.c alloc_hw_device_stats); they are the
+			// device's, not a port's, and carry the device name.
+			devHW := filepath.Join(devDir, "hw_counters")
+			p.counters = append(p.counters, cp.planHW(nil, devHW, dev, listFiles(devHW), nil)...)
+		}
 		ports = append(ports, p)
 	}
 	return ports, errors.Join(errs...)
+}
+
+// driverOf names the kernel driver of the RDMA device's PCI function (the `driver` link of the
+// function: bnxt_en, ice, mlx5_core), or, without one, the device name's stem (bnxt_re0 ->
+// bnxt_re).
+func driverOf(devDir, dev string) string {
+	if target, err := os.Readlink(filepath.Join(devDir, "device", "driver")); err == nil {
+		return filepath.Base(target)
+	}
+	return strings.TrimRight(dev, "0123456789")
 }
 
 func (d *discovery) needsNetdev() bool {
@@ -191,6 +276,11 @@ func (d *discovery) optionalString(path string) string {
 		return ""
 	}
 	return s
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // listFiles returns the regular files of dir, or nil when it does not exist (rxe has no counters/,
@@ -208,101 +298,6 @@ func listFiles(dir string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// planCounters decides which counter files a scrape of the port reads: only those that exist and
-// feed an enabled metric.
-func (d *discovery) planCounters(dir string) []counterFile {
-	m := d.metrics
-	enabled := map[metricKind]bool{
-		kindBytes:          m.InterconnectIo.Enabled,
-		kindPackets:        m.RnicPackets.Enabled,
-		kindPortError:      m.RnicPortErrors.Enabled,
-		kindXmitWait:       m.RnicPortXmitWait.Enabled,
-		kindCNP:            m.RnicRoceCnp.Enabled,
-		kindECN:            m.RnicRoceEcnMarked.Enabled,
-		kindTransportEvent: m.RnicTransportEvents.Enabled,
-		kindTransportError: m.RnicTransportErrors.Enabled,
-	}
-	driver := m.RnicDriverCounter.Enabled
-
-	pma := listFiles(filepath.Join(dir, "counters"))
-	ext := listFiles(filepath.Join(dir, "counters_ext"))
-	hw := listFiles(filepath.Join(dir, "hw_counters"))
-
-	has := func(names []string, n string) bool {
-		i := sort.SearchStrings(names, n)
-		return i < len(names) && names[i] == n
-	}
-	// The extended PMA table is the only one with unicast_xmit_packets; in it the data and packet
-	// counters are 64 bits wide. Without them the table is either the basic one (32 bits) or the
-	// NOIETF extended one (64 bits, same 17 names): the counter is taken as 32-bit saturating,
-	// which only flags the exact value 2^32-1; a larger value is reported as it is.
-	dataWidth := uint8(32)
-	if has(pma, "unicast_xmit_packets") {
-		dataWidth = 64
-	}
-	// counters_ext/*_64 supersede the narrow basic-table counters where both exist (mlx4).
-	legacy64 := has(ext, "port_xmit_data_64")
-
-	var plan []counterFile
-	add := func(dirName, name string, def counterDef, known bool, source metadata.AttributeCounterSource, scale uint64, width uint8) {
-		cf := counterFile{
-			path:      filepath.Join(dir, dirName, name),
-			name:      name,
-			direction: def.direction,
-			spec:      specFor(width),
-			scale:     scale,
-		}
-		if known && enabled[def.kind] {
-			cf.kind = def.kind
-		}
-		if driver {
-			cf.driver, cf.source = true, source
-		}
-		if cf.kind != kindNone || cf.driver {
-			cf.slow = slowKind(cf.kind)
-			plan = append(plan, cf)
-		}
-	}
-
-	havePMAData := false
-	for _, name := range pma {
-		def, known := pmaCounters[name]
-		width := def.width
-		scale := uint64(1)
-		if def.kind == kindBytes || def.kind == kindPackets {
-			width = dataWidth
-			if legacy64 {
-				known = false // the counters_ext 64-bit copy is read instead
-			}
-		}
-		if def.kind == kindBytes {
-			scale = octetsPerDataUnit
-			havePMAData = havePMAData || known
-		}
-		add("counters", name, def, known, metadata.AttributeCounterSourceCounters, scale, width)
-	}
-	for _, name := range ext {
-		def, known := legacyExtCounters[name]
-		scale := uint64(1)
-		if def.kind == kindBytes {
-			scale = octetsPerDataUnit
-			havePMAData = havePMAData || known
-		}
-		add("counters_ext", name, def, known, metadata.AttributeCounterSourceCountersExt, scale, 64)
-	}
-	for _, name := range hw {
-		if name == "lifespan" {
-			continue // the cache period in ms, not a counter
-		}
-		def, known := hwCounters[name]
-		if !known && !havePMAData {
-			def, known = hwTrafficCounters[name]
-		}
-		add("hw_counters", name, def, known, metadata.AttributeCounterSourceHwCounters, 1, 64)
-	}
-	return plan
 }
 
 // resolveNetdev finds the network device that carries the port's IP traffic.
@@ -366,13 +361,44 @@ func (d *discovery) netdevsOf(ports []*port) []*netdev {
 			// Not in this network namespace or not in this sysfs: nothing to read.
 			continue
 		}
-		out = append(out, &netdev{
+		nd := &netdev{
 			name:     p.netdev,
 			pciBusID: p.pciBusID,
 			numaNode: p.numaNode,
 			txBytes:  filepath.Join(stats, "tx_bytes"),
 			rxBytes:  filepath.Join(stats, "rx_bytes"),
-		})
+		}
+		for _, name := range d.lowerDevices(p.netdev, 0) {
+			nd.ethtool = append(nd.ethtool, &ethtoolTarget{name: name})
+		}
+		out = append(out, nd)
+	}
+	return out
+}
+
+// lowerDevices returns the physical netdevs under name: the slaves of a bond (bonding/slaves),
+// the lower_<dev> devices of another stacked device (a VLAN), or name itself. Neither the bonding
+// driver nor VLANs have ethtool statistics (drivers/net/bonding/bond_main.c bond_ethtool_ops has
+// no get_sset_count or get_ethtool_stats), so a RoCE LAG's PFC and pause counters are on its
+// members (Documentation/networking/bonding.rst; net/core/dev.c netdev_adjacent_sysfs_add).
+func (d *discovery) lowerDevices(name string, depth int) []string {
+	dir := filepath.Join(d.sys, "class", "net", name)
+	var lower []string
+	if s, err := d.reader.ReadString(filepath.Join(dir, "bonding", "slaves")); err == nil {
+		lower = strings.Fields(s)
+	} else if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if l, ok := strings.CutPrefix(e.Name(), "lower_"); ok {
+				lower = append(lower, l)
+			}
+		}
+	}
+	if len(lower) == 0 || depth >= 3 {
+		return []string{name}
+	}
+	var out []string
+	for _, l := range lower {
+		out = append(out, d.lowerDevices(l, depth+1)...)
 	}
 	return out
 }

@@ -1,6 +1,11 @@
 package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/safchain/ethtool"
@@ -11,9 +16,11 @@ import (
 // ethtoolStats reads a network device's driver statistics (`ethtool -S`). The kernel's standard
 // pause statistics carry only global 802.3x pause; per-priority PFC counters exist only among the
 // driver's ETH_SS_STATS strings (mlx5 en_stats.c; Documentation/networking/device_drivers/
-// ethernet/mellanox/mlx5/counters.rst).
+// ethernet/mellanox/mlx5/counters.rst), under names of each driver's own (ethtoolTables).
 type ethtoolStats interface {
 	Stats(netdev string) (map[string]uint64, error)
+	// Driver names the netdev's driver as ETHTOOL_GDRVINFO reports it (mlx5_core, bnxt_en, ice).
+	Driver(netdev string) (string, error)
 	Close()
 }
 
@@ -34,9 +41,44 @@ func newIoctlEthtool() (ethtoolStats, error) {
 	return &ioctlEthtool{tool: tool, strings: &ethtool.EthtoolGStrings{}, values: &ethtool.EthtoolStats{}}, nil
 }
 
+// errStatsChanged: the driver's statistics set changed between the string and the value reads.
+var errStatsChanged = errors.New("the statistics set changed during the read (strings and values differ in count); sample dropped")
+
 func (e *ioctlEthtool) Stats(netdev string) (map[string]uint64, error) {
-	return e.tool.StatsWithBuffer(netdev, e.strings, e.values)
+	stats, err := e.tool.StatsWithBuffer(netdev, e.strings, e.values)
+	if err != nil {
+		return nil, err
+	}
+	// The kernel writes the count it used back into each request (net/ethtool/ioctl.c:
+	// ethtool_get_strings sets gstrings.len, ethtool_get_stats sets stats.n_stats, each from a new
+	// get_sset_count). mlx5 recomputes its PFC statistics on every call (en_stats.c,
+	// mlx5e_query_pfc_combined asks the firmware), so a PFC change between the two ioctls shifts
+	// the names against the values; such a sample is dropped rather than misattributed.
+	if err := statsConsistent(e.strings, e.values); err != nil {
+		return nil, err
+	}
+	return stats, nil
 }
+
+// statsConsistent compares the counts the kernel returned with the strings and with the values.
+func statsConsistent(strings *ethtool.EthtoolGStrings, values *ethtool.EthtoolStats) error {
+	if gotStrings, gotValues := ethtoolCount(strings, "len"), ethtoolCount(values, "n_stats"); gotStrings != gotValues {
+		return fmt.Errorf("%w: %d strings, %d values", errStatsChanged, gotStrings, gotValues)
+	}
+	return nil
+}
+
+// ethtoolCount reads the count field of a safchain/ethtool request struct, which the library
+// keeps unexported.
+func ethtoolCount(req any, field string) uint64 {
+	f := reflect.ValueOf(req).Elem().FieldByName(field)
+	if !f.IsValid() {
+		return 0
+	}
+	return f.Uint()
+}
+
+func (e *ioctlEthtool) Driver(netdev string) (string, error) { return e.tool.DriverName(netdev) }
 
 func (e *ioctlEthtool) Close() { e.tool.Close() }
 
@@ -47,6 +89,7 @@ const (
 	ethPFCPause ethtoolMetric = iota
 	ethPFCPauseDuration
 	ethPause
+	ethPauseDuration
 	ethPauseStorm
 	ethPhyBytes
 	ethPhyDiscards
@@ -60,38 +103,82 @@ type ethtoolStat struct {
 	severity  metadata.AttributeSeverity
 }
 
-// ethtoolWanted lists the mlx5 statistics we read (mlx5/counters.rst): per-priority PFC pause
-// frames and durations (present only for priorities with PFC enabled), link-level pause, the
-// pause-storm watchdog, and the physical port's byte and discard totals. The list is looked up in
-// the driver's statistics by name, so drivers that name things otherwise simply yield nothing.
-var ethtoolWanted = func() []ethtoolStat {
-	dirs := []struct {
-		prefix string
-		dir    metadata.AttributeDirection
-	}{{"tx", metadata.AttributeDirectionTransmit}, {"rx", metadata.AttributeDirectionReceive}}
-	var out []ethtoolStat
-	for _, d := range dirs {
-		for p := int64(0); p < 8; p++ {
-			prio := d.prefix + "_prio" + strconv.FormatInt(p, 10)
-			out = append(out,
-				ethtoolStat{name: prio + "_pause", metric: ethPFCPause, direction: d.dir, priority: p},
-				ethtoolStat{name: prio + "_pause_duration", metric: ethPFCPauseDuration, direction: d.dir, priority: p},
-			)
-		}
-		out = append(out,
-			ethtoolStat{name: d.prefix + "_pause_ctrl_phy", metric: ethPause, direction: d.dir},
-			ethtoolStat{name: d.prefix + "_bytes_phy", metric: ethPhyBytes, direction: d.dir},
-			ethtoolStat{name: d.prefix + "_discards_phy", metric: ethPhyDiscards, direction: d.dir},
-		)
+func perPriority(prefix, suffix string, metric ethtoolMetric, dir metadata.AttributeDirection) []ethtoolStat {
+	out := make([]ethtoolStat, 0, 8)
+	for p := int64(0); p < 8; p++ {
+		out = append(out, ethtoolStat{name: prefix + strconv.FormatInt(p, 10) + suffix, metric: metric, direction: dir, priority: p})
 	}
-	return append(out,
-		ethtoolStat{name: "tx_pause_storm_warning_events", metric: ethPauseStorm, severity: metadata.AttributeSeverityWarning},
-		ethtoolStat{name: "tx_pause_storm_error_events", metric: ethPauseStorm, severity: metadata.AttributeSeverityError},
-	)
+	return out
+}
+
+const (
+	tx = metadata.AttributeDirectionTransmit
+	rx = metadata.AttributeDirectionReceive
+)
+
+// ethtoolTables are the statistics read per driver, keyed by the driver name GDRVINFO reports.
+// Each driver names PFC and pause counters its own way:
+//   - mlx5_core (mlx5/counters.rst; en_stats.c): per-priority PFC pause frames and durations
+//     (present only for priorities with PFC enabled), 802.3x pause frames (rx/tx_pause_ctrl_phy)
+//     and their duration with global pause on (rx/tx_global_pause_duration, en_stats.c
+//     pport_per_prio_pfc_stats_desc "global"), the pause-storm watchdog, and the physical port's
+//     byte and discard totals.
+//   - bnxt_en (bnxt_ethtool.c): rx/tx_pfc_ena_frames_pri<p>, rx/tx_pause_frames.
+//   - ice (ice_ethtool.c): rx/tx_priority_<p>_xoff.nic and link_xoff_rx/tx.nic (older drivers
+//     without the .nic suffix).
+//   - i40e (i40e_ethtool.c): port.rx_priority_<p>_xoff_rx, port.tx_priority_<p>_xoff_tx,
+//     port.link_xoff_rx/tx.
+var ethtoolTables = map[string][]ethtoolStat{
+	"mlx5_core": slices.Concat(
+		perPriority("tx_prio", "_pause", ethPFCPause, tx), perPriority("tx_prio", "_pause_duration", ethPFCPauseDuration, tx),
+		perPriority("rx_prio", "_pause", ethPFCPause, rx), perPriority("rx_prio", "_pause_duration", ethPFCPauseDuration, rx),
+		[]ethtoolStat{
+			{name: "tx_pause_ctrl_phy", metric: ethPause, direction: tx},
+			{name: "rx_pause_ctrl_phy", metric: ethPause, direction: rx},
+			{name: "tx_global_pause_duration", metric: ethPauseDuration, direction: tx},
+			{name: "rx_global_pause_duration", metric: ethPauseDuration, direction: rx},
+			{name: "tx_bytes_phy", metric: ethPhyBytes, direction: tx},
+			{name: "rx_bytes_phy", metric: ethPhyBytes, direction: rx},
+			{name: "tx_discards_phy", metric: ethPhyDiscards, direction: tx},
+			{name: "rx_discards_phy", metric: ethPhyDiscards, direction: rx},
+			{name: "tx_pause_storm_warning_events", metric: ethPauseStorm, severity: metadata.AttributeSeverityWarning},
+			{name: "tx_pause_storm_error_events", metric: ethPauseStorm, severity: metadata.AttributeSeverityError},
+		}),
+	"bnxt_en": slices.Concat(
+		perPriority("tx_pfc_ena_frames_pri", "", ethPFCPause, tx), perPriority("rx_pfc_ena_frames_pri", "", ethPFCPause, rx),
+		[]ethtoolStat{{name: "tx_pause_frames", metric: ethPause, direction: tx}, {name: "rx_pause_frames", metric: ethPause, direction: rx}}),
+	"ice": slices.Concat(
+		perPriority("tx_priority_", "_xoff.nic", ethPFCPause, tx), perPriority("rx_priority_", "_xoff.nic", ethPFCPause, rx),
+		perPriority("tx_priority_", "_xoff", ethPFCPause, tx), perPriority("rx_priority_", "_xoff", ethPFCPause, rx),
+		[]ethtoolStat{
+			{name: "link_xoff_tx.nic", metric: ethPause, direction: tx}, {name: "link_xoff_rx.nic", metric: ethPause, direction: rx},
+			{name: "link_xoff_tx", metric: ethPause, direction: tx}, {name: "link_xoff_rx", metric: ethPause, direction: rx},
+		}),
+	"i40e": slices.Concat(
+		perPriority("port.tx_priority_", "_xoff_tx", ethPFCPause, tx), perPriority("port.rx_priority_", "_xoff_rx", ethPFCPause, rx),
+		[]ethtoolStat{{name: "port.link_xoff_tx", metric: ethPause, direction: tx}, {name: "port.link_xoff_rx", metric: ethPause, direction: rx}}),
+}
+
+// ethtoolAll is every table at once, for a driver not in ethtoolTables or not known (a replayed
+// recording without driver names): the drivers' names do not collide.
+var ethtoolAll = func() []ethtoolStat {
+	var out []ethtoolStat
+	for _, drv := range slices.Sorted(maps.Keys(ethtoolTables)) {
+		out = append(out, ethtoolTables[drv]...)
+	}
+	return out
 }()
+
+// ethtoolTable returns the statistics read for a driver.
+func ethtoolTable(driver string) []ethtoolStat {
+	if t, ok := ethtoolTables[driver]; ok {
+		return t
+	}
+	return ethtoolAll
+}
 
 // ethtoolEnabled reports whether any metric read through ethtool is enabled.
 func ethtoolEnabled(m metadata.MetricsConfig) bool {
 	return m.RnicPfcPauseFrames.Enabled || m.RnicPfcPauseDuration.Enabled || m.RnicPauseFrames.Enabled ||
-		m.RnicPauseStormEvents.Enabled || m.RnicPhyIo.Enabled || m.RnicPhyDiscards.Enabled
+		m.RnicPauseStormEvents.Enabled || m.RnicPhyIo.Enabled || m.RnicPhyDiscards.Enabled || m.RnicPauseDuration.Enabled
 }

@@ -29,6 +29,7 @@ type rnicRecorder struct {
 	files   map[string]string
 	errs    map[string]string
 	ethtool map[string]map[string]uint64
+	drivers map[string]string
 }
 
 func newRNICRecorder(cfg *Config) (*rnicRecorder, error) {
@@ -107,7 +108,8 @@ func skipRNICPath(rel string) bool {
 	if i := strings.Index(rel, "/net/"); i >= 0 && strings.Count(rel[i+5:], "/") >= 1 {
 		rest := rel[i+5:]
 		parts := strings.SplitN(rest, "/", 3)
-		return len(parts) >= 2 && parts[1] != "statistics" && parts[1] != "dev_port"
+		// bonding/slaves names a bond's members, whose ethtool statistics are recorded.
+		return len(parts) >= 2 && parts[1] != "statistics" && parts[1] != "dev_port" && parts[1] != "bonding"
 	}
 	return false
 }
@@ -116,8 +118,8 @@ func skipRNICPath(rel string) bool {
 func (r *rnicRecorder) flush() error {
 	r.mu.Lock()
 	rec := recording.Record{Time: time.Now().UTC(), Files: r.files, Errors: r.errs}
-	eth := r.ethtool
-	r.files, r.errs, r.ethtool = nil, nil, nil
+	eth, drivers := r.ethtool, r.drivers
+	r.files, r.errs, r.ethtool, r.drivers = nil, nil, nil, nil
 	r.mu.Unlock()
 	if rec.Files == nil {
 		rec.Files = map[string]string{}
@@ -125,8 +127,8 @@ func (r *rnicRecorder) flush() error {
 	if len(rec.Errors) == 0 {
 		rec.Errors = nil
 	}
-	if len(eth) > 0 {
-		b, err := json.Marshal(recording.RNICSample{Ethtool: eth})
+	if len(eth) > 0 || len(drivers) > 0 {
+		b, err := json.Marshal(recording.RNICSample{Ethtool: eth, EthtoolDrivers: drivers})
 		if err != nil {
 			return err
 		}
@@ -153,8 +155,8 @@ func (e *recordingEthtool) Stats(netdev string) (map[string]uint64, error) {
 	if e.r.ethtool == nil {
 		e.r.ethtool = map[string]map[string]uint64{}
 	}
-	kept := make(map[string]uint64, len(ethtoolWanted))
-	for _, st := range ethtoolWanted {
+	kept := make(map[string]uint64)
+	for _, st := range ethtoolAll {
 		if v, ok := stats[st.name]; ok {
 			kept[st.name] = v
 		}
@@ -163,11 +165,26 @@ func (e *recordingEthtool) Stats(netdev string) (map[string]uint64, error) {
 	return stats, nil
 }
 
+func (e *recordingEthtool) Driver(netdev string) (string, error) {
+	drv, err := e.ethtoolStats.Driver(netdev)
+	if err == nil {
+		e.r.mu.Lock()
+		if e.r.drivers == nil {
+			e.r.drivers = map[string]string{}
+		}
+		e.r.drivers[netdev] = drv
+		e.r.mu.Unlock()
+	}
+	return drv, err
+}
+
 // rnicReplay replays a recording in place of the node.
 type rnicReplay struct {
 	player *recording.Player
 	cur    recording.RNICSample
-	trees  int // player.Trees() at the previous step
+	// drivers are the netdevs' drivers as recorded, kept from the scrape that recorded them.
+	drivers map[string]string
+	trees   int // player.Trees() at the previous step
 }
 
 func newRNICReplay(cfg *Config) (*rnicReplay, error) {
@@ -202,6 +219,12 @@ func (r *rnicReplay) step(now time.Time) (newTree bool, err error) {
 			return newTree, fmt.Errorf("sample at %s: %w", rec.Time, err)
 		}
 	}
+	for nd, drv := range r.cur.EthtoolDrivers {
+		if r.drivers == nil {
+			r.drivers = map[string]string{}
+		}
+		r.drivers[nd] = drv
+	}
 	return newTree, nil
 }
 
@@ -213,6 +236,14 @@ func (r *rnicReplay) Stats(netdev string) (map[string]uint64, error) {
 		return s, nil
 	}
 	return map[string]uint64{}, nil
+}
+
+// Driver serves the recorded driver name; recordings without one get every table.
+func (r *rnicReplay) Driver(netdev string) (string, error) {
+	if d, ok := r.drivers[netdev]; ok {
+		return d, nil
+	}
+	return "", errors.New("no driver recorded")
 }
 
 // Close is part of ethtoolStats; the player is closed with the receiver.

@@ -25,7 +25,9 @@ func TestRecordThenReplay(t *testing.T) {
 		cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"}
 		cfg.Recording.Write = file
 	})
-	fake := &fakeEthtool{stats: map[string]map[string]uint64{"bond0": {"rx_prio3_pause": 1, "tx_bytes_phy": 10}}}
+	// The bond has no ethtool statistics; its member has (bonding/slaves of the fixture's bond0).
+	fake := &fakeEthtool{stats: map[string]map[string]uint64{"ens1f0np0": {"rx_prio3_pause": 1, "tx_bytes_phy": 10}},
+		drivers: map[string]string{"ens1f0np0": "mlx5_core"}}
 	live.ethtool = &recordingEthtool{ethtoolStats: fake, r: live.rec}
 	live.reader.OnOpen = func(p string) error {
 		if strings.HasSuffix(p, "mlx4_1/ports/1/counters/symbol_error") {
@@ -38,12 +40,12 @@ func TestRecordThenReplay(t *testing.T) {
 	var want []snap
 	for i := range 3 {
 		testfs.SetUint(t, root, bond+"port_xmit_data", uint64(1000+i*250))
-		fake.stats["bond0"]["rx_prio3_pause"] = uint64(1 + i*10)
+		fake.stats["ens1f0np0"]["rx_prio3_pause"] = uint64(1 + i*10)
 		md, _ := live.scrape(context.Background())
 		want = append(want, snap{
 			tx:     value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")),
 			netdev: value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}),
-			pause:  value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0", "priority": int64(3)}),
+			pause:  value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f0np0", "priority": int64(3)}),
 		})
 	}
 	require.NoError(t, live.shutdown(context.Background()))
@@ -67,7 +69,7 @@ func TestRecordThenReplay(t *testing.T) {
 		}
 		assert.Equal(t, want[i].tx, value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "scrape %d", i)
 		assert.Equal(t, want[i].netdev, value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}))
-		assert.Equal(t, want[i].pause, value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0", "priority": int64(3)}))
+		assert.Equal(t, want[i].pause, value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f0np0", "priority": int64(3)}))
 		if i == 0 {
 			// rnic.port.info follows the slow cadence: the first scrape after discovery has it.
 			assert.Equal(t, "0000:3b:00.0", mustAttr(t, md, "rnic.port.info", "mlx5_bond_0/1", "pci.bus_id"), "static facts come from the recorded tree")

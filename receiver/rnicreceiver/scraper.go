@@ -38,7 +38,6 @@ type rnicScraper struct {
 	devices    []string
 	ports      []*port
 	netdevs    []*netdev
-	ethKeys    map[string][]string // netdev -> series key per ethtoolWanted entry
 	rediscover bool
 
 	topo   *topology
@@ -62,6 +61,8 @@ type rnicScraper struct {
 	// without RDMA hardware says so once and then stays quiet.
 	hardwareLogged bool
 	hadDevices     bool
+	// noCountersLogged: the warning about ports without counter directories was given.
+	noCountersLogged bool
 
 	// starts points the builder at each series' start timestamp.
 	starts *counter.StartTimes
@@ -200,14 +201,6 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 		s.report(errs, "discovery:"+err.Error(), err)
 	}
 	s.ports, s.netdevs = ports, netdevs
-	s.ethKeys = make(map[string][]string, len(netdevs))
-	for _, nd := range netdevs {
-		keys := make([]string, len(ethtoolWanted))
-		for i, st := range ethtoolWanted {
-			keys[i] = "ethtool:" + nd.name + ":" + st.name
-		}
-		s.ethKeys[nd.name] = keys
-	}
 	if s.rec != nil {
 		if err := s.rec.snapshot(ports, netdevs, s.cfg.Topology.Enabled && topologyEnabled(s.cfg.Metrics)); err != nil {
 			s.logger.Warn("cannot record the device tree", zap.Error(err))
@@ -216,6 +209,13 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 	// Failures are reported again against the new plan, once.
 	s.failures = errtrack.New()
 	s.logHardware()
+	if withoutCounters(ports) && !s.noCountersLogged {
+		s.noCountersLogged = true
+		s.logger.Warn("RDMA ports have no counters/ or hw_counters/ directories: this sysfs shows the compat devices of "+
+			"a network namespace other than the host's (RDMA netns \"shared\" mode), which carry state and rate only. "+
+			"Run the collector in the host network namespace (hostNetwork: true) or mount the host's /sys at root_path/sys.",
+			zap.String("path", s.disc.classDir()))
+	}
 	s.refreshTopology(errs, true)
 }
 
@@ -229,7 +229,7 @@ func (s *rnicScraper) refreshTopology(errs *scrapererror.ScrapeErrors, force boo
 	if !force && (tc.RefreshInterval == 0 || time.Since(s.topoAt) < tc.RefreshInterval) {
 		return
 	}
-	topo, err := resolveTopology(&s.reader, s.root, s.disc.sys, s.ports)
+	topo, err := resolveTopology(&s.reader, s.root, s.disc.sys, s.ports, tc.AllPairs)
 	if err != nil {
 		s.report(errs, "topology", fmt.Errorf("PCI topology: %w", err))
 	}
@@ -306,7 +306,7 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 	if s.slowDue {
 		// Static facts, resolved at discovery: they follow the slow cadence (cadence.go).
 		s.mb.RecordRnicPortInfoDataPoint(now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
-			p.hcaType, p.fwVersion, p.nodeGUID, p.boardID)
+			p.hcaType, p.fwVersion, p.nodeGUID, p.boardID, p.plane)
 	}
 
 	for i := range p.counters {
@@ -314,16 +314,14 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 		if cf.slow && !s.slowDue {
 			continue
 		}
-		raw, err := s.readCounter(cf)
-		if err != nil {
-			s.report(errs, cf.path, err)
+		raw, ok := s.readCounter(cf, errs)
+		if !ok || cf.primer {
 			continue
 		}
-		s.ok(cf.path)
-		pt := s.series.Observe(cf.path, raw, cf.spec, now)
+		pt := s.series.Observe(cf.key, raw, cf.spec, now)
 		if !pt.Report() {
 			// Stuck at all ones: the rate it would imply is not traffic. Say so instead.
-			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, p.name, cf.name)
+			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, cf.owner, cf.name)
 			continue
 		}
 		s.starts.Use(pt.Start)
@@ -331,38 +329,65 @@ func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scraperer
 	}
 }
 
-// readCounter reads a counter file. The ones read on every scrape keep their descriptor open
-// between scrapes (sysfs.Reader.ReadBytesKept); the slow ones, read every slow_interval, are opened
-// each time, so that a node does not hold a descriptor and a sysfs buffer for each of them.
-func (s *rnicScraper) readCounter(cf *counterFile) (uint64, error) {
-	if cf.slow && s.cfg.SlowInterval > 0 {
-		return s.reader.ReadUint(cf.path)
+// readCounter reads a counter file and the files summed into it; a failure of any of them costs
+// the point and is reported against the file that failed.
+func (s *rnicScraper) readCounter(cf *counterFile, errs *scrapererror.ScrapeErrors) (uint64, bool) {
+	total, ok := uint64(0), true
+	for i := -1; i < len(cf.sum); i++ {
+		path := cf.path
+		if i >= 0 {
+			path = cf.sum[i]
+		}
+		v, err := s.readCounterFile(cf, path)
+		if err != nil {
+			s.report(errs, path, err)
+			ok = false
+			continue
+		}
+		s.ok(path)
+		total += v
 	}
-	return s.reader.ReadUintKept(cf.path)
+	return total, ok
+}
+
+// readCounterFile reads one counter file. The ones read on every scrape keep their descriptor
+// open between scrapes (sysfs.Reader.ReadBytesKept); the slow ones, read every slow_interval, are
+// opened each time, so that a node does not hold a descriptor and a sysfs buffer for each of them.
+func (s *rnicScraper) readCounterFile(cf *counterFile, path string) (uint64, error) {
+	if cf.slow && s.cfg.SlowInterval > 0 {
+		return s.reader.ReadUint(path)
+	}
+	return s.reader.ReadUintKept(path)
 }
 
 func (s *rnicScraper) recordCounter(p *port, cf *counterFile, v uint64, now pcommon.Timestamp) {
 	if cf.driver {
-		s.mb.RecordRnicDriverCounterDataPoint(now, int64(v), p.name, cf.name, cf.source)
+		s.mb.RecordRnicDriverCounterDataPoint(now, int64(v), cf.owner, cf.name, cf.source)
 	}
 	switch cf.kind {
 	case kindBytes:
+		if p.plane {
+			return // a plane of a multi-plane device: its bytes are counted by the device itself
+		}
 		s.mb.RecordInterconnectIoDataPoint(now, int64(v*cf.scale), metadata.AttributeComponentRnic, cf.direction,
-			p.name, p.pciBusID, p.numaNode)
+			cf.owner, p.pciBusID, p.numaNode)
 	case kindPackets:
-		s.mb.RecordRnicPacketsDataPoint(now, int64(v), p.name, cf.direction)
+		if p.plane {
+			return
+		}
+		s.mb.RecordRnicPacketsDataPoint(now, int64(v), cf.owner, cf.direction)
 	case kindPortError:
-		s.mb.RecordRnicPortErrorsDataPoint(now, int64(v), p.name, cf.name)
+		s.mb.RecordRnicPortErrorsDataPoint(now, int64(v), cf.owner, cf.label)
 	case kindXmitWait:
-		s.mb.RecordRnicPortXmitWaitDataPoint(now, int64(v), p.name)
+		s.mb.RecordRnicPortXmitWaitDataPoint(now, int64(v), cf.owner)
 	case kindCNP:
-		s.mb.RecordRnicRoceCnpDataPoint(now, int64(v), p.name, cf.name)
+		s.mb.RecordRnicRoceCnpDataPoint(now, int64(v), cf.owner, cf.label)
 	case kindECN:
-		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, int64(v), p.name)
+		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, int64(v), cf.owner)
 	case kindTransportEvent:
-		s.mb.RecordRnicTransportEventsDataPoint(now, int64(v), p.name, cf.name)
+		s.mb.RecordRnicTransportEventsDataPoint(now, int64(v), cf.owner, cf.label)
 	case kindTransportError:
-		s.mb.RecordRnicTransportErrorsDataPoint(now, int64(v), p.name, cf.name)
+		s.mb.RecordRnicTransportErrorsDataPoint(now, int64(v), cf.owner, cf.label)
 	}
 }
 
@@ -390,36 +415,59 @@ func (s *rnicScraper) netdevBytes(nd *netdev, path string, dir metadata.Attribut
 }
 
 func (s *rnicScraper) scrapeEthtool(nd *netdev, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	key := "ethtool:" + nd.name
-	stats, err := s.ethtool.Stats(nd.name)
+	for _, tg := range nd.ethtool {
+		s.scrapeEthtoolTarget(tg, now, errs)
+	}
+}
+
+// resolveTable picks the target's statistics by its driver, asked once.
+func (s *rnicScraper) resolveTable(tg *ethtoolTarget) {
+	if tg.table != nil {
+		return
+	}
+	if drv, err := s.ethtool.Driver(tg.name); err == nil {
+		tg.driver = drv
+	}
+	tg.table = ethtoolTable(tg.driver)
+	tg.keys = make([]string, len(tg.table))
+	for i, st := range tg.table {
+		tg.keys[i] = "ethtool:" + tg.name + ":" + st.name
+	}
+}
+
+func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+	key := "ethtool:" + tg.name
+	stats, err := s.ethtool.Stats(tg.name)
 	if err != nil {
-		s.report(errs, key, fmt.Errorf("ethtool statistics of %s: %w", nd.name, err))
+		s.report(errs, key, fmt.Errorf("ethtool statistics of %s: %w", tg.name, err))
 		return
 	}
 	s.ok(key)
-	keys := s.ethKeys[nd.name]
-	for i := range ethtoolWanted {
-		st := &ethtoolWanted[i]
+	s.resolveTable(tg)
+	for i := range tg.table {
+		st := &tg.table[i]
 		raw, ok := stats[st.name]
 		if !ok {
 			continue
 		}
-		pt := s.series.Observe(keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
+		pt := s.series.Observe(tg.keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
 		s.starts.Use(pt.Start)
 		v := int64(pt.Value)
 		switch st.metric {
 		case ethPFCPause:
-			s.mb.RecordRnicPfcPauseFramesDataPoint(now, v, nd.name, st.direction, st.priority)
+			s.mb.RecordRnicPfcPauseFramesDataPoint(now, v, tg.name, st.direction, st.priority)
 		case ethPFCPauseDuration:
-			s.mb.RecordRnicPfcPauseDurationDataPoint(now, v, nd.name, st.direction, st.priority)
+			s.mb.RecordRnicPfcPauseDurationDataPoint(now, v, tg.name, st.direction, st.priority)
 		case ethPause:
-			s.mb.RecordRnicPauseFramesDataPoint(now, v, nd.name, st.direction)
+			s.mb.RecordRnicPauseFramesDataPoint(now, v, tg.name, st.direction)
+		case ethPauseDuration:
+			s.mb.RecordRnicPauseDurationDataPoint(now, v, tg.name, st.direction)
 		case ethPauseStorm:
-			s.mb.RecordRnicPauseStormEventsDataPoint(now, v, nd.name, st.severity)
+			s.mb.RecordRnicPauseStormEventsDataPoint(now, v, tg.name, st.severity)
 		case ethPhyBytes:
-			s.mb.RecordRnicPhyIoDataPoint(now, v, nd.name, st.direction)
+			s.mb.RecordRnicPhyIoDataPoint(now, v, tg.name, st.direction)
 		case ethPhyDiscards:
-			s.mb.RecordRnicPhyDiscardsDataPoint(now, v, nd.name, st.direction)
+			s.mb.RecordRnicPhyDiscardsDataPoint(now, v, tg.name, st.direction)
 		}
 	}
 }
@@ -467,6 +515,11 @@ func parseRate(path string, b []byte) (bytesPerSecond, lanes int64, err error) {
 	if perr != nil || !(gbps >= 0 && gbps <= 1e5) {
 		return 0, 0, &sysfs.ValueError{Path: path, Value: string(b), Err: errors.New("bad rate")}
 	}
+	if len(fields) >= 4 && eightBTenB[string(bytes.TrimSuffix(fields[3], []byte(")")))] {
+		// rate_show prints the signalling rate; SDR, DDR and QDR are 8b/10b coded, so the data
+		// rate is 80 % of it (FDR10 and later use 64b/66b or better, about the data rate).
+		gbps *= 0.8
+	}
 	bytesPerSecond = int64(gbps * 1e9 / 8)
 	if len(fields) >= 3 {
 		l := bytes.TrimPrefix(fields[2], []byte("("))
@@ -478,3 +531,7 @@ func parseRate(path string, b []byte) (bytesPerSecond, lanes int64, err error) {
 	}
 	return bytesPerSecond, lanes, nil
 }
+
+// eightBTenB are the InfiniBand speeds with 8b/10b line coding (IBA vol 2, 5.2.2; core sysfs.c
+// rate_show prints 25/50/100 deci-Gb/s per lane for them).
+var eightBTenB = map[string]bool{"SDR": true, "DDR": true, "QDR": true}

@@ -125,7 +125,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"device": "mlx5_bond_0/1", "link_layer": "Ethernet", "netdev": "bond0", "pci.bus_id": "0000:3b:00.0",
 		"numa.node": int64(0), "hca_type": "MT4125", "fw_version": "22.39.1002", "node_guid": "b83f:d203:00a1:b2c4",
-		"board_id": "MT_0000000359",
+		"board_id": "MT_0000000359", "plane": false,
 	}, info.Attributes().AsRaw())
 
 	// Two ports of one function, netdevs told apart by dev_port; 32-bit basic table.
@@ -254,9 +254,16 @@ func TestRealFixtures(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "i40iw0/ports/1/counters/port_xmit_data")
 		assert.Contains(t, err.Error(), "N/A (no PMA)")
+		// Unreadable PMA data counters rule out the whole counters/ directory (one PMA query
+		// behind them all): it is not read again, so nothing fails again.
+		var opened []string
+		s.reader.OnOpen = func(p string) error { opened = append(opened, p); return nil }
 		_, err = s.scrape(context.Background())
 		assert.NoError(t, err, "the same N/A counters are not reported again")
-		assert.Positive(t, logs.FilterMessage("still failing").Len())
+		for _, p := range opened {
+			assert.NotContains(t, p, "i40iw0/ports/1/counters/")
+		}
+		assert.Zero(t, logs.FilterMessage("still failing").Len())
 		// i40iw0 still has its port state and rate.
 		assert.Equal(t, int64(10e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "i40iw0/1"}))
 
@@ -380,14 +387,15 @@ func TestDeviceListCadence(t *testing.T) {
 // TestDefaultScrapeFiles counts the files a default scrape opens per port, the number the
 // benchmark reports. In full (the first scrape, then every slow_interval, or always with
 // slow_interval 0): state, phys_state, rate, 17 counters (unicast/multicast feed no metric), the 25
-// of telegraf's 28 hw_counters that feed a metric, and 2 netdev files per netdev. In between, the
+// of telegraf's 28 hw_counters that feed a metric, rx_write_requests (read first only to refresh
+// mlx5's counter cache, mlx5CacheRefresh) and 2 netdev files per netdev. In between, the
 // error and transport counters are skipped: state, phys_state, rate, the 4 data and packet
-// counters, port_xmit_wait, 3 CNP and 1 ECN counter, and the 2 netdev files.
+// counters, port_xmit_wait, rx_write_requests, 3 CNP and 1 ECN counter, and the 2 netdev files.
 //
 // The files read on every scrape stay open between scrapes, so after the first scrape only the
 // slow counters are opened (each time they are read) and the fast ones are read with one pread each.
 func TestDefaultScrapeFiles(t *testing.T) {
-	const full, fast = 3 + 17 + 25 + 2, 3 + 5 + 4 + 2
+	const full, fast = 3 + 17 + 1 + 25 + 2, 3 + 5 + 1 + 4 + 2
 	type cost struct{ reads, opens int64 }
 	count := func(s *rnicScraper) cost {
 		r0, o0 := s.reader.Reads(), s.reader.Opened()
@@ -467,10 +475,14 @@ func onlyMetrics(cfg *Config, fields ...string) {
 	}
 }
 
+// fakeEthtool stands in for the SIOCETHTOOL ioctl. A netdev without stats fails as a bond does:
+// the bonding driver has no get_sset_count, so ETHTOOL_GSTRINGS fails with EOPNOTSUPP
+// (drivers/net/bonding/bond_main.c bond_ethtool_ops; net/ethtool/ioctl.c).
 type fakeEthtool struct {
-	stats map[string]map[string]uint64
-	err   error
-	calls int
+	stats   map[string]map[string]uint64
+	drivers map[string]string
+	err     error
+	calls   int
 }
 
 func (f *fakeEthtool) Stats(netdev string) (map[string]uint64, error) {
@@ -478,42 +490,106 @@ func (f *fakeEthtool) Stats(netdev string) (map[string]uint64, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return f.stats[netdev], nil
+	st, ok := f.stats[netdev]
+	if !ok {
+		return nil, unix.EOPNOTSUPP
+	}
+	return st, nil
+}
+
+func (f *fakeEthtool) Driver(netdev string) (string, error) {
+	if d, ok := f.drivers[netdev]; ok {
+		return d, nil
+	}
+	return "", unix.ENODEV
 }
 
 func (f *fakeEthtool) Close() {}
 
-// TestEthtoolPFC uses mlx5 ethtool -S names (mlx5/counters.rst): per-priority pause, durations,
-// the pause-storm watchdog and the physical port totals.
+// TestEthtoolPFC uses mlx5 ethtool -S names (mlx5/counters.rst) on a RoCE LAG laid out as the
+// kernel does (testfs.LAGRDMANode): the bond has no ethtool statistics, so the counters come from
+// its physical members, each its own series: per-priority pause, durations, global pause
+// duration (en_stats.c "global" pause descs), the pause-storm watchdog and the physical port
+// totals.
 func TestEthtoolPFC(t *testing.T) {
-	fake := &fakeEthtool{stats: map[string]map[string]uint64{"bond0": {
-		"rx_prio3_pause": 120, "tx_prio3_pause": 7, "rx_prio3_pause_duration": 4500, "rx_prio3_pause_transition": 60,
-		"rx_pause_ctrl_phy": 0, "tx_pause_storm_warning_events": 2, "tx_pause_storm_error_events": 1,
-		"rx_bytes_phy": 1 << 40, "tx_bytes_phy": 1 << 41, "rx_discards_phy": 3, "rx_vport_unicast_bytes": 99,
-	}}}
-	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0"}
+	fake := &fakeEthtool{
+		stats: map[string]map[string]uint64{
+			"ens1f0np0": {
+				"rx_prio3_pause": 120, "tx_prio3_pause": 7, "rx_prio3_pause_duration": 4500, "rx_prio3_pause_transition": 60,
+				"rx_pause_ctrl_phy": 0, "tx_pause_storm_warning_events": 2, "tx_pause_storm_error_events": 1,
+				"rx_bytes_phy": 1 << 40, "tx_bytes_phy": 1 << 41, "rx_discards_phy": 3, "rx_vport_unicast_bytes": 99,
+				"rx_global_pause_duration": 900, "tx_global_pause_duration": 800,
+			},
+			"ens1f1np1": {"rx_prio3_pause": 30, "tx_prio3_pause": 5},
+		},
+		drivers: map[string]string{"ens1f0np0": "mlx5_core", "ens1f1np1": "mlx5_core", "bond0": "bonding"},
+	}
+	s, _ := newTestScraper(t, fleetRoot("lag"), func(cfg *Config) {
 		cfg.Ethtool.Enabled = true
+		cfg.Metrics.RnicPauseDuration.Enabled = true
 	})
 	s.ethtool = fake
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 1, fake.calls, "one ethtool read per netdev")
-	assert.Equal(t, int64(120), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0", "direction": "receive", "priority": int64(3)}))
-	assert.Equal(t, int64(7), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0", "direction": "transmit", "priority": int64(3)}))
-	assert.Equal(t, int64(4500), value(t, md, "rnic.pfc.pause_duration", map[string]any{"device": "bond0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, 2, fake.calls, "one ethtool read per physical member, none of the bond")
+	assert.Equal(t, int64(120), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f0np0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(30), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f1np1", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(7), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens1f0np0", "direction": "transmit", "priority": int64(3)}))
+	assert.Equal(t, int64(4500), value(t, md, "rnic.pfc.pause_duration", map[string]any{"device": "ens1f0np0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(900), value(t, md, "rnic.pause.duration", map[string]any{"device": "ens1f0np0", "direction": "receive"}))
 	absent(t, md, "rnic.pfc.pause_frames", map[string]any{"priority": int64(0)})
-	assert.Equal(t, int64(1), value(t, md, "rnic.pause.storm_events", map[string]any{"device": "bond0", "severity": "error"}))
-	assert.Equal(t, int64(1<<41), value(t, md, "rnic.phy.io", map[string]any{"device": "bond0", "direction": "transmit"}))
-	assert.Equal(t, int64(3), value(t, md, "rnic.phy.discards", map[string]any{"device": "bond0", "direction": "receive"}))
+	absent(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "bond0"})
+	assert.Equal(t, int64(1), value(t, md, "rnic.pause.storm_events", map[string]any{"device": "ens1f0np0", "severity": "error"}))
+	assert.Equal(t, int64(1<<41), value(t, md, "rnic.phy.io", map[string]any{"device": "ens1f0np0", "direction": "transmit"}))
+	assert.Equal(t, int64(3), value(t, md, "rnic.phy.discards", map[string]any{"device": "ens1f0np0", "direction": "receive"}))
+	// The bond's own byte counters still give component=netdev.
+	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}))
 
 	// A netdev outside the collector's network namespace: one error, then quiet.
 	fake.err = unix.ENODEV
 	_, err = s.scrape(context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "bond0")
+	assert.Contains(t, err.Error(), "ens1f0np0")
 	_, err = s.scrape(context.Background())
 	assert.NoError(t, err)
+}
+
+// TestEthtoolPerDriverNames: PFC and pause counters under the names bnxt_en, ice and i40e give
+// them, chosen by the driver name GDRVINFO reports.
+func TestEthtoolPerDriverNames(t *testing.T) {
+	fake := &fakeEthtool{
+		stats: map[string]map[string]uint64{
+			"ens2f0np0": {"rx_pfc_ena_frames_pri3": 11, "tx_pfc_ena_frames_pri3": 12, "rx_pause_frames": 13, "tx_pause_frames": 14},
+			"ens2f1np1": {"rx_pfc_ena_frames_pri5": 21, "rx_prio5_pause": 999},
+		},
+		drivers: map[string]string{"ens2f0np0": "bnxt_en", "ens2f1np1": "bnxt_en"},
+	}
+	s, _ := newTestScraper(t, fleetRoot("broadcom"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	s.reader.OnOpen = bnxtPMAFails
+	s.ethtool = fake
+	md, _ := s.scrape(context.Background())
+	assert.Equal(t, int64(11), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f0np0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(12), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f0np0", "direction": "transmit", "priority": int64(3)}))
+	assert.Equal(t, int64(13), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens2f0np0", "direction": "receive"}))
+	assert.Equal(t, int64(21), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1", "priority": int64(5)}))
+	assert.Len(t, pointsWith(md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1"}), 1, "an mlx5 name on a bnxt_en netdev is not read")
+
+	fake = &fakeEthtool{
+		stats: map[string]map[string]uint64{
+			"ens801f0": {"rx_priority_3_xoff.nic": 31, "tx_priority_3_xoff.nic": 32, "link_xoff_rx.nic": 33, "link_xoff_tx.nic": 34},
+			"ens802f0": {"port.rx_priority_4_xoff_rx": 41, "port.link_xoff_tx": 44},
+		},
+		drivers: map[string]string{"ens801f0": "ice", "ens802f0": "i40e"},
+	}
+	s, _ = newTestScraper(t, fleetRoot("intel"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	s.ethtool = fake
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(31), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens801f0", "direction": "receive", "priority": int64(3)}))
+	assert.Equal(t, int64(32), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens801f0", "direction": "transmit", "priority": int64(3)}))
+	assert.Equal(t, int64(33), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens801f0", "direction": "receive"}))
+	assert.Equal(t, int64(41), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens802f0", "direction": "receive", "priority": int64(4)}))
+	assert.Equal(t, int64(44), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens802f0", "direction": "transmit"}))
 }
 
 func TestParseRate(t *testing.T) {
@@ -523,7 +599,12 @@ func TestParseRate(t *testing.T) {
 		lanes int64
 	}{
 		{"100 Gb/sec (4X EDR)", 12_500_000_000, 4},
-		{"2.5 Gb/sec (1X SDR)", 312_500_000, 1},
+		// 8b/10b: 2.5 Gb/s signalling is 2 Gb/s of data.
+		{"2.5 Gb/sec (1X SDR)", 250_000_000, 1},
+		{"40 Gb/sec (4X QDR)", 4_000_000_000, 4},
+		{"20 Gb/sec (4X DDR)", 2_000_000_000, 4},
+		{"56 Gb/sec (4X FDR)", 7_000_000_000, 4},
+		{"40 Gb/sec (4X FDR10)", 5_000_000_000, 4},
 		{"400 Gb/sec (4X NDR)", 50_000_000_000, 4},
 		{"10 Gb/sec (4X)", 1_250_000_000, 4},
 		{"0 GB/sec", 0, 0},

@@ -22,11 +22,13 @@ import (
 
 // topoDevice is a GPU or an RDMA NIC with its PCI facts.
 type topoDevice struct {
-	name  string // gpu0, mlx5_0
-	dev   *pci.Device
-	link  pci.Link
-	iommu metadata.AttributeIommuMode
-	gpu   bool
+	name string // gpu0, mlx5_0
+	dev  *pci.Device
+	link pci.Link
+	// capable is link with its maxima capped at the upstream port's (pci.Link.Capable).
+	capable pci.Link
+	iommu   metadata.AttributeIommuMode
+	gpu     bool
 }
 
 // topoPair is one GPU-NIC pair.
@@ -34,7 +36,32 @@ type topoPair struct {
 	gpu, nic *topoDevice
 	path     pci.Path
 	acs      pci.ACS
-	ready    bool
+	ready    int64 // 1 ready, 0 not ready, -1 unknown
+	reason   metadata.AttributeGpudirectReason
+	// shown: the pair's series are emitted (PIX/PXB, the GPU's nearest, or all_pairs).
+	shown bool
+}
+
+// readiness is the GPUDirect RDMA verdict of a pair: a condition known to fail makes it 0; else
+// a condition that cannot be known makes it -1, never 1 (an unprivileged reader cannot see the
+// ACS redirect that the kernel sets on switch downstream ports whenever an IOMMU driver is active,
+// iommu=pt included: pci_enable_acs -> pci_std_enable_acs in drivers/pci/pci.c).
+func readiness(p topoPair, havePeer bool) (int64, metadata.AttributeGpudirectReason) {
+	switch {
+	case p.path.Farther(pci.PathPXB) && p.path != pci.PathUnknown:
+		return 0, metadata.AttributeGpudirectReasonPciePath
+	case !havePeer:
+		return 0, metadata.AttributeGpudirectReasonNoPeerMemory
+	case p.acs == pci.ACSRedirect:
+		return 0, metadata.AttributeGpudirectReasonAcsRedirect
+	case p.gpu.iommu == metadata.AttributeIommuModeTranslated || p.nic.iommu == metadata.AttributeIommuModeTranslated:
+		return 0, metadata.AttributeGpudirectReasonIommuTranslated
+	case p.path == pci.PathUnknown:
+		return -1, metadata.AttributeGpudirectReasonPathUnknown
+	case p.acs == pci.ACSUnknown:
+		return -1, metadata.AttributeGpudirectReasonAcsUnknown
+	}
+	return 1, metadata.AttributeGpudirectReasonReady
 }
 
 // topology is the resolved picture, recorded as is on every scrape.
@@ -54,6 +81,8 @@ var pathAttr = map[pci.Path]metadata.AttributePciePath{
 	pci.PathPHB:  metadata.AttributePciePathPHB,
 	pci.PathNODE: metadata.AttributePciePathNODE,
 	pci.PathSYS:  metadata.AttributePciePathSYS,
+
+	pci.PathUnknown: metadata.AttributePciePathUnknown,
 }
 
 var iommuAttr = map[pci.IOMMUMode]metadata.AttributeIommuMode{
@@ -64,7 +93,7 @@ var iommuAttr = map[pci.IOMMUMode]metadata.AttributeIommuMode{
 
 // resolveTopology scans the PCI tree and relates every GPU to the RDMA devices of ports. A PCI
 // function that cannot be resolved is left out and reported in the error.
-func resolveTopology(r *sysfs.Reader, root, sys string, ports []*port) (*topology, error) {
+func resolveTopology(r *sysfs.Reader, root, sys string, ports []*port, allPairs bool) (*topology, error) {
 	t := &topology{}
 	all, err := pci.Scan(r, sys)
 	byAddr := make(map[string]*pci.Device, len(all))
@@ -72,7 +101,12 @@ func resolveTopology(r *sysfs.Reader, root, sys string, ports []*port) (*topolog
 		byAddr[d.Address] = d
 	}
 	newDevice := func(name string, d *pci.Device, gpu bool) *topoDevice {
-		return &topoDevice{name: name, dev: d, link: pci.ReadLink(r, d.Path), iommu: iommuAttr[pci.ReadIOMMU(d.Path)], gpu: gpu}
+		td := &topoDevice{name: name, dev: d, link: pci.ReadLink(r, d.Path), iommu: iommuAttr[pci.ReadIOMMU(d.Path)], gpu: gpu}
+		td.capable = td.link
+		if up := byAddr[d.Upstream()]; up != nil {
+			td.capable = td.link.Capable(pci.ReadLink(r, up.Path))
+		}
+		return td
 	}
 
 	var gpus, nics []*topoDevice
@@ -84,10 +118,12 @@ func resolveTopology(r *sysfs.Reader, root, sys string, ports []*port) (*topolog
 	seen := map[string]bool{}
 	for _, p := range ports {
 		d := byAddr[p.pciBusID]
-		if d == nil || seen[p.device] {
-			continue // rxe has no PCI function; one entry per RDMA device, not per port
+		if d == nil || seen[p.pciBusID] || p.plane {
+			// rxe has no PCI function; one entry per PCI function, not per port or per RDMA
+			// device: the plane devices of a multi-plane HCA share the function.
+			continue
 		}
-		seen[p.device] = true
+		seen[p.pciBusID] = true
 		nics = append(nics, newDevice(p.device, d, false))
 	}
 	t.devices = append(gpus, nics...)
@@ -98,20 +134,22 @@ func resolveTopology(r *sysfs.Reader, root, sys string, ports []*port) (*topolog
 	havePeer := t.peermem == 1 || t.dmabuf == 1
 
 	for _, g := range gpus {
-		for i, n := range nics {
+		first := len(t.pairs)
+		nearest := -1
+		for _, n := range nics {
 			p := topoPair{gpu: g, nic: n, path: pci.PathBetween(g.dev, n.dev)}
 			p.acs = acsBetween(byAddr, g.dev, n.dev)
-			p.ready = p.path <= pci.PathPXB && havePeer && p.acs != pci.ACSRedirect &&
-				g.iommu != metadata.AttributeIommuModeTranslated && n.iommu != metadata.AttributeIommuModeTranslated
-			t.pairs = append(t.pairs, p)
-			// The first of the closest NICs, in RDMA device order.
-			if i == 0 || p.path < t.nearest[len(t.nearest)-1].path {
-				if i == 0 {
-					t.nearest = append(t.nearest, p)
-				} else {
-					t.nearest[len(t.nearest)-1] = p
-				}
+			p.ready, p.reason = readiness(p, havePeer)
+			p.shown = allPairs || (p.path != pci.PathUnknown && !p.path.Farther(pci.PathPXB))
+			// The first of the closest NICs, in RDMA device order (natural: mlx5_2 before mlx5_10).
+			if nearest < 0 || t.pairs[nearest].path.Farther(p.path) {
+				nearest = len(t.pairs)
 			}
+			t.pairs = append(t.pairs, p)
+		}
+		if nearest >= first {
+			t.pairs[nearest].shown = true
+			t.nearest = append(t.nearest, t.pairs[nearest])
 		}
 	}
 	return t, err
@@ -208,15 +246,19 @@ func (t *topology) record(mb *metadata.MetricsBuilder, now pcommon.Timestamp) {
 		if d.link.Known() {
 			mb.RecordRnicTopologyLinkWidthDataPoint(now, d.link.Width, d.name, addr, metadata.AttributePcieLinkBoundCurrent)
 			mb.RecordRnicTopologyLinkWidthDataPoint(now, d.link.MaxWidth, d.name, addr, metadata.AttributePcieLinkBoundMax)
-			// GPUs drop their link speed when idle; only lanes count for them.
-			degraded := d.link.BelowWidth() || (!d.gpu && d.link.BelowSpeed())
+			// GPUs drop their link speed when idle; only lanes count for them. Both relative to
+			// what the link can reach with its upstream port (capable).
+			degraded := d.capable.BelowWidth() || (!d.gpu && d.capable.BelowSpeed())
 			mb.RecordRnicTopologyLinkDegradedDataPoint(now, boolInt(degraded), d.name, addr)
 		}
 	}
 	for _, p := range t.pairs {
+		if !p.shown {
+			continue
+		}
 		mb.RecordRnicTopologyGpuDistanceDataPoint(now, int64(p.path), p.gpu.name, p.gpu.dev.Address, p.nic.name, p.nic.dev.Address, pathAttr[p.path])
 		mb.RecordRnicTopologyAcsRedirectDataPoint(now, int64(p.acs), p.gpu.name, p.nic.name)
-		mb.RecordRnicTopologyGpudirectReadyDataPoint(now, boolInt(p.ready), p.gpu.name, p.nic.name)
+		mb.RecordRnicTopologyGpudirectReadyDataPoint(now, p.ready, p.gpu.name, p.nic.name, p.reason)
 	}
 	for _, p := range t.nearest {
 		mb.RecordRnicTopologyNearestRnicDataPoint(now, int64(p.path), p.gpu.name, p.gpu.dev.Address, p.nic.name, p.nic.dev.Address, pathAttr[p.path])

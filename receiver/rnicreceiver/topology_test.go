@@ -120,6 +120,42 @@ func topologyNodes() map[string]testfs.PCINode {
 		RootPorts: []testfs.PCIFunction{pairBehindSwitch(0x10, 10, "mlx5_0", 0, [4]int{8, 32, 8, 16})}}}
 	healthyDrivers(&x8)
 	nodes["x8gen3"] = x8
+
+	// The fleet nodes (internal/testfs/fleet.go).
+	nodes["dgx-h100"] = testfs.DGXH100Node()
+	nodes["hgx-iommu-pt"] = testfs.HGXNode(false)
+	nodes["hgx-unprivileged"] = testfs.HGXNode(true)
+
+	// gen5-in-gen4: a Gen5 ConnectX-7 (max 32 GT/s) on a Gen4 root port (max 16 GT/s), trained to
+	// 16 GT/s x16: what the slot allows, not degraded (pcie_bandwidth_available, drivers/pci/pci.c).
+	g4 := testfs.PCINode{IOMMUGroupType: map[int]string{10: "identity", 11: "identity"}}
+	pair := pairBehindSwitch(0x10, 10, "mlx5_0", 0, fullGen5)
+	pair.MaxSpeed, pair.Speed = 16, 16 // the root port
+	sw := &pair.Children[0]
+	sw.MaxSpeed, sw.Speed = 16, 16 // the switch upstream port, behind the Gen4 root port
+	for i := range sw.Children {
+		sw.Children[i].MaxSpeed, sw.Children[i].MaxWidth = 16, 16 // Gen4 switch downstream ports
+		ep := &sw.Children[i].Children[0]
+		ep.Speed = 16
+	}
+	g4.RootBuses = []testfs.PCIRootBus{{Name: "pci0000:10", NUMANode: 0, RootPorts: []testfs.PCIFunction{pair}}}
+	healthyDrivers(&g4)
+	nodes["gen5-in-gen4"] = g4
+
+	// no-numa: a VM whose two host bridges report numa_node -1 (Documentation/ABI/testing/
+	// sysfs-bus-pci: -1 is unknown), the GPU on one and the NIC on the other.
+	nn := testfs.PCINode{IOMMUGroupType: map[int]string{10: "identity", 11: "identity", 13: "identity"}}
+	gpuOnly := pairBehindSwitch(0x10, 10, "", 0, fullGen5)
+	nn.RootBuses = []testfs.PCIRootBus{
+		{Name: "pci0000:10", NUMANode: -1, RootPorts: []testfs.PCIFunction{gpuOnly}},
+		{Name: "pci0000:90", NUMANode: -1, RootPorts: []testfs.PCIFunction{{
+			Address: "0000:90:01.0", Vendor: 0x8086, DevID: 0x352a, Class: bridgeClass, IOMMUGroup: -1,
+			Children: []testfs.PCIFunction{{Address: "0000:91:00.0", Vendor: 0x15b3, DevID: 0x1021, Class: ibClass, IOMMUGroup: 13, RDMA: "mlx5_0",
+				Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16}},
+		}}},
+	}
+	healthyDrivers(&nn)
+	nodes["no-numa"] = nn
 	return nodes
 }
 
@@ -143,8 +179,10 @@ func scrapeTopology(t *testing.T, name string) *rnicScraper {
 	return s
 }
 
+func allPairs(cfg *Config) { cfg.Topology.AllPairs = true }
+
 func TestTopologyDGX(t *testing.T) {
-	s := scrapeTopology(t, "dgx")
+	s, _ := newTestScraper(t, filepath.Join("testdata", "topology", "dgx"), allPairs)
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	for i := range 8 {
@@ -219,7 +257,7 @@ func TestTopologyNotPerScrape(t *testing.T) {
 		assert.NotContains(t, p, "link_speed")
 		assert.NotContains(t, p, "numa_node")
 	}
-	assert.Equal(t, 64, countPoints(md, "rnic.topology.gpu_distance"), "still reported")
+	assert.Equal(t, 8, countPoints(md, "rnic.topology.gpu_distance"), "still reported: by default the PIX/PXB and nearest pairs")
 }
 
 func mustPath(t *testing.T, md pmetric.Metrics, gpu, nic string) string {
@@ -231,4 +269,90 @@ func mustPath(t *testing.T, md pmetric.Metrics, gpu, nic string) string {
 
 func countPoints(md pmetric.Metrics, name string) int {
 	return len(metrictest.Points(md, name))
+}
+
+// TestTopologyHGXIommuPT: an HGX board booted with iommu=pt, whose switch downstream ports the
+// kernel set to redirect peer traffic (pci_std_enable_acs: SV|RR|CR|UF): no pair is ready, each
+// for acs_redirect. Read unprivileged, the same board's ACS state is unknown: the verdict is -1
+// (acs_unknown), never 1. Two equally near NICs tie-break in natural order: gpu4's nearest
+// is mlx5_2, not mlx5_10.
+func TestTopologyHGXIommuPT(t *testing.T) {
+	md, err := scrapeTopology(t, "hgx-iommu-pt").scrape(context.Background())
+	require.NoError(t, err)
+	ready := metrictest.Points(md, "rnic.topology.gpudirect_ready")
+	require.Len(t, ready, 16, "two PIX NICs per GPU")
+	for _, dp := range ready {
+		assert.Equal(t, int64(0), dp.IntValue())
+		assert.Equal(t, "acs_redirect", dp.Attributes().AsRaw()["gpudirect.reason"])
+	}
+	assert.Equal(t, int64(1), value(t, md, "rnic.topology.acs_redirect", map[string]any{"gpu": "gpu0", "device": "mlx5_0"}))
+	assert.Equal(t, int64(1), value(t, md, "rnic.topology.iommu", map[string]any{"device": "gpu0", "iommu.mode": "passthrough"}))
+	assert.Equal(t, int64(1), value(t, md, "rnic.topology.nearest_rnic", map[string]any{"gpu": "gpu4", "device": "mlx5_2"}))
+	absent(t, md, "rnic.topology.nearest_rnic", map[string]any{"gpu": "gpu4", "device": "mlx5_10"})
+	assert.Equal(t, int64(1), value(t, md, "rnic.topology.nearest_rnic", map[string]any{"gpu": "gpu7", "device": "mlx5_3"}))
+
+	md, err = scrapeTopology(t, "hgx-unprivileged").scrape(context.Background())
+	require.NoError(t, err)
+	ready = metrictest.Points(md, "rnic.topology.gpudirect_ready")
+	require.Len(t, ready, 16)
+	for _, dp := range ready {
+		assert.Equal(t, int64(-1), dp.IntValue(), "unknown ACS is never ready")
+		assert.Equal(t, "acs_unknown", dp.Attributes().AsRaw()["gpudirect.reason"])
+	}
+	assert.Equal(t, int64(-1), value(t, md, "rnic.topology.acs_redirect", map[string]any{"gpu": "gpu0", "device": "mlx5_0"}))
+}
+
+// TestTopologyDGXH100: the DGX H100-like node with its real compute NIC names, IPoIB netdevs and
+// storage NICs. Each GPU's pair is PIX and ready; the defaults report 8 pairs (each GPU's PIX NIC)
+// instead of the full 8 x 12 matrix, and the node's topology series are counted here.
+func TestTopologyDGXH100(t *testing.T) {
+	md, err := scrapeTopology(t, "dgx-h100").scrape(context.Background())
+	require.NoError(t, err)
+	for i, c := range testfs.DGXComputeNICs {
+		gpu := fmt.Sprintf("gpu%d", i)
+		assert.Equal(t, int64(1), value(t, md, "rnic.topology.gpudirect_ready", map[string]any{"gpu": gpu, "device": c.RDMA, "gpudirect.reason": "ready"}), gpu)
+		assert.Equal(t, int64(1), value(t, md, "rnic.topology.nearest_rnic", map[string]any{"gpu": gpu, "device": c.RDMA, "pcie.path": "PIX"}))
+		assert.Equal(t, c.Netdev, mustAttr(t, md, "rnic.port.info", c.RDMA+"/1", "netdev"))
+	}
+	assert.Equal(t, "enp41s0f1np1", mustAttr(t, md, "rnic.port.info", "mlx5_2/1", "netdev"))
+	assert.Equal(t, 8, countPoints(md, "rnic.topology.gpu_distance"))
+	// Per node: 8 pairs x 3 pair metrics + 8 nearest + 20 devices x (iommu, 2 speeds, 2 widths,
+	// degraded) + 2 peer-memory mechanisms.
+	assert.Equal(t, 8*3+8+20*6+2, topologySeries(md), "DGX H100 with the defaults")
+
+	s, _ := newTestScraper(t, filepath.Join("testdata", "topology", "dgx-h100"), allPairs)
+	md, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 96, countPoints(md, "rnic.topology.gpu_distance"), "all_pairs: the full matrix")
+	assert.Equal(t, 96*3+8+20*6+2, topologySeries(md), "DGX H100 with all_pairs")
+	assert.Equal(t, "SYS", mustPath(t, md, "gpu0", "mlx5_11"))
+	assert.Equal(t, int64(0), value(t, md, "rnic.topology.gpudirect_ready", map[string]any{"gpu": "gpu0", "device": "mlx5_11", "gpudirect.reason": "pcie_path"}))
+}
+
+func topologySeries(md pmetric.Metrics) int {
+	n := 0
+	for _, m := range []string{"gpu_distance", "nearest_rnic", "acs_redirect", "gpudirect_ready", "iommu", "link.speed", "link.width", "link.degraded", "peer_memory"} {
+		n += countPoints(md, "rnic.topology."+m)
+	}
+	return n
+}
+
+// TestTopologyGen5InGen4: a Gen5 NIC trained to 16 GT/s under a Gen4 upstream port is running at
+// what the link can reach.
+func TestTopologyGen5InGen4(t *testing.T) {
+	md, err := scrapeTopology(t, "gen5-in-gen4").scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), value(t, md, "rnic.topology.link.degraded", map[string]any{"device": "mlx5_0"}))
+	dp, ok := point(md, "rnic.topology.link.speed", map[string]any{"device": "mlx5_0", "pcie.link.bound": "max"})
+	require.True(t, ok)
+	assert.Equal(t, 32.0, dp.DoubleValue(), "the device's own maximum is still reported")
+}
+
+// TestTopologyNoNUMA: numa_node -1 on both host bridges is unknown, never NODE; the verdict is
+// unknown (path_unknown), and the pair is still reported as the GPU's nearest.
+func TestTopologyNoNUMA(t *testing.T) {
+	md, err := scrapeTopology(t, "no-numa").scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "unknown", mustPath(t, md, "gpu0", "mlx5_0"))
+	assert.Equal(t, int64(-1), value(t, md, "rnic.topology.gpudirect_ready", map[string]any{"gpu": "gpu0", "device": "mlx5_0", "gpudirect.reason": "path_unknown"}))
 }

@@ -198,6 +198,10 @@ func icx(t tree, old bool) {
 	t.pci("0000:30", 0, "0000:30:04.0", "0000:31:00.0") // stack 1 part 2: GPU
 	t.pci("0000:b0", 1, "0000:b0:02.0", "0000:b1:00.0") // socket 1 stack 1 part 0: GPU
 	t.pci("0000:16", 0, "0000:16:00.0")                 // Mesh2IIO / VT-d on device 0: not a root port
+	// The DMI stack (PMU 5, bus 00): the PCH behind device 0x00 (part 0) and the CBDMA engines at
+	// device 0x01 (part 3), intel/pcm pcm-iio-topology.cpp (Whitley).
+	t.pci("0000:00", 0, "0000:00:00.0")
+	t.pci("0000:00", 0, "0000:00:01.0")
 }
 
 // spr: Xeon Platinum 8480+ (56 cores), 2 sockets. old=false: Linux 6.15 (IMC cas_count
@@ -232,25 +236,101 @@ func spr(t tree, old bool) {
 // event 0x05). Encodings: [perfmon] graniterapids UNC_M_CAS_COUNT_SCH{0,1}.{RD,WR}. 12 IMC
 // boxes per die assumed (12 DDR5 channels per socket); IIO as SPR with gnr_iio_freerunning.
 func gnr(t tree, old bool) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0xad, "Intel(R) Xeon(R) 6980P"))
+	gnrUncore(t, 0xad, "Intel(R) Xeon(R) 6980P", 128, 12, !old, iioScaleNew)
+}
+
+// gnrUncore writes a host on the GNR uncore (gnr_uncores[] in [snbep]): 2 sockets of
+// coresPerSocket CPUs, imcBoxes IMC boxes per die with both command schedulers named
+// (schedulers, 6a8a48644c4b) or only cas_count_read/write = SCH0, and 6 IIO stacks with
+// free-running bw_in at iioScale.
+func gnrUncore(t tree, model int, modelName string, coresPerSocket, imcBoxes int, schedulers bool, iioScale string) {
+	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, model, modelName))
 	t.cpu(0, 0, 0)
-	t.cpu(128, 1, 1)
-	for i := 0; i < 12; i++ {
+	t.cpu(coresPerSocket, 1, 1)
+	cpumask := fmt.Sprintf("0,%d", coresPerSocket)
+	for i := 0; i < imcBoxes; i++ {
 		ev := map[string]string{"clockticks": "event=0x01,umask=0x00"}
-		if old {
-			withScale(ev, "cas_count_read", "event=0x05,umask=0xcf", casScale)
-			withScale(ev, "cas_count_write", "event=0x05,umask=0xf0", casScale)
-		} else {
+		if schedulers {
 			withScale(ev, "cas_count_read_sch0", "event=0x05,umask=0xcf", casScale)
 			withScale(ev, "cas_count_read_sch1", "event=0x06,umask=0xcf", casScale)
 			withScale(ev, "cas_count_write_sch0", "event=0x05,umask=0xf0", casScale)
 			withScale(ev, "cas_count_write_sch1", "event=0x06,umask=0xf0", casScale)
+		} else {
+			withScale(ev, "cas_count_read", "event=0x05,umask=0xcf", casScale)
+			withScale(ev, "cas_count_write", "event=0x05,umask=0xf0", casScale)
 		}
-		t.pmu(fmt.Sprintf("uncore_imc_%d", i), 110+i, "0,128", sprIMCFormat, ev)
+		t.pmu(fmt.Sprintf("uncore_imc_%d", i), 110+i, cpumask, sprIMCFormat, ev)
 	}
 	for i := 0; i < 6; i++ {
-		t.pmu(fmt.Sprintf("uncore_iio_%d", i), 130+i, "0,128", icxIIOFormat, nil)
-		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, "0,128", freeRunningFormat, iioFreeEvents(8, iioScaleNew, 0))
+		t.pmu(fmt.Sprintf("uncore_iio_%d", i), 130+i, cpumask, icxIIOFormat, nil)
+		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, cpumask, freeRunningFormat, iioFreeEvents(8, iioScale, 0))
+	}
+}
+
+// srf: Xeon 6780E (Sierra Forest, model 0xaf, 144 E-cores), 2 sockets. The kernel sends it down
+// the GNR path ([uncore] intel_uncore_match: INTEL_ATOM_CRESTMONT_X -> gnr_uncore_init, added by
+// cb4a6ccf3583 "Support Sierra Forest and Grand Ridge"), so it has GNR's two command schedulers
+// (6a8a48644c4b: "CPUs that use gnr_uncores[] (e.g. Granite Rapids and Sierra Forest) implement
+// two command schedulers", Fixes: cb4a6ccf3583). old=false: Linux 6.12.y with 6a8a48644c4b and
+// 506f981ab40f (cas_count_{read,write}_sch{0,1}, IIO 32 B scale); old=true: a kernel with
+// cb4a6ccf3583 before both (cas_count_read/write = SCH0 only, IIO 4 B scale). 8 IMC boxes per die
+// (8 DDR5 channels per socket on Xeon 6700E, inference) and 6 IIO stacks assumed.
+func srf(t tree, old bool) {
+	scale := iioScaleNew
+	if old {
+		scale = iioScaleOld
+	}
+	gnrUncore(t, 0xaf, "Intel(R) Xeon(R) 6780E", 144, 8, !old, scale)
+}
+
+// sprSNC2: the spr host in sub-NUMA clustering mode SNC2: each socket is two NUMA nodes
+// (node/nodeN/cpulist, Documentation/ABI/stable/sysfs-devices-node, "%*pbl\n" CPU lists): CPUs
+// 0-27 node 0, 28-55 node 1 (socket 0), 56-83 node 2, 84-111 node 3 (socket 1).
+func sprSNC2(t tree) {
+	spr(t, false)
+	must(os.Remove(filepath.Join(t.root, "sys/devices/system/cpu/cpu56/node1"))) // now on node 2
+	t.cpu(28, 0, 1)
+	t.cpu(56, 1, 2)
+	t.cpu(84, 1, 3)
+	for n, list := range []string{"0-27", "28-55", "56-83", "84-111"} {
+		t.write(fmt.Sprintf("sys/devices/system/node/node%d/cpulist", n), list+"\n")
+	}
+}
+
+// gnrGeneric: Xeon 6980P on Linux 6.6, which predates GNR support in intel_uncore_match (GNR
+// names arrived in v6.8-rc1, 632c4bf6d007 / 388d76175bd9): intel_uncore_init falls back to
+// generic_uncore_init, which builds the PMUs from the discovery table and names them
+// uncore_type_<type id>_<box id> ([uncore] uncore_get_pmu_name), with the generic format
+// (uncore_discovery.c generic_uncore_formats_attr: event config:0-7, umask config:8-15, edge 18,
+// inv 23, thresh config:24-31), no event aliases and no free-running PMU. On GNR the IMC is
+// type 6 and the IIO type 1 (gnr_uncores[] in uncore_snbep.c, indexed by the discovery type).
+// Other types (CHA 0, IRP 2, ...) are present but unused; two are written as decoys.
+func gnrGeneric(t tree) {
+	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0xad, "Intel(R) Xeon(R) 6980P"))
+	t.cpu(0, 0, 0)
+	t.cpu(128, 1, 1)
+	generic := map[string]string{"event": "config:0-7", "umask": "config:8-15", "edge": "config:18", "inv": "config:23", "thresh": "config:24-31"}
+	for i := 0; i < 12; i++ {
+		t.pmu(fmt.Sprintf("uncore_type_6_%d", i), 110+i, "0,128", generic, nil)
+	}
+	for i := 0; i < 6; i++ {
+		t.pmu(fmt.Sprintf("uncore_type_1_%d", i), 130+i, "0,128", generic, nil)
+	}
+	t.pmu("uncore_type_0_0", 150, "0,128", generic, nil)
+	t.pmu("uncore_type_2_0", 151, "0,128", generic, nil)
+}
+
+// gnrV68: Xeon 6980P on Linux 6.8 to 6.14: GNR named (632c4bf6d007) with gnr_uncore_iio_free_running
+// reusing spr_uncore_iio_freerunning_events: bw_in_port0..7 at the 4 B scale plus
+// bw_out_port0..7, umask 0x30..0x37 (both removed or rescaled by 506f981ab40f in the 6.15 cycle);
+// IMC cas_count_read/write = SCH0 only (before 6a8a48644c4b).
+func gnrV68(t tree) {
+	gnr(t, true)
+	for i := 0; i < 6; i++ {
+		name := fmt.Sprintf("uncore_iio_free_running_%d", i)
+		must(os.RemoveAll(filepath.Join(t.root, "sys/devices", name)))
+		must(os.Remove(filepath.Join(t.root, "sys/bus/event_source/devices", name)))
+		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, "0,128", freeRunningFormat, iioFreeEvents(8, iioScaleOld, 0x30))
 	}
 }
 
@@ -318,6 +398,8 @@ func main() {
 		"skx": skx, "icx": func(t tree) { icx(t, false) }, "icx_v5.15": func(t tree) { icx(t, true) },
 		"spr": func(t tree) { spr(t, false) }, "spr_v6.1": func(t tree) { spr(t, true) },
 		"gnr": func(t tree) { gnr(t, false) }, "gnr_unpatched": func(t tree) { gnr(t, true) },
+		"srf": func(t tree) { srf(t, false) }, "srf_unpatched": func(t tree) { srf(t, true) },
+		"gnr_v6.6": gnrGeneric, "gnr_v6.8": gnrV68, "spr_snc2": sprSNC2,
 		"zen4": func(t tree) { zen4(t, false) }, "zen4_v6.1": func(t tree) { zen4(t, true) }, "zen3": zen3, "vm": vm, "resctrl": resctrl,
 	} {
 		root := filepath.Join("testdata", name)

@@ -208,6 +208,55 @@ func (ms *RnicPacketsMetricConfig) Validate() error {
 	return nil
 }
 
+// RnicPauseDurationMetricAttributeKey specifies the key of an attribute for the rnic.pause.duration metric.
+type RnicPauseDurationMetricAttributeKey string
+
+const (
+	RnicPauseDurationMetricAttributeKeyDevice    RnicPauseDurationMetricAttributeKey = "device"
+	RnicPauseDurationMetricAttributeKeyDirection RnicPauseDurationMetricAttributeKey = "direction"
+)
+
+// RnicPauseDurationMetricConfig provides config for the rnic.pause.duration metric.
+type RnicPauseDurationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []RnicPauseDurationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *RnicPauseDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *RnicPauseDurationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection:
+		default:
+			return fmt.Errorf("metric rnic.pause.duration doesn't have an attribute %v, valid attributes: [device, direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // RnicPauseFramesMetricAttributeKey specifies the key of an attribute for the rnic.pause.frames metric.
 type RnicPauseFramesMetricAttributeKey string
 
@@ -566,6 +615,7 @@ const (
 	RnicPortInfoMetricAttributeKeyFwVersion RnicPortInfoMetricAttributeKey = "fw_version"
 	RnicPortInfoMetricAttributeKeyNodeGUID  RnicPortInfoMetricAttributeKey = "node_guid"
 	RnicPortInfoMetricAttributeKeyBoardID   RnicPortInfoMetricAttributeKey = "board_id"
+	RnicPortInfoMetricAttributeKeyPlane     RnicPortInfoMetricAttributeKey = "plane"
 )
 
 // RnicPortInfoMetricConfig provides config for the rnic.port.info metric.
@@ -594,9 +644,9 @@ func (ms *RnicPortInfoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *RnicPortInfoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID:
+		case RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane:
 		default:
-			return fmt.Errorf("metric rnic.port.info doesn't have an attribute %v, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id]", val)
+			return fmt.Errorf("metric rnic.port.info doesn't have an attribute %v, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id, plane]", val)
 		}
 	}
 
@@ -1051,8 +1101,9 @@ func (ms *RnicTopologyGpuDistanceMetricConfig) Validate() error {
 type RnicTopologyGpudirectReadyMetricAttributeKey string
 
 const (
-	RnicTopologyGpudirectReadyMetricAttributeKeyGpu    RnicTopologyGpudirectReadyMetricAttributeKey = "gpu"
-	RnicTopologyGpudirectReadyMetricAttributeKeyDevice RnicTopologyGpudirectReadyMetricAttributeKey = "device"
+	RnicTopologyGpudirectReadyMetricAttributeKeyGpu             RnicTopologyGpudirectReadyMetricAttributeKey = "gpu"
+	RnicTopologyGpudirectReadyMetricAttributeKeyDevice          RnicTopologyGpudirectReadyMetricAttributeKey = "device"
+	RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason RnicTopologyGpudirectReadyMetricAttributeKey = "gpudirect.reason"
 )
 
 // RnicTopologyGpudirectReadyMetricConfig provides config for the rnic.topology.gpudirect_ready metric.
@@ -1081,9 +1132,9 @@ func (ms *RnicTopologyGpudirectReadyMetricConfig) Unmarshal(parser *confmap.Conf
 func (ms *RnicTopologyGpudirectReadyMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice:
+		case RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason:
 		default:
-			return fmt.Errorf("metric rnic.topology.gpudirect_ready doesn't have an attribute %v, valid attributes: [gpu, device]", val)
+			return fmt.Errorf("metric rnic.topology.gpudirect_ready doesn't have an attribute %v, valid attributes: [gpu, device, gpudirect.reason]", val)
 		}
 	}
 
@@ -1499,6 +1550,7 @@ type MetricsConfig struct {
 	RnicCounterSaturated       RnicCounterSaturatedMetricConfig       `mapstructure:"rnic.counter.saturated"`
 	RnicDriverCounter          RnicDriverCounterMetricConfig          `mapstructure:"rnic.driver.counter"`
 	RnicPackets                RnicPacketsMetricConfig                `mapstructure:"rnic.packets"`
+	RnicPauseDuration          RnicPauseDurationMetricConfig          `mapstructure:"rnic.pause.duration"`
 	RnicPauseFrames            RnicPauseFramesMetricConfig            `mapstructure:"rnic.pause.frames"`
 	RnicPauseStormEvents       RnicPauseStormEventsMetricConfig       `mapstructure:"rnic.pause.storm_events"`
 	RnicPfcPauseDuration       RnicPfcPauseDurationMetricConfig       `mapstructure:"rnic.pfc.pause_duration"`
@@ -1549,6 +1601,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
 		},
+		RnicPauseDuration: RnicPauseDurationMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
+		},
 		RnicPauseFrames: RnicPauseFramesMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -1587,7 +1644,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		RnicPortInfo: RnicPortInfoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID},
+			EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
 		},
 		RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
 			Enabled:             true,
@@ -1637,7 +1694,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+			EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
 		},
 		RnicTopologyIommu: RnicTopologyIommuMetricConfig{
 			Enabled:             true,

@@ -46,6 +46,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
 					},
+					RnicPauseDuration: RnicPauseDurationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
+					},
 					RnicPauseFrames: RnicPauseFramesMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -84,7 +89,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					RnicPortInfo: RnicPortInfoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID},
+						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
 					},
 					RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
 						Enabled:             true,
@@ -134,7 +139,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
 					},
 					RnicTopologyIommu: RnicTopologyIommuMetricConfig{
 						Enabled:             true,
@@ -203,6 +208,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []RnicPacketsMetricAttributeKey{RnicPacketsMetricAttributeKeyDevice, RnicPacketsMetricAttributeKeyDirection},
 					},
+					RnicPauseDuration: RnicPauseDurationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []RnicPauseDurationMetricAttributeKey{RnicPauseDurationMetricAttributeKeyDevice, RnicPauseDurationMetricAttributeKeyDirection},
+					},
 					RnicPauseFrames: RnicPauseFramesMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -241,7 +251,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					RnicPortInfo: RnicPortInfoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID},
+						EnabledAttributes:   []RnicPortInfoMetricAttributeKey{RnicPortInfoMetricAttributeKeyDevice, RnicPortInfoMetricAttributeKeyLinkLayer, RnicPortInfoMetricAttributeKeyNetdev, RnicPortInfoMetricAttributeKeyPciBusID, RnicPortInfoMetricAttributeKeyNumaNode, RnicPortInfoMetricAttributeKeyHcaType, RnicPortInfoMetricAttributeKeyFwVersion, RnicPortInfoMetricAttributeKeyNodeGUID, RnicPortInfoMetricAttributeKeyBoardID, RnicPortInfoMetricAttributeKeyPlane},
 					},
 					RnicPortPhysicalState: RnicPortPhysicalStateMetricConfig{
 						Enabled:             false,
@@ -291,7 +301,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					RnicTopologyGpudirectReady: RnicTopologyGpudirectReadyMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice},
+						EnabledAttributes:   []RnicTopologyGpudirectReadyMetricAttributeKey{RnicTopologyGpudirectReadyMetricAttributeKeyGpu, RnicTopologyGpudirectReadyMetricAttributeKeyDevice, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason},
 					},
 					RnicTopologyIommu: RnicTopologyIommuMetricConfig{
 						Enabled:             false,
@@ -340,7 +350,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(InterconnectIoMetricConfig{}, RnicCounterSaturatedMetricConfig{}, RnicDriverCounterMetricConfig{}, RnicPacketsMetricConfig{}, RnicPauseFramesMetricConfig{}, RnicPauseStormEventsMetricConfig{}, RnicPfcPauseDurationMetricConfig{}, RnicPfcPauseFramesMetricConfig{}, RnicPhyDiscardsMetricConfig{}, RnicPhyIoMetricConfig{}, RnicPortErrorsMetricConfig{}, RnicPortInfoMetricConfig{}, RnicPortPhysicalStateMetricConfig{}, RnicPortRateMetricConfig{}, RnicPortStateMetricConfig{}, RnicPortWidthMetricConfig{}, RnicPortXmitWaitMetricConfig{}, RnicRoceCnpMetricConfig{}, RnicRoceEcnMarkedMetricConfig{}, RnicTopologyAcsRedirectMetricConfig{}, RnicTopologyGpuDistanceMetricConfig{}, RnicTopologyGpudirectReadyMetricConfig{}, RnicTopologyIommuMetricConfig{}, RnicTopologyLinkDegradedMetricConfig{}, RnicTopologyLinkSpeedMetricConfig{}, RnicTopologyLinkWidthMetricConfig{}, RnicTopologyNearestRnicMetricConfig{}, RnicTopologyPeerMemoryMetricConfig{}, RnicTransportErrorsMetricConfig{}, RnicTransportEventsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(InterconnectIoMetricConfig{}, RnicCounterSaturatedMetricConfig{}, RnicDriverCounterMetricConfig{}, RnicPacketsMetricConfig{}, RnicPauseDurationMetricConfig{}, RnicPauseFramesMetricConfig{}, RnicPauseStormEventsMetricConfig{}, RnicPfcPauseDurationMetricConfig{}, RnicPfcPauseFramesMetricConfig{}, RnicPhyDiscardsMetricConfig{}, RnicPhyIoMetricConfig{}, RnicPortErrorsMetricConfig{}, RnicPortInfoMetricConfig{}, RnicPortPhysicalStateMetricConfig{}, RnicPortRateMetricConfig{}, RnicPortStateMetricConfig{}, RnicPortWidthMetricConfig{}, RnicPortXmitWaitMetricConfig{}, RnicRoceCnpMetricConfig{}, RnicRoceEcnMarkedMetricConfig{}, RnicTopologyAcsRedirectMetricConfig{}, RnicTopologyGpuDistanceMetricConfig{}, RnicTopologyGpudirectReadyMetricConfig{}, RnicTopologyIommuMetricConfig{}, RnicTopologyLinkDegradedMetricConfig{}, RnicTopologyLinkSpeedMetricConfig{}, RnicTopologyLinkWidthMetricConfig{}, RnicTopologyNearestRnicMetricConfig{}, RnicTopologyPeerMemoryMetricConfig{}, RnicTransportErrorsMetricConfig{}, RnicTransportEventsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -389,6 +399,18 @@ func TestRnicPacketsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric rnic.packets doesn't have an attribute invalid, valid attributes: [device, direction]")
 
 	cfg = DefaultMetricsConfig().RnicPackets
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestRnicPauseDurationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().RnicPauseDuration
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []RnicPauseDurationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.pause.duration doesn't have an attribute invalid, valid attributes: [device, direction]")
+
+	cfg = DefaultMetricsConfig().RnicPauseDuration
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -482,7 +504,7 @@ func TestRnicPortInfoMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []RnicPortInfoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.info doesn't have an attribute invalid, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id]")
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.port.info doesn't have an attribute invalid, valid attributes: [device, link_layer, netdev, pci.bus_id, numa.node, hca_type, fw_version, node_guid, board_id, plane]")
 
 	cfg = DefaultMetricsConfig().RnicPortInfo
 	cfg.AggregationStrategy = "invalid"
@@ -602,7 +624,7 @@ func TestRnicTopologyGpudirectReadyMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []RnicTopologyGpudirectReadyMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.gpudirect_ready doesn't have an attribute invalid, valid attributes: [gpu, device]")
+	require.ErrorContains(t, cfg.Validate(), "metric rnic.topology.gpudirect_ready doesn't have an attribute invalid, valid attributes: [gpu, device, gpudirect.reason]")
 
 	cfg = DefaultMetricsConfig().RnicTopologyGpudirectReady
 	cfg.AggregationStrategy = "invalid"

@@ -101,6 +101,52 @@ var MapAttributeDirection = map[string]AttributeDirection{
 	"receive":  AttributeDirectionReceive,
 }
 
+// AttributeGpudirectReason specifies the value gpudirect.reason attribute.
+type AttributeGpudirectReason int
+
+const (
+	_ AttributeGpudirectReason = iota
+	AttributeGpudirectReasonReady
+	AttributeGpudirectReasonPciePath
+	AttributeGpudirectReasonNoPeerMemory
+	AttributeGpudirectReasonAcsRedirect
+	AttributeGpudirectReasonIommuTranslated
+	AttributeGpudirectReasonAcsUnknown
+	AttributeGpudirectReasonPathUnknown
+)
+
+// String returns the string representation of the AttributeGpudirectReason.
+func (av AttributeGpudirectReason) String() string {
+	switch av {
+	case AttributeGpudirectReasonReady:
+		return "ready"
+	case AttributeGpudirectReasonPciePath:
+		return "pcie_path"
+	case AttributeGpudirectReasonNoPeerMemory:
+		return "no_peer_memory"
+	case AttributeGpudirectReasonAcsRedirect:
+		return "acs_redirect"
+	case AttributeGpudirectReasonIommuTranslated:
+		return "iommu_translated"
+	case AttributeGpudirectReasonAcsUnknown:
+		return "acs_unknown"
+	case AttributeGpudirectReasonPathUnknown:
+		return "path_unknown"
+	}
+	return ""
+}
+
+// MapAttributeGpudirectReason is a helper map of string to AttributeGpudirectReason attribute value.
+var MapAttributeGpudirectReason = map[string]AttributeGpudirectReason{
+	"ready":            AttributeGpudirectReasonReady,
+	"pcie_path":        AttributeGpudirectReasonPciePath,
+	"no_peer_memory":   AttributeGpudirectReasonNoPeerMemory,
+	"acs_redirect":     AttributeGpudirectReasonAcsRedirect,
+	"iommu_translated": AttributeGpudirectReasonIommuTranslated,
+	"acs_unknown":      AttributeGpudirectReasonAcsUnknown,
+	"path_unknown":     AttributeGpudirectReasonPathUnknown,
+}
+
 // AttributeIommuMode specifies the value iommu.mode attribute.
 type AttributeIommuMode int
 
@@ -193,6 +239,7 @@ const (
 	AttributePciePathPHB
 	AttributePciePathNODE
 	AttributePciePathSYS
+	AttributePciePathUnknown
 )
 
 // String returns the string representation of the AttributePciePath.
@@ -208,17 +255,20 @@ func (av AttributePciePath) String() string {
 		return "NODE"
 	case AttributePciePathSYS:
 		return "SYS"
+	case AttributePciePathUnknown:
+		return "unknown"
 	}
 	return ""
 }
 
 // MapAttributePciePath is a helper map of string to AttributePciePath attribute value.
 var MapAttributePciePath = map[string]AttributePciePath{
-	"PIX":  AttributePciePathPIX,
-	"PXB":  AttributePciePathPXB,
-	"PHB":  AttributePciePathPHB,
-	"NODE": AttributePciePathNODE,
-	"SYS":  AttributePciePathSYS,
+	"PIX":     AttributePciePathPIX,
+	"PXB":     AttributePciePathPXB,
+	"PHB":     AttributePciePathPHB,
+	"NODE":    AttributePciePathNODE,
+	"SYS":     AttributePciePathSYS,
+	"unknown": AttributePciePathUnknown,
 }
 
 // AttributeSeverity specifies the value severity attribute.
@@ -264,6 +314,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "rnic.packets",
 		Attributes: []string{"device", "direction"},
 	},
+	RnicPauseDuration: metricInfo{
+		Name:       "rnic.pause.duration",
+		Attributes: []string{"device", "direction"},
+	},
 	RnicPauseFrames: metricInfo{
 		Name:       "rnic.pause.frames",
 		Attributes: []string{"device", "direction"},
@@ -294,7 +348,7 @@ var MetricsInfo = metricsInfo{
 	},
 	RnicPortInfo: metricInfo{
 		Name:       "rnic.port.info",
-		Attributes: []string{"device", "link_layer", "netdev", "pci.bus_id", "numa.node", "hca_type", "fw_version", "node_guid", "board_id"},
+		Attributes: []string{"device", "link_layer", "netdev", "pci.bus_id", "numa.node", "hca_type", "fw_version", "node_guid", "board_id", "plane"},
 	},
 	RnicPortPhysicalState: metricInfo{
 		Name:       "rnic.port.physical_state",
@@ -334,7 +388,7 @@ var MetricsInfo = metricsInfo{
 	},
 	RnicTopologyGpudirectReady: metricInfo{
 		Name:       "rnic.topology.gpudirect_ready",
-		Attributes: []string{"gpu", "device"},
+		Attributes: []string{"gpu", "device", "gpudirect.reason"},
 	},
 	RnicTopologyIommu: metricInfo{
 		Name:       "rnic.topology.iommu",
@@ -375,6 +429,7 @@ type metricsInfo struct {
 	RnicCounterSaturated       metricInfo
 	RnicDriverCounter          metricInfo
 	RnicPackets                metricInfo
+	RnicPauseDuration          metricInfo
 	RnicPauseFrames            metricInfo
 	RnicPauseStormEvents       metricInfo
 	RnicPfcPauseDuration       metricInfo
@@ -794,6 +849,100 @@ func newMetricRnicPackets(cfg RnicPacketsMetricConfig) metricRnicPackets {
 	return m
 }
 
+type metricRnicPauseDuration struct {
+	data          pmetric.Metric                // data buffer for generated metric.
+	config        RnicPauseDurationMetricConfig // metric config provided by user.
+	capacity      int                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills rnic.pause.duration metric with initial data.
+func (m *metricRnicPauseDuration) init() {
+	m.data.SetName("rnic.pause.duration")
+	m.data.SetDescription("Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.")
+	m.data.SetUnit("us")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricRnicPauseDuration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, RnicPauseDurationMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicPauseDurationMetricAttributeKeyDirection) {
+		dp.Attributes().PutStr("direction", directionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicPauseDuration) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicPauseDuration) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicPauseDuration(cfg RnicPauseDurationMetricConfig) metricRnicPauseDuration {
+	m := metricRnicPauseDuration{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricRnicPauseFrames struct {
 	data          pmetric.Metric              // data buffer for generated metric.
 	config        RnicPauseFramesMetricConfig // metric config provided by user.
@@ -804,7 +953,7 @@ type metricRnicPauseFrames struct {
 // init fills rnic.pause.frames metric with initial data.
 func (m *metricRnicPauseFrames) init() {
 	m.data.SetName("rnic.pause.frames")
-	m.data.SetDescription("Link-level (global) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy).")
+	m.data.SetDescription("Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.")
 	m.data.SetUnit("{frame}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -992,7 +1141,7 @@ type metricRnicPfcPauseDuration struct {
 // init fills rnic.pfc.pause_duration metric with initial data.
 func (m *metricRnicPfcPauseDuration) init() {
 	m.data.SetName("rnic.pfc.pause_duration")
-	m.data.SetDescription("Time the port was paused per priority (ethtool statistics rx/tx_prio<p>_pause_duration).")
+	m.data.SetDescription("Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).")
 	m.data.SetUnit("us")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1089,7 +1238,7 @@ type metricRnicPfcPauseFrames struct {
 // init fills rnic.pfc.pause_frames metric with initial data.
 func (m *metricRnicPfcPauseFrames) init() {
 	m.data.SetName("rnic.pfc.pause_frames")
-	m.data.SetDescription("Priority flow control pause frames per priority (ethtool statistics rx/tx_prio<p>_pause of the port's netdev).")
+	m.data.SetDescription("Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).")
 	m.data.SetUnit("{frame}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1475,7 +1624,7 @@ func (m *metricRnicPortInfo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricRnicPortInfo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, linkLayerAttributeValue string, netdevAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, hcaTypeAttributeValue string, fwVersionAttributeValue string, nodeGUIDAttributeValue string, boardIDAttributeValue string) {
+func (m *metricRnicPortInfo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, linkLayerAttributeValue string, netdevAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, hcaTypeAttributeValue string, fwVersionAttributeValue string, nodeGUIDAttributeValue string, boardIDAttributeValue string, planeAttributeValue bool) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1509,6 +1658,9 @@ func (m *metricRnicPortInfo) recordDataPoint(start pcommon.Timestamp, ts pcommon
 	}
 	if slices.Contains(m.config.EnabledAttributes, RnicPortInfoMetricAttributeKeyBoardID) {
 		dp.Attributes().PutStr("board_id", boardIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicPortInfoMetricAttributeKeyPlane) {
+		dp.Attributes().PutBool("plane", planeAttributeValue)
 	}
 
 	var s string
@@ -2305,7 +2457,7 @@ type metricRnicTopologyGpuDistance struct {
 // init fills rnic.topology.gpu_distance metric with initial data.
 func (m *metricRnicTopologyGpuDistance) init() {
 	m.data.SetName("rnic.topology.gpu_distance")
-	m.data.SetDescription("PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.")
+	m.data.SetDescription("PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.")
 	m.data.SetUnit("{level}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -2406,14 +2558,14 @@ type metricRnicTopologyGpudirectReady struct {
 // init fills rnic.topology.gpudirect_ready metric with initial data.
 func (m *metricRnicTopologyGpudirectReady) init() {
 	m.data.SetName("rnic.topology.gpudirect_ready")
-	m.data.SetDescription("1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.")
+	m.data.SetDescription("1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.")
 	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
+func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string, gpudirectReasonAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2426,6 +2578,9 @@ func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timesta
 	}
 	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpudirectReadyMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, RnicTopologyGpudirectReadyMetricAttributeKeyGpudirectReason) {
+		dp.Attributes().PutStr("gpudirect.reason", gpudirectReasonAttributeValue)
 	}
 
 	var s string
@@ -2593,7 +2748,7 @@ type metricRnicTopologyLinkDegraded struct {
 // init fills rnic.topology.link.degraded metric with initial data.
 func (m *metricRnicTopologyLinkDegraded) init() {
 	m.data.SetName("rnic.topology.link.degraded")
-	m.data.SetDescription("1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.")
+	m.data.SetDescription("1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.")
 	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -3255,6 +3410,7 @@ type MetricsBuilder struct {
 	metricRnicCounterSaturated       metricRnicCounterSaturated
 	metricRnicDriverCounter          metricRnicDriverCounter
 	metricRnicPackets                metricRnicPackets
+	metricRnicPauseDuration          metricRnicPauseDuration
 	metricRnicPauseFrames            metricRnicPauseFrames
 	metricRnicPauseStormEvents       metricRnicPauseStormEvents
 	metricRnicPfcPauseDuration       metricRnicPfcPauseDuration
@@ -3310,6 +3466,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricRnicCounterSaturated:       newMetricRnicCounterSaturated(mbc.Metrics.RnicCounterSaturated),
 		metricRnicDriverCounter:          newMetricRnicDriverCounter(mbc.Metrics.RnicDriverCounter),
 		metricRnicPackets:                newMetricRnicPackets(mbc.Metrics.RnicPackets),
+		metricRnicPauseDuration:          newMetricRnicPauseDuration(mbc.Metrics.RnicPauseDuration),
 		metricRnicPauseFrames:            newMetricRnicPauseFrames(mbc.Metrics.RnicPauseFrames),
 		metricRnicPauseStormEvents:       newMetricRnicPauseStormEvents(mbc.Metrics.RnicPauseStormEvents),
 		metricRnicPfcPauseDuration:       newMetricRnicPfcPauseDuration(mbc.Metrics.RnicPfcPauseDuration),
@@ -3406,6 +3563,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricRnicCounterSaturated.emit(ils.Metrics())
 	mb.metricRnicDriverCounter.emit(ils.Metrics())
 	mb.metricRnicPackets.emit(ils.Metrics())
+	mb.metricRnicPauseDuration.emit(ils.Metrics())
 	mb.metricRnicPauseFrames.emit(ils.Metrics())
 	mb.metricRnicPauseStormEvents.emit(ils.Metrics())
 	mb.metricRnicPfcPauseDuration.emit(ils.Metrics())
@@ -3473,6 +3631,11 @@ func (mb *MetricsBuilder) RecordRnicPacketsDataPoint(ts pcommon.Timestamp, val i
 	mb.metricRnicPackets.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, directionAttributeValue.String())
 }
 
+// RecordRnicPauseDurationDataPoint adds a data point to rnic.pause.duration metric.
+func (mb *MetricsBuilder) RecordRnicPauseDurationDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue AttributeDirection) {
+	mb.metricRnicPauseDuration.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, directionAttributeValue.String())
+}
+
 // RecordRnicPauseFramesDataPoint adds a data point to rnic.pause.frames metric.
 func (mb *MetricsBuilder) RecordRnicPauseFramesDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue AttributeDirection) {
 	mb.metricRnicPauseFrames.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, directionAttributeValue.String())
@@ -3509,8 +3672,8 @@ func (mb *MetricsBuilder) RecordRnicPortErrorsDataPoint(ts pcommon.Timestamp, va
 }
 
 // RecordRnicPortInfoDataPoint adds a data point to rnic.port.info metric.
-func (mb *MetricsBuilder) RecordRnicPortInfoDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, linkLayerAttributeValue string, netdevAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, hcaTypeAttributeValue string, fwVersionAttributeValue string, nodeGUIDAttributeValue string, boardIDAttributeValue string) {
-	mb.metricRnicPortInfo.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, linkLayerAttributeValue, netdevAttributeValue, pciBusIDAttributeValue, numaNodeAttributeValue, hcaTypeAttributeValue, fwVersionAttributeValue, nodeGUIDAttributeValue, boardIDAttributeValue)
+func (mb *MetricsBuilder) RecordRnicPortInfoDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, linkLayerAttributeValue string, netdevAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, hcaTypeAttributeValue string, fwVersionAttributeValue string, nodeGUIDAttributeValue string, boardIDAttributeValue string, planeAttributeValue bool) {
+	mb.metricRnicPortInfo.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, linkLayerAttributeValue, netdevAttributeValue, pciBusIDAttributeValue, numaNodeAttributeValue, hcaTypeAttributeValue, fwVersionAttributeValue, nodeGUIDAttributeValue, boardIDAttributeValue, planeAttributeValue)
 }
 
 // RecordRnicPortPhysicalStateDataPoint adds a data point to rnic.port.physical_state metric.
@@ -3559,8 +3722,8 @@ func (mb *MetricsBuilder) RecordRnicTopologyGpuDistanceDataPoint(ts pcommon.Time
 }
 
 // RecordRnicTopologyGpudirectReadyDataPoint adds a data point to rnic.topology.gpudirect_ready metric.
-func (mb *MetricsBuilder) RecordRnicTopologyGpudirectReadyDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
-	mb.metricRnicTopologyGpudirectReady.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordRnicTopologyGpudirectReadyDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string, gpudirectReasonAttributeValue AttributeGpudirectReason) {
+	mb.metricRnicTopologyGpudirectReady.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, deviceAttributeValue, gpudirectReasonAttributeValue.String())
 }
 
 // RecordRnicTopologyIommuDataPoint adds a data point to rnic.topology.iommu metric.

@@ -62,6 +62,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["rnic.counter.saturated"] = mb.metricRnicCounterSaturated.config.AggregationStrategy
 			aggMap["rnic.driver.counter"] = mb.metricRnicDriverCounter.config.AggregationStrategy
 			aggMap["rnic.packets"] = mb.metricRnicPackets.config.AggregationStrategy
+			aggMap["rnic.pause.duration"] = mb.metricRnicPauseDuration.config.AggregationStrategy
 			aggMap["rnic.pause.frames"] = mb.metricRnicPauseFrames.config.AggregationStrategy
 			aggMap["rnic.pause.storm_events"] = mb.metricRnicPauseStormEvents.config.AggregationStrategy
 			aggMap["rnic.pfc.pause_duration"] = mb.metricRnicPfcPauseDuration.config.AggregationStrategy
@@ -120,6 +121,12 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordRnicPacketsDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
 			}
+
+			allMetricsCount++
+			mb.RecordRnicPauseDurationDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
+			if tt.name == "reaggregate_set" {
+				mb.RecordRnicPauseDurationDataPoint(ts, 3, "device-val-2", AttributeDirectionReceive)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPauseFramesDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
@@ -164,9 +171,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordRnicPortInfoDataPoint(ts, 1, "device-val", "link_layer-val", "netdev-val", "pci.bus_id-val", 9, "hca_type-val", "fw_version-val", "node_guid-val", "board_id-val")
+			mb.RecordRnicPortInfoDataPoint(ts, 1, "device-val", "link_layer-val", "netdev-val", "pci.bus_id-val", 9, "hca_type-val", "fw_version-val", "node_guid-val", "board_id-val", false)
 			if tt.name == "reaggregate_set" {
-				mb.RecordRnicPortInfoDataPoint(ts, 3, "device-val-2", "link_layer-val-2", "netdev-val-2", "pci.bus_id-val-2", 10, "hca_type-val-2", "fw_version-val-2", "node_guid-val-2", "board_id-val-2")
+				mb.RecordRnicPortInfoDataPoint(ts, 3, "device-val-2", "link_layer-val-2", "netdev-val-2", "pci.bus_id-val-2", 10, "hca_type-val-2", "fw_version-val-2", "node_guid-val-2", "board_id-val-2", true)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -224,9 +231,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 1, "gpu-val", "device-val")
+			mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 1, "gpu-val", "device-val", AttributeGpudirectReasonReady)
 			if tt.name == "reaggregate_set" {
-				mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 3, "gpu-val-2", "device-val-2")
+				mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 3, "gpu-val-2", "device-val-2", AttributeGpudirectReasonPciePath)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -284,6 +291,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricRnicCounterSaturated.aggDataPoints)
 				assert.Empty(t, mb.metricRnicDriverCounter.aggDataPoints)
 				assert.Empty(t, mb.metricRnicPackets.aggDataPoints)
+				assert.Empty(t, mb.metricRnicPauseDuration.aggDataPoints)
 				assert.Empty(t, mb.metricRnicPauseFrames.aggDataPoints)
 				assert.Empty(t, mb.metricRnicPauseStormEvents.aggDataPoints)
 				assert.Empty(t, mb.metricRnicPfcPauseDuration.aggDataPoints)
@@ -549,13 +557,62 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("direction")
 						assert.False(t, ok)
 					}
+				case "rnic.pause.duration":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["rnic.pause.duration"], "Found a duplicate in the metrics slice: rnic.pause.duration")
+						validatedMetrics["rnic.pause.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.", mi.Description())
+						assert.Equal(t, "us", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						directionAttrVal, ok := dp.Attributes().Get("direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", directionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["rnic.pause.duration"], "Found a duplicate in the metrics slice: rnic.pause.duration")
+						validatedMetrics["rnic.pause.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the port was paused by link-level (global 802.3x) pause (mlx5 ethtool statistics rx/tx_global_pause_duration, present with global pause on). Off by default, as PFC fabrics run without global pause.", mi.Description())
+						assert.Equal(t, "us", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["rnic.pause.duration"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("direction")
+						assert.False(t, ok)
+					}
 				case "rnic.pause.frames":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["rnic.pause.frames"], "Found a duplicate in the metrics slice: rnic.pause.frames")
 						validatedMetrics["rnic.pause.frames"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Link-level (global) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy).", mi.Description())
+						assert.Equal(t, "Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.", mi.Description())
 						assert.Equal(t, "{frame}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -575,7 +632,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pause.frames"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Link-level (global) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy).", mi.Description())
+						assert.Equal(t, "Link-level (global 802.3x) pause frames of the physical port (ethtool statistics rx/tx_pause_ctrl_phy on mlx5, rx/tx_pause_frames on bnxt_en, link_xoff_rx/tx on ice and i40e). For a RoCE LAG the bond's physical members are read, each its own series.", mi.Description())
 						assert.Equal(t, "{frame}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -653,7 +710,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pfc.pause_duration"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused per priority (ethtool statistics rx/tx_prio<p>_pause_duration).", mi.Description())
+						assert.Equal(t, "Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).", mi.Description())
 						assert.Equal(t, "us", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -676,7 +733,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pfc.pause_duration"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the port was paused per priority (ethtool statistics rx/tx_prio<p>_pause_duration).", mi.Description())
+						assert.Equal(t, "Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).", mi.Description())
 						assert.Equal(t, "us", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -707,7 +764,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pfc.pause_frames"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics rx/tx_prio<p>_pause of the port's netdev).", mi.Description())
+						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
 						assert.Equal(t, "{frame}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -730,7 +787,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.pfc.pause_frames"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics rx/tx_prio<p>_pause of the port's netdev).", mi.Description())
+						assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
 						assert.Equal(t, "{frame}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -942,6 +999,9 @@ func TestMetricsBuilder(t *testing.T) {
 						boardIDAttrVal, ok := dp.Attributes().Get("board_id")
 						assert.True(t, ok)
 						assert.Equal(t, "board_id-val", boardIDAttrVal.Str())
+						planeAttrVal, ok := dp.Attributes().Get("plane")
+						assert.True(t, ok)
+						assert.False(t, planeAttrVal.Bool())
 					} else {
 						assert.False(t, validatedMetrics["rnic.port.info"], "Found a duplicate in the metrics slice: rnic.port.info")
 						validatedMetrics["rnic.port.info"] = true
@@ -980,6 +1040,8 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("node_guid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("board_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("plane")
 						assert.False(t, ok)
 					}
 				case "rnic.port.physical_state":
@@ -1330,7 +1392,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.gpu_distance"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.", mi.Description())
+						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.", mi.Description())
 						assert.Equal(t, "{level}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1357,7 +1419,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.gpu_distance"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (the pcie.path attribute names it). One series per GPU-NIC pair.", mi.Description())
+						assert.Equal(t, "PCIe distance between a GPU and an RDMA NIC, 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS, 0 unknown (the pcie.path attribute names it). One series per GPU-NIC pair that is PIX or PXB or the GPU's nearest; every pair with topology.all_pairs. The same pairs get rnic.topology.acs_redirect and rnic.topology.gpudirect_ready.", mi.Description())
 						assert.Equal(t, "{level}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1390,7 +1452,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.gpudirect_ready"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.", mi.Description())
+						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.", mi.Description())
 						assert.Equal(t, "{state}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1403,12 +1465,15 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						gpudirectReasonAttrVal, ok := dp.Attributes().Get("gpudirect.reason")
+						assert.True(t, ok)
+						assert.Equal(t, "ready", gpudirectReasonAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["rnic.topology.gpudirect_ready"], "Found a duplicate in the metrics slice: rnic.topology.gpudirect_ready")
 						validatedMetrics["rnic.topology.gpudirect_ready"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect on the path, neither device behind a translating IOMMU - else 0. The other rnic.topology metrics say which condition fails.", mi.Description())
+						assert.Equal(t, "1 if GPUDirect RDMA between the GPU and the NIC can work at NCCL's default level - path PIX or PXB, a peer-memory mechanism present, no ACS redirect (request or completion redirect, egress control) on the path, neither device behind a translating IOMMU; 0 if one of these fails; -1 if none fails but one cannot be known (the ACS state is unreadable without CAP_SYS_ADMIN, or the path is unknown), never 1 then. gpudirect.reason names the condition.", mi.Description())
 						assert.Equal(t, "{state}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1427,6 +1492,8 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("gpu")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("gpudirect.reason")
 						assert.False(t, ok)
 					}
 				case "rnic.topology.iommu":
@@ -1485,7 +1552,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.link.degraded"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.", mi.Description())
+						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.", mi.Description())
 						assert.Equal(t, "{state}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1503,7 +1570,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["rnic.topology.link.degraded"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below its capability (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle), else 0.", mi.Description())
+						assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.", mi.Description())
 						assert.Equal(t, "{state}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())

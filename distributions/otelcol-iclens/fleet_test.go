@@ -1,0 +1,142 @@
+package otelcoliclens_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+)
+
+// fleetDir is a fixture node of the rnic receiver's tests (internal/testfs/fleet.go writes them;
+// their up-to-date tests keep them equal to that code).
+func fleetDir(t *testing.T, parts ...string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(append([]string{"..", "..", "receiver", "rnicreceiver", "testdata"}, parts...)...))
+	require.NoError(t, err)
+	return p
+}
+
+// writeReplay turns a fixture node into a recording whose every scrape fails the given reads with
+// the given errno and reports the given ethtool statistics (internal/recording/FORMAT.md): what a
+// file tree cannot express, a recording can (a read that fails with EINVAL, driver statistics).
+func writeReplay(t *testing.T, root string, errs map[string]string, sample recording.RNICSample) string {
+	t.Helper()
+	tree, err := recording.Snapshot(root, []string{"sys"}, nil)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), filepath.Base(root)+".jsonl")
+	w, err := recording.Create(file, recording.Header{Receiver: "rnic", Interval: recording.Duration(500 * time.Millisecond), Note: "fleet fixture " + filepath.Base(root)})
+	require.NoError(t, err)
+	t0 := time.Now().UTC()
+	require.NoError(t, w.Write(recording.Record{Time: t0, Tree: tree}))
+	b, err := json.Marshal(sample)
+	require.NoError(t, err)
+	for i := range 4 {
+		require.NoError(t, w.Write(recording.Record{Time: t0.Add(time.Duration(i) * 500 * time.Millisecond), Files: map[string]string{}, Errors: errs, Sample: b}))
+	}
+	require.NoError(t, w.Close())
+	return file
+}
+
+// TestCollectorServesFleets runs one collector with an rnic receiver per fleet node and checks
+// what its Prometheus exporter serves for each: Broadcom bnxt_re with PMA reads failing EINVAL
+// (replayed), Intel E810 irdma, an mlx5 RoCE LAG with its bond members' PFC counters (replayed),
+// mlx5 switchdev, an XDR multi-plane HCA, compat devices of a pod's namespace, a DGX H100-like
+// node and an HGX board behind iommu=pt, read as root and unprivileged.
+func TestCollectorServesFleets(t *testing.T) {
+	bin := collectorBinary(t)
+	addr := freeAddr(t)
+
+	pma := "sys/class/infiniband/bnxt_re0/ports/1/counters/"
+	bnxt := writeReplay(t, fleetDir(t, "fleet", "broadcom"), map[string]string{pma + "port_xmit_data": "EINVAL", pma + "port_rcv_data": "EINVAL"},
+		recording.RNICSample{
+			Ethtool:        map[string]map[string]uint64{"ens2f0np0": {"rx_pfc_ena_frames_pri3": 11, "tx_pause_frames": 14}},
+			EthtoolDrivers: map[string]string{"ens2f0np0": "bnxt_en", "ens2f1np1": "bnxt_en"},
+		})
+	lag := writeReplay(t, fleetDir(t, "fleet", "lag"), nil, recording.RNICSample{
+		Ethtool: map[string]map[string]uint64{
+			"ens1f0np0": {"rx_prio3_pause": 120, "rx_global_pause_duration": 900},
+			"ens1f1np1": {"rx_prio3_pause": 30},
+		},
+		EthtoolDrivers: map[string]string{"ens1f0np0": "mlx5_core", "ens1f1np1": "mlx5_core"},
+	})
+
+	receivers := map[string]string{
+		"rnic/bnxt":         fmt.Sprintf("recording: {replay: %s, loop: true}", bnxt),
+		"rnic/lag":          fmt.Sprintf("recording: {replay: %s, loop: true}\n    metrics: {rnic.pause.duration: {enabled: true}}", lag),
+		"rnic/irdma":        "root_path: " + fleetDir(t, "fleet", "intel"),
+		"rnic/switchdev":    "root_path: " + fleetDir(t, "fleet", "switchdev"),
+		"rnic/multiplane":   "root_path: " + fleetDir(t, "fleet", "multiplane"),
+		"rnic/netns":        "root_path: " + fleetDir(t, "fleet", "netns"),
+		"rnic/dgx":          "root_path: " + fleetDir(t, "topology", "dgx-h100"),
+		"rnic/hgx":          "root_path: " + fleetDir(t, "topology", "hgx-iommu-pt"),
+		"rnic/unprivileged": "root_path: " + fleetDir(t, "topology", "hgx-unprivileged"),
+	}
+	// One pipeline per node, whose resource processor names the node (host_name in Prometheus):
+	// the nodes share device names (mlx5_0 is on four of them).
+	var recv, procs, pipes strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(receivers)) {
+		node := strings.TrimPrefix(name, "rnic/")
+		fmt.Fprintf(&recv, "  %s:\n    collection_interval: 500ms\n    ethtool: {enabled: false}\n    %s\n", name, receivers[name])
+		fmt.Fprintf(&procs, "  resource/%s:\n    attributes: [{key: host.name, value: %s, action: insert}]\n", node, node)
+		fmt.Fprintf(&pipes, "    metrics/%s: {receivers: [%s], processors: [resource/%s], exporters: [prometheus]}\n", node, name, node)
+	}
+	cfg := fmt.Sprintf(`receivers:
+%sprocessors:
+%sexporters:
+  prometheus:
+    endpoint: %s
+    resource_to_telemetry_conversion: {enabled: true}
+service:
+  pipelines:
+%s  telemetry: {metrics: {level: none}}
+`, recv.String(), procs.String(), addr, pipes.String())
+	logs := startCollector(t, bin, cfg)
+
+	scrapeUntil(t, addr, []string{
+		// bnxt_re0: PMA unreadable (EINVAL), bytes from the RoCE-only hw_counters; bnxt_re1: PMA x4.
+		`interconnect_io_bytes_total{host_name="bnxt",component="rnic",device="bnxt_re0/1",direction="transmit"} 6.5e+12`,
+		`interconnect_io_bytes_total{host_name="bnxt",component="rnic",device="bnxt_re1/1",direction="transmit"} 1.2e+10`,
+		`rnic_roce_cnp_total{host_name="bnxt",device="bnxt_re0/1",counter="rx_cnp_pkts"} 34`,
+		`rnic_transport_events_total{host_name="bnxt",device="bnxt_re0/1",counter="to_retransmits"} 17`,
+		`rnic_pfc_pause_frames_total{host_name="bnxt",device="ens2f0np0",direction="receive",priority="3"} 11`,
+		`rnic_pause_frames_total{host_name="bnxt",device="ens2f0np0",direction="transmit"} 14`,
+		// irdma: IPv4 + IPv6 octets; gen3 names with spaces.
+		`interconnect_io_bytes_total{host_name="irdma",component="rnic",device="irdma0/1",direction="receive"} 1e+12`,
+		`rnic_roce_cnp_total{host_name="irdma",device="irdma0/1",counter="cnpSent"} 63`,
+		`rnic_transport_events_total{host_name="irdma",device="irdma1/1",counter="Nak Sequence Error"} 8`,
+		// RoCE LAG: PFC per physical member, none for the bond.
+		`rnic_pfc_pause_frames_total{host_name="lag",device="ens1f0np0",direction="receive",priority="3"} 120`,
+		`rnic_pfc_pause_frames_total{host_name="lag",device="ens1f1np1",direction="receive",priority="3"} 30`,
+		`rnic_pause_duration_microseconds_total{host_name="lag",device="ens1f0np0",direction="receive"} 900`,
+		`interconnect_io_bytes_total{host_name="lag",component="netdev",device="bond0",direction="transmit"} 4000`,
+		// switchdev: device-level congestion under the device name, vport_ names per representor.
+		`rnic_roce_cnp_total{host_name="switchdev",device="mlx5_0",counter="np_cnp_sent"} 500`,
+		`rnic_transport_events_total{host_name="switchdev",device="mlx5_0/3",counter="out_of_sequence"} 2`,
+		// multi-plane: one byte series for the function.
+		`interconnect_io_bytes_total{host_name="multiplane",component="rnic",device="mlx5_0/1",direction="transmit",pci_bus_id="0000:0b:00.0"} 4e+06`,
+		`rnic_port_state{host_name="multiplane",device="smi1/4"} 4`,
+		`rnic_port_info{host_name="multiplane",device="smi1/1",plane="true"} 1`,
+		// DGX H100: real compute NIC names and IPoIB netdevs, each GPU's PIX NIC ready.
+		`rnic_port_info{host_name="dgx",device="mlx5_11/1",netdev="ibp206s0",link_layer="InfiniBand"} 1`,
+		`rnic_topology_gpudirect_ready{host_name="dgx",gpu="gpu7",device="mlx5_11",gpudirect_reason="ready"} 1`,
+		`rnic_topology_nearest_rnic{host_name="dgx",gpu="gpu1",device="mlx5_3",pcie_path="PIX"} 1`,
+		// HGX behind iommu=pt: redirect; unprivileged: unknown, never ready.
+		`rnic_topology_gpudirect_ready{host_name="hgx",gpu="gpu0",device="mlx5_0",gpudirect_reason="acs_redirect"} 0`,
+		`rnic_topology_nearest_rnic{host_name="hgx",gpu="gpu4",device="mlx5_2",pcie_path="PIX"} 1`,
+		`rnic_topology_gpudirect_ready{host_name="unprivileged",gpu="gpu0",device="mlx5_8",gpudirect_reason="acs_unknown"} -1`,
+	})
+	body := scrapeUntil(t, addr, []string{`rnic_port_state{host_name="netns",device="mlx5_1/1"} 4`})
+	assert.NotContains(t, body, `rnic_pfc_pause_frames_total{device="bond0"`)
+	assert.NotContains(t, body, `device="smi1/1",direction="transmit"`)
+	assert.NotContains(t, body, `gpudirect_reason="acs_unknown"} 1`)
+	assert.Contains(t, logs.String(), "no counters/ or hw_counters/ directories", "the compat-namespace node warns")
+}

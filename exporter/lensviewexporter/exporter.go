@@ -1,0 +1,101 @@
+package lensviewexporter
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+)
+
+// viewExporter is one view: its store and its HTTP server. The metrics and the logs exporters
+// of one configuration share it (factory.go), so that the page shows the diagnosis connector's
+// sentences next to its verdicts.
+type viewExporter struct {
+	cfg      *Config
+	set      component.TelemetrySettings
+	store    *store
+	server   *http.Server
+	listener net.Listener
+	done     chan struct{}
+
+	startOnce, stopOnce sync.Once
+	startErr, stopErr   error
+}
+
+func newViewExporter(cfg *Config, set exporter.Settings) *viewExporter {
+	unnamed, err := os.Hostname()
+	if err != nil || unnamed == "" {
+		unnamed = "localhost"
+	}
+	return &viewExporter{cfg: cfg, set: set.TelemetrySettings, store: newStore(cfg, set.Logger, unnamed)}
+}
+
+func (e *viewExporter) Start(ctx context.Context, host component.Host) error {
+	e.startOnce.Do(func() { e.startErr = e.start(ctx, host) })
+	return e.startErr
+}
+
+func (e *viewExporter) start(ctx context.Context, host component.Host) error {
+	ln, err := e.cfg.ToListener(ctx)
+	if err != nil {
+		return err
+	}
+	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set, newHandler(e.store, e.cfg.Refresh))
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	e.listener, e.server, e.done = ln, srv, make(chan struct{})
+	scheme := "http"
+	if e.cfg.TLS.HasValue() {
+		scheme = "https"
+	}
+	e.set.Logger.Info("InterconnectLens view serving", zap.String("url", scheme+"://"+ln.Addr().String()+"/"))
+	if reachableUnauthenticated(ln.Addr(), e.cfg.Auth.HasValue()) {
+		e.set.Logger.Warn("the InterconnectLens view is reachable from other hosts without authentication; "+
+			"bind it to 127.0.0.1 or configure auth (and tls)", zap.String("endpoint", ln.Addr().String()))
+	}
+	go func() {
+		defer close(e.done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
+		}
+	}()
+	return nil
+}
+
+// reachableUnauthenticated reports whether the view listens beyond loopback with no auth.
+func reachableUnauthenticated(addr net.Addr, auth bool) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && !tcp.IP.IsLoopback() && !auth
+}
+
+func (e *viewExporter) Shutdown(ctx context.Context) error {
+	e.stopOnce.Do(func() {
+		if e.server == nil {
+			return
+		}
+		e.stopErr = e.server.Shutdown(ctx)
+		<-e.done
+	})
+	return e.stopErr
+}
+
+func (e *viewExporter) consumeMetrics(_ context.Context, md pmetric.Metrics) error {
+	e.store.consumeMetrics(md)
+	return nil
+}
+
+func (e *viewExporter) consumeLogs(_ context.Context, ld plog.Logs) error {
+	e.store.consumeLogs(ld)
+	return nil
+}

@@ -1,0 +1,131 @@
+package lensviewexporter
+
+import (
+	"sort"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/natorder"
+)
+
+// topology is the latest GPUDirect readiness the rnic receiver reported (its rnic.topology.*
+// metrics, receiver/rnicreceiver/metadata.yaml): per GPU-NIC pair the PCIe distance, whether
+// GPUDirect RDMA can work and whether ACS redirects peer traffic; per device the IOMMU mode and
+// whether its PCIe link trained below its capability; per mechanism whether peer memory exists.
+type topology struct {
+	pairs    map[string]*gpuPair
+	peerMem  map[string]fact
+	iommu    map[string]factString
+	degraded map[string]fact
+}
+
+// fact is a value and when it was last reported (unix ms).
+type fact struct {
+	v int64
+	t int64
+}
+
+type factString struct {
+	v string
+	t int64
+}
+
+type gpuPair struct {
+	gpu, nic string
+	path     string // PIX, PXB, PHB, NODE, SYS
+	distance fact
+	ready    fact
+	reason   string // why not ready, or why unknown (the rnic receiver's gpudirect.reason)
+	acs      fact
+	nearest  bool
+	t        int64
+}
+
+func (tp *topology) init() {
+	tp.pairs = map[string]*gpuPair{}
+	tp.peerMem = map[string]fact{}
+	tp.iommu = map[string]factString{}
+	tp.degraded = map[string]fact{}
+}
+
+func (tp *topology) pair(gpu, nic string, t int64) *gpuPair {
+	k := gpu + "|" + nic
+	p := tp.pairs[k]
+	if p == nil {
+		p = &gpuPair{gpu: gpu, nic: nic, distance: fact{v: -1}, ready: fact{v: -1}, acs: fact{v: -1}}
+		tp.pairs[k] = p
+	}
+	p.t = max(p.t, t)
+	return p
+}
+
+func (tp *topology) forget(oldest int64) {
+	for k, p := range tp.pairs {
+		if p.t < oldest {
+			delete(tp.pairs, k)
+		}
+	}
+	for k, f := range tp.peerMem {
+		if f.t < oldest {
+			delete(tp.peerMem, k)
+		}
+	}
+	for k, f := range tp.iommu {
+		if f.t < oldest {
+			delete(tp.iommu, k)
+		}
+	}
+	for k, f := range tp.degraded {
+		if f.t < oldest {
+			delete(tp.degraded, k)
+		}
+	}
+}
+
+// Topology is the readiness table of the API.
+type Topology struct {
+	PeerMemory map[string]int64 `json:"peer_memory"`
+	Pairs      []TopologyPair   `json:"pairs"`
+}
+
+// TopologyPair is one GPU-NIC pair. -1 means the receiver did not report (or could not read) it.
+type TopologyPair struct {
+	GPU             string `json:"gpu"`
+	NIC             string `json:"nic"`
+	Path            string `json:"path"`
+	Distance        int64  `json:"distance"`
+	Nearest         bool   `json:"nearest"`
+	Ready           int64  `json:"ready"`
+	ReadyReason     string `json:"ready_reason"`
+	ACSRedirect     int64  `json:"acs_redirect"`
+	GPUIOMMU        string `json:"gpu_iommu"`
+	NICIOMMU        string `json:"nic_iommu"`
+	GPULinkDegraded int64  `json:"gpu_link_degraded"`
+	NICLinkDegraded int64  `json:"nic_link_degraded"`
+}
+
+func (tp *topology) export() Topology {
+	out := Topology{PeerMemory: map[string]int64{}, Pairs: []TopologyPair{}}
+	for k, f := range tp.peerMem {
+		out.PeerMemory[k] = f.v
+	}
+	degraded := func(dev string) int64 {
+		if f, ok := tp.degraded[dev]; ok {
+			return f.v
+		}
+		return -1
+	}
+	for _, p := range tp.pairs {
+		out.Pairs = append(out.Pairs, TopologyPair{
+			GPU: p.gpu, NIC: p.nic, Path: p.path, Distance: p.distance.v, Nearest: p.nearest,
+			Ready: p.ready.v, ReadyReason: p.reason, ACSRedirect: p.acs.v,
+			GPUIOMMU: tp.iommu[p.gpu].v, NICIOMMU: tp.iommu[p.nic].v,
+			GPULinkDegraded: degraded(p.gpu), NICLinkDegraded: degraded(p.nic),
+		})
+	}
+	sort.Slice(out.Pairs, func(i, j int) bool {
+		if c := natorder.Compare(out.Pairs[i].GPU, out.Pairs[j].GPU); c != 0 {
+			return c < 0
+		}
+		return natorder.Compare(out.Pairs[i].NIC, out.Pairs[j].NIC) < 0
+	})
+	return out
+}

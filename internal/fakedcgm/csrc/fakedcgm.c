@@ -1,0 +1,505 @@
+/*
+ * A fake libdcgm.so.4 for the gpu receiver's tests: it lets go-dcgm's real cgo path (dlopen at
+ * Init, lazily bound symbols, struct layouts, the GetValuesSince callback into Go) run on a
+ * machine with no GPU and no DCGM.
+ *
+ * It is compiled against the DCGM headers shipped inside the go-dcgm module
+ * (github.com/NVIDIA/go-dcgm@v1.4611.0/pkg/dcgm: dcgm_agent.h, dcgm_structs.h, dcgm_fields.h,
+ * Apache-2.0), so the compiler checks every signature and struct it fills against the same
+ * declarations go-dcgm uses. The functions the receiver calls are implemented here; every other
+ * symbol go-dcgm references is in stubs.c and answers DCGM_ST_NOT_SUPPORTED, so that a stray call
+ * fails cleanly instead of killing the process with a symbol lookup error.
+ *
+ * What it serves (scripted, deterministic; see fake_libdcgm_test.go for the expected numbers):
+ *   GPUs: FAKE_DCGM_GPUS (default 2), ids 0..n-1, PCI bus 00000000:1B:00.0, 00000000:3B:00.0, ...
+ *   History (dcgmGetValuesSince_v2), 10 samples 1 s apart from FAKE_BASE_US + 1 s:
+ *     1009 PCIe TX (g+1)*1000 B/s; 1010 PCIe RX 2000 B/s, the first sample blank;
+ *     1011/1012 NVLink TX/RX 1e9 B/s; 230 XID: one event (79) on GPU 0 at the 5th second.
+ *   Latest values (dcgmEntitiesGetLatestValues): identity strings, 203 GPU util 42 %, 204 mem copy
+ *     7 %, 1001 0.25, 1002 0.5 (GPU 1: DCGM_ST_NOT_SUPPORTED), 1005 0.125, 202 replays 3,
+ *     235/236 max gen 5 / width 16, 237 gen 4, 238 width 16 (GPU 1: 8, a downgraded link),
+ *     1201/1203 DCGM_INT64_NOT_SUPPORTED (no NVLink5), anything else blank.
+ *   Profiling groups: {1001,1002,1005} and {1009,1010,1011,1012}.
+ * Knobs: FAKE_DCGM_LIVE=1 (each GetValuesSince serves the ten seconds after its cursor, for
+ *   benchmarks), FAKE_DCGM_CONNECT_FAIL=1 (dcgmConnect_v2 answers DCGM_ST_CONNECTION_NOT_VALID),
+ *   FAKE_DCGM_NO_PROF=1 (profiling module not loaded), FAKE_DCGM_CALL_LOG=<file> (one line per
+ *   call, with the arguments worth checking), FAKE_DCGM_SAMPLES=<n> (scripted samples per field,
+ *   default 10: 8 GPUs x 4 fields x 4097 samples exceed go-dcgm's 131072-value cap,
+ *   pkg/dcgm/field_values.go maxCallbackValues), FAKE_DCGM_DROP_AT=<n> (the n-th
+ *   dcgmGetValuesSince_v2 answers DCGM_ST_CONNECTION_NOT_VALID: the hostengine went away, as
+ *   DcgmClientHandler.cpp reports it; the next connect works), FAKE_DCGM_LATE=1 (PCIe TX has no
+ *   samples at seconds 6-8: the sample at 9 is late and averages the whole 4 s gap, as a GPM value
+ *   covers the span back to its baseline, DcgmGpmManager.cpp 272-307).
+ *
+ * MIG, FAKE_DCGM_MIG=1: GPU 0 has GPU instance 0 and, in it, compute instance 0
+ *   (dcgmGetGpuInstanceHierarchy: entity GPU_I 0 with parent GPU 0, GPU_CI 0 with parent GPU_I 0);
+ *   an XID (43) raised inside the compute instance at the 7th second is stored on the GPU_CI
+ *   entity only, as DcgmCacheManager.cpp RecordXidForComputeInstance does. Without the knob the
+ *   hierarchy is empty (a GPU without MIG).
+ *
+ * DCGM 4.6 Hopper mode, FAKE_DCGM_HOPPER=1: a hostengine on GPM GPUs (H100/H200/B200).
+ *   - dcgmProfGetSupportedMetricGroups lists three fixed ranges on every GPU whatever the driver
+ *     supports (DCGM 4.6 modules/core/DcgmModuleCore.cpp ProcessProfGetMetricGroups 2246-2293):
+ *     1001-1034, 1040-1083 (NVLink, C2C), 1084-1096 (cumulative counters, 1091/1092 PCIe totals).
+ *   - GPM values are blank until two GPM samples exist (testing/python3/tests/test_prof.py
+ *     1328-1337): the first 1009/1010 sample is blank, and 1091/1092 are blank for the first two
+ *     latest reads.
+ *   - FAKE_DCGM_GPM_PCIE=0 (default): the driver's NVML lacks NVML_GPM_METRIC_PCIE_TX/RX, so
+ *     1091/1092 stay DCGM_INT64_BLANK forever (DcgmGpmManager.cpp 307-314: the NVML error leaves
+ *     DCGM_FP64_BLANK). FAKE_DCGM_GPM_PCIE=1: from the third read they hold a since-boot total
+ *     (5e12 / 7e12 bytes at start) growing at the rates below.
+ *   - 285 C2C_LINK_QUANTITY is 0: an H100 SXM without C2C link, though C2C is listed.
+ *   - FAKE_DCGM_REALTIME=1: history follows the wall clock, one sample a second from the first
+ *     connect to now, PCIe TX (g+1)*1000 B/s and RX 2000 B/s, so that a running collector sees
+ *     bytes grow at those rates.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "dcgm_agent.h"
+#include "dcgm_fields.h"
+#include "dcgm_structs.h"
+
+#define FAKE_BASE_US 1700000000000000LL
+#define FAKE_SAMPLES 10
+#define MAX_GROUPS 64
+
+static int initialized;
+static int connected;
+static long long startUs;      /* wall clock at the first connect (FAKE_DCGM_REALTIME) */
+static int sinceCalls;         /* dcgmGetValuesSince_v2 calls (FAKE_DCGM_DROP_AT) */
+static int gpmReads[DCGM_MAX_NUM_DEVICES]; /* cached reads of 1091/1092 per GPU (Hopper mode) */
+
+static long long nowUs(void) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (long long)tv.tv_sec * 1000000LL + tv.tv_usec;
+}
+
+static struct {
+    int used;
+    /* members: entity ids with their entity groups (DCGM_FE_GPU, or a MIG instance) */
+    unsigned int gpus[DCGM_MAX_NUM_DEVICES * 3];
+    dcgm_field_entity_group_t egroup[DCGM_MAX_NUM_DEVICES * 3];
+    int ngpus;
+} groups[MAX_GROUPS];
+
+static struct {
+    int used;
+    unsigned short fields[DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP];
+    int nfields;
+} fieldGroups[MAX_GROUPS];
+
+static int envInt(const char *name, int def) {
+    const char *v = getenv(name);
+    return (v && *v) ? atoi(v) : def;
+}
+
+static void logCall(const char *fmt, ...) {
+    const char *path = getenv("FAKE_DCGM_CALL_LOG");
+    if (!path || !*path) return;
+    FILE *f = fopen(path, "a");
+    if (!f) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
+}
+
+static int numGpus(void) { return envInt("FAKE_DCGM_GPUS", 2); }
+
+const char *errorString(dcgmReturn_t result) {
+    switch (result) {
+    case DCGM_ST_OK: return "Success";
+    case DCGM_ST_BADPARAM: return "Bad parameter passed to function";
+    case DCGM_ST_NOT_SUPPORTED: return "This request is not supported";
+    case DCGM_ST_VER_MISMATCH: return "Version mismatch between received and understood API";
+    case DCGM_ST_CONNECTION_NOT_VALID: return "Host engine connection invalid/disconnected";
+    case DCGM_ST_MODULE_NOT_LOADED: return "This request is serviced by a module of DCGM that is not currently loaded";
+    case DCGM_ST_UNINITIALIZED: return "Host engine is not initialized";
+    default: return "Unknown error";
+    }
+}
+
+dcgmReturn_t dcgmInit(void) {
+    logCall("dcgmInit");
+    initialized = 1;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmShutdown(void) {
+    logCall("dcgmShutdown");
+    initialized = 0;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmStartEmbedded(dcgmOperationMode_t opMode, dcgmHandle_t *pDcgmHandle) {
+    logCall("dcgmStartEmbedded %d", (int)opMode);
+    if (!initialized || !pDcgmHandle) return DCGM_ST_UNINITIALIZED;
+    *pDcgmHandle = 1;
+    connected = 1;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmStopEmbedded(dcgmHandle_t pDcgmHandle) {
+    logCall("dcgmStopEmbedded");
+    connected = 0;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmConnect_v2(const char *ipAddress, dcgmConnectV2Params_t *connectParams, dcgmHandle_t *pDcgmHandle) {
+    logCall("dcgmConnect_v2 %s %u", ipAddress ? ipAddress : "(null)", connectParams ? connectParams->addressIsUnixSocket : 99);
+    if (!initialized) return DCGM_ST_UNINITIALIZED;
+    if (!connectParams || connectParams->version != dcgmConnectV2Params_version) return DCGM_ST_VER_MISMATCH;
+    if (envInt("FAKE_DCGM_CONNECT_FAIL", 0)) return DCGM_ST_CONNECTION_NOT_VALID;
+    *pDcgmHandle = 1;
+    connected = 1;
+    if (!startUs) startUs = nowUs() / 1000000LL * 1000000LL;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmDisconnect(dcgmHandle_t pDcgmHandle) {
+    logCall("dcgmDisconnect");
+    connected = 0;
+    return DCGM_ST_OK;
+}
+
+static dcgmReturn_t listGpus(unsigned int gpuIdList[DCGM_MAX_NUM_DEVICES], int *count) {
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    int n = numGpus();
+    for (int i = 0; i < n && i < DCGM_MAX_NUM_DEVICES; i++) gpuIdList[i] = (unsigned int)i;
+    *count = n;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGetAllDevices(dcgmHandle_t h, unsigned int gpuIdList[DCGM_MAX_NUM_DEVICES], int *count) {
+    logCall("dcgmGetAllDevices");
+    return listGpus(gpuIdList, count);
+}
+
+dcgmReturn_t dcgmGetAllSupportedDevices(dcgmHandle_t h, unsigned int gpuIdList[DCGM_MAX_NUM_DEVICES], int *count) {
+    logCall("dcgmGetAllSupportedDevices");
+    return listGpus(gpuIdList, count);
+}
+
+dcgmReturn_t dcgmProfGetSupportedMetricGroups(dcgmHandle_t h, dcgmProfGetMetricGroups_t *mg) {
+    logCall("dcgmProfGetSupportedMetricGroups %u", mg ? mg->gpuId : 0);
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    if (!mg || mg->version != dcgmProfGetMetricGroups_version3) return DCGM_ST_VER_MISMATCH;
+    if (envInt("FAKE_DCGM_NO_PROF", 0)) return DCGM_ST_MODULE_NOT_LOADED;
+    if (envInt("FAKE_DCGM_HOPPER", 0)) {
+        static const unsigned short ranges[3][2] = {{1001, 1034}, {1040, 1083}, {1084, 1096}};
+        mg->numMetricGroups = 3;
+        for (int g = 0; g < 3; g++) {
+            mg->metricGroups[g].majorId = (unsigned short)g;
+            mg->metricGroups[g].minorId = 0;
+            mg->metricGroups[g].numFieldIds = 0;
+            for (unsigned short id = ranges[g][0]; id <= ranges[g][1]; id++) {
+                mg->metricGroups[g].fieldIds[mg->metricGroups[g].numFieldIds++] = id;
+            }
+        }
+        return DCGM_ST_OK;
+    }
+    static const unsigned short g0[] = {DCGM_FI_PROF_GR_ENGINE_ACTIVE, DCGM_FI_PROF_SM_ACTIVE, DCGM_FI_PROF_DRAM_ACTIVE};
+    static const unsigned short g1[] = {DCGM_FI_PROF_PCIE_TX_BYTES, DCGM_FI_PROF_PCIE_RX_BYTES,
+                                        DCGM_FI_PROF_NVLINK_TX_BYTES, DCGM_FI_PROF_NVLINK_RX_BYTES};
+    mg->numMetricGroups = 2;
+    mg->metricGroups[0].majorId = 1;
+    mg->metricGroups[0].minorId = 0;
+    mg->metricGroups[0].numFieldIds = 3;
+    memcpy(mg->metricGroups[0].fieldIds, g0, sizeof g0);
+    mg->metricGroups[1].majorId = 2;
+    mg->metricGroups[1].minorId = 0;
+    mg->metricGroups[1].numFieldIds = 4;
+    memcpy(mg->metricGroups[1].fieldIds, g1, sizeof g1);
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGroupCreate(dcgmHandle_t h, dcgmGroupType_t type, const char *groupName, dcgmGpuGrp_t *pDcgmGrpId) {
+    logCall("dcgmGroupCreate %d %s", (int)type, groupName);
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    for (int i = 1; i < MAX_GROUPS; i++) {
+        if (!groups[i].used) {
+            groups[i].used = 1;
+            groups[i].ngpus = 0;
+            *pDcgmGrpId = (dcgmGpuGrp_t)i;
+            return DCGM_ST_OK;
+        }
+    }
+    return DCGM_ST_MAX_LIMIT;
+}
+
+dcgmReturn_t dcgmGroupAddDevice(dcgmHandle_t h, dcgmGpuGrp_t groupId, unsigned int gpuId) {
+    logCall("dcgmGroupAddDevice %lu %u", (unsigned long)groupId, gpuId);
+    if (groupId >= MAX_GROUPS || !groups[groupId].used || (int)gpuId >= numGpus()) return DCGM_ST_BADPARAM;
+    groups[groupId].egroup[groups[groupId].ngpus] = DCGM_FE_GPU;
+    groups[groupId].gpus[groups[groupId].ngpus++] = gpuId;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGroupAddEntity(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgm_field_entity_group_t entityGroupId,
+                                dcgm_field_eid_t entityId) {
+    logCall("dcgmGroupAddEntity %lu %d %u", (unsigned long)groupId, (int)entityGroupId, entityId);
+    if (groupId >= MAX_GROUPS || !groups[groupId].used) return DCGM_ST_NOT_CONFIGURED;
+    int mig = envInt("FAKE_DCGM_MIG", 0);
+    int ok = (entityGroupId == DCGM_FE_GPU && (int)entityId < numGpus()) ||
+             (mig && (entityGroupId == DCGM_FE_GPU_I || entityGroupId == DCGM_FE_GPU_CI) && entityId == 0);
+    if (!ok) return DCGM_ST_BADPARAM;
+    groups[groupId].egroup[groups[groupId].ngpus] = entityGroupId;
+    groups[groupId].gpus[groups[groupId].ngpus++] = entityId;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGetGpuInstanceHierarchy(dcgmHandle_t h, dcgmMigHierarchy_v2 *hierarchy) {
+    logCall("dcgmGetGpuInstanceHierarchy");
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    if (!hierarchy || hierarchy->version != dcgmMigHierarchy_version2) return DCGM_ST_VER_MISMATCH;
+    hierarchy->count = 0;
+    if (!envInt("FAKE_DCGM_MIG", 0)) return DCGM_ST_OK;
+    dcgmMigHierarchyInfo_v2 *gi = &hierarchy->entityList[0], *ci = &hierarchy->entityList[1];
+    memset(gi, 0, 2 * sizeof *gi);
+    gi->entity.entityGroupId = DCGM_FE_GPU_I;
+    gi->entity.entityId = 0;
+    gi->parent.entityGroupId = DCGM_FE_GPU;
+    gi->parent.entityId = 0;
+    ci->entity.entityGroupId = DCGM_FE_GPU_CI;
+    ci->entity.entityId = 0;
+    ci->parent.entityGroupId = DCGM_FE_GPU_I;
+    ci->parent.entityId = 0;
+    snprintf(gi->info.gpuUuid, sizeof gi->info.gpuUuid, "GPU-fake0000-0000-0000-0000-000000000000");
+    snprintf(ci->info.gpuUuid, sizeof ci->info.gpuUuid, "GPU-fake0000-0000-0000-0000-000000000000");
+    hierarchy->count = 2;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGroupDestroy(dcgmHandle_t h, dcgmGpuGrp_t groupId) {
+    logCall("dcgmGroupDestroy %lu", (unsigned long)groupId);
+    if (groupId >= MAX_GROUPS || !groups[groupId].used) return DCGM_ST_NOT_CONFIGURED;
+    groups[groupId].used = 0;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmFieldGroupCreate(dcgmHandle_t h, int numFieldIds, const unsigned short *fieldIds,
+                                  const char *fieldGroupName, dcgmFieldGrp_t *dcgmFieldGroupId) {
+    logCall("dcgmFieldGroupCreate %d %s", numFieldIds, fieldGroupName);
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    if (numFieldIds <= 0 || numFieldIds > DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP) return DCGM_ST_BADPARAM;
+    for (int i = 1; i < MAX_GROUPS; i++) {
+        if (!fieldGroups[i].used) {
+            fieldGroups[i].used = 1;
+            fieldGroups[i].nfields = numFieldIds;
+            memcpy(fieldGroups[i].fields, fieldIds, sizeof(unsigned short) * (size_t)numFieldIds);
+            *dcgmFieldGroupId = (dcgmFieldGrp_t)i;
+            return DCGM_ST_OK;
+        }
+    }
+    return DCGM_ST_MAX_LIMIT;
+}
+
+dcgmReturn_t dcgmFieldGroupDestroy(dcgmHandle_t h, dcgmFieldGrp_t id) {
+    logCall("dcgmFieldGroupDestroy %lu", (unsigned long)id);
+    if (id >= MAX_GROUPS || !fieldGroups[id].used) return DCGM_ST_NO_DATA;
+    fieldGroups[id].used = 0;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmWatchFields(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgmFieldGrp_t fieldGroupId, long long updateFreq,
+                             double maxKeepAge, int maxKeepSamples) {
+    logCall("dcgmWatchFields %lu %lu %lld %.0f %d", (unsigned long)groupId, (unsigned long)fieldGroupId, updateFreq,
+            maxKeepAge, maxKeepSamples);
+    if (groupId >= MAX_GROUPS || !groups[groupId].used) return DCGM_ST_NOT_CONFIGURED;
+    if (fieldGroupId >= MAX_GROUPS || !fieldGroups[fieldGroupId].used) return DCGM_ST_NOT_CONFIGURED;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmUnwatchFields(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgmFieldGrp_t fieldGroupId) {
+    logCall("dcgmUnwatchFields %lu %lu", (unsigned long)groupId, (unsigned long)fieldGroupId);
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmUpdateAllFields(dcgmHandle_t h, int waitForUpdate) {
+    logCall("dcgmUpdateAllFields %d", waitForUpdate);
+    return connected ? DCGM_ST_OK : DCGM_ST_CONNECTION_NOT_VALID;
+}
+
+/* fillLatest writes the scripted latest value of one field of one GPU. */
+static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2 *v) {
+    memset(v, 0, sizeof *v);
+    v->version = dcgmFieldValue_version2;
+    v->entityGroupId = DCGM_FE_GPU;
+    v->entityId = gpu;
+    v->fieldId = field;
+    v->status = DCGM_ST_OK;
+    v->ts = FAKE_BASE_US + FAKE_SAMPLES * 1000000LL;
+    v->fieldType = DCGM_FT_INT64;
+    switch (field) {
+    case DCGM_FI_DEV_GPU_NAME:
+        v->fieldType = DCGM_FT_STRING;
+        snprintf(v->value.str, sizeof v->value.str, "NVIDIA H100 80GB HBM3");
+        return;
+    case DCGM_FI_DEV_GPU_UUID:
+        v->fieldType = DCGM_FT_STRING;
+        snprintf(v->value.str, sizeof v->value.str, "GPU-fake%04u-0000-0000-0000-000000000000", gpu);
+        return;
+    case DCGM_FI_DEV_PCI_BUS_ID:
+        v->fieldType = DCGM_FT_STRING;
+        snprintf(v->value.str, sizeof v->value.str, "00000000:%02X:00.0", 0x1b + 0x20 * gpu);
+        return;
+    case DCGM_FI_DEV_GPU_UTIL: v->value.i64 = 42; return;
+    case DCGM_FI_DEV_MEM_COPY_UTIL: v->value.i64 = 7; return;
+    case DCGM_FI_DEV_PCIE_REPLAY_COUNTER: v->value.i64 = 3; return;
+    case DCGM_FI_DEV_PCIE_MAX_LINK_GEN: v->value.i64 = 5; return;
+    case DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH: v->value.i64 = 16; return;
+    case DCGM_FI_DEV_PCIE_LINK_GEN: v->value.i64 = 4; return;
+    case DCGM_FI_DEV_PCIE_LINK_WIDTH: v->value.i64 = gpu == 1 ? 8 : 16; return;
+    case DCGM_FI_PROF_PCIE_TX_BYTES_TOTAL:
+    case DCGM_FI_PROF_PCIE_RX_BYTES_TOTAL:
+        if (!envInt("FAKE_DCGM_HOPPER", 0)) {
+            v->value.i64 = DCGM_INT64_BLANK;
+            return;
+        }
+        /* Hopper mode: blank for the first two GPM samples, forever without the NVML metric. */
+        if (field == DCGM_FI_PROF_PCIE_TX_BYTES_TOTAL && gpu < DCGM_MAX_NUM_DEVICES) gpmReads[gpu]++;
+        if (!envInt("FAKE_DCGM_GPM_PCIE", 0) || gpu >= DCGM_MAX_NUM_DEVICES || gpmReads[gpu] <= 2) {
+            v->value.i64 = DCGM_INT64_BLANK;
+            return;
+        }
+        v->ts = nowUs();
+        {
+            long long elapsedUs = v->ts - startUs;
+            if (field == DCGM_FI_PROF_PCIE_TX_BYTES_TOTAL) {
+                v->value.i64 = 5000000000000LL + 1000LL * (gpu + 1) * elapsedUs / 1000000LL;
+            } else {
+                v->value.i64 = 7000000000000LL + 2000LL * elapsedUs / 1000000LL;
+            }
+        }
+        return;
+    case DCGM_FI_DEV_NVLINK_TX_BYTES_TOTAL:
+    case DCGM_FI_DEV_NVLINK_RX_BYTES_TOTAL: v->value.i64 = DCGM_INT64_NOT_SUPPORTED; return;
+    /* Hopper mode models an H100 SXM: NVLink, no C2C link (a GH200 would report its links). */
+    case DCGM_FI_DEV_C2C_LINK_QUANTITY: v->value.i64 = envInt("FAKE_DCGM_HOPPER", 0) ? 0 : DCGM_INT64_BLANK; return;
+    case DCGM_FI_PROF_GR_ENGINE_ACTIVE: v->fieldType = DCGM_FT_DOUBLE; v->value.dbl = 0.25; return;
+    case DCGM_FI_PROF_SM_ACTIVE:
+        v->fieldType = DCGM_FT_DOUBLE;
+        if (gpu == 1) {
+            v->status = DCGM_ST_NOT_SUPPORTED;
+            v->value.dbl = DCGM_FP64_NOT_SUPPORTED;
+        } else {
+            v->value.dbl = 0.5;
+        }
+        return;
+    case DCGM_FI_PROF_DRAM_ACTIVE: v->fieldType = DCGM_FT_DOUBLE; v->value.dbl = 0.125; return;
+    default: v->value.i64 = DCGM_INT64_BLANK; return;
+    }
+}
+
+dcgmReturn_t dcgmEntitiesGetLatestValues(dcgmHandle_t h, dcgmGroupEntityPair_t entities[], unsigned int entityCount,
+                                         unsigned short fields[], unsigned int fieldCount, unsigned int flags,
+                                         dcgmFieldValue_v2 values[]) {
+    logCall("dcgmEntitiesGetLatestValues %u %u %u", entityCount, fieldCount, flags);
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    for (unsigned int e = 0; e < entityCount; e++) {
+        for (unsigned int f = 0; f < fieldCount; f++) {
+            dcgmFieldValue_v2 *v = &values[e * fieldCount + f];
+            fillLatest(entities[e].entityId, fields[f], v);
+            v->entityGroupId = entities[e].entityGroupId;
+            if (entities[e].entityGroupId != DCGM_FE_GPU || (int)entities[e].entityId >= numGpus()) {
+                v->status = DCGM_ST_BADPARAM;
+            }
+        }
+    }
+    return DCGM_ST_OK;
+}
+
+/* historySample returns 1 and fills v when the field has a sample at second k (1..FAKE_SAMPLES). */
+static int historySample(unsigned int gpu, unsigned short field, long long base, int k, dcgmFieldValue_v1 *v) {
+    memset(v, 0, sizeof *v);
+    v->version = dcgmFieldValue_version1;
+    v->fieldId = field;
+    v->fieldType = DCGM_FT_INT64;
+    v->status = DCGM_ST_OK;
+    v->ts = base + (long long)k * 1000000LL;
+    int hopper = envInt("FAKE_DCGM_HOPPER", 0);
+    switch (field) {
+    case DCGM_FI_PROF_PCIE_TX_BYTES:
+        if (envInt("FAKE_DCGM_LATE", 0) && k >= 6 && k <= 8) return 0;
+        v->value.i64 = (hopper && k == 1) ? DCGM_INT64_BLANK : 1000LL * (gpu + 1);
+        return 1;
+    case DCGM_FI_PROF_PCIE_RX_BYTES: v->value.i64 = k == 1 ? DCGM_INT64_BLANK : 2000; return 1;
+    case DCGM_FI_PROF_NVLINK_TX_BYTES:
+    case DCGM_FI_PROF_NVLINK_RX_BYTES: v->value.i64 = 1000000000LL; return 1;
+    case DCGM_FI_DEV_XID_ERRORS:
+        if (gpu == 0 && k == 5) {
+            v->value.i64 = 79;
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* migSample: the XID raised inside compute instance 0 at second 7 (FAKE_DCGM_MIG). */
+static int migSample(dcgm_field_entity_group_t eg, unsigned short field, long long base, int k, dcgmFieldValue_v1 *v) {
+    memset(v, 0, sizeof *v);
+    v->version = dcgmFieldValue_version1;
+    v->fieldId = field;
+    v->fieldType = DCGM_FT_INT64;
+    v->status = DCGM_ST_OK;
+    v->ts = base + (long long)k * 1000000LL;
+    if (eg == DCGM_FE_GPU_CI && field == DCGM_FI_DEV_XID_ERRORS && k == 7) {
+        v->value.i64 = 43;
+        return 1;
+    }
+    return 0;
+}
+
+dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgmFieldGrp_t fieldGroupId,
+                                   long long sinceTimestamp, long long *nextSinceTimestamp,
+                                   dcgmFieldValueEntityEnumeration_f enumCB, void *userData) {
+    logCall("dcgmGetValuesSince_v2 %lld", sinceTimestamp);
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    if (groupId >= MAX_GROUPS || !groups[groupId].used) return DCGM_ST_NOT_CONFIGURED;
+    if (fieldGroupId >= MAX_GROUPS || !fieldGroups[fieldGroupId].used) return DCGM_ST_NOT_CONFIGURED;
+    if (++sinceCalls == envInt("FAKE_DCGM_DROP_AT", 0)) {
+        connected = 0;
+        return DCGM_ST_CONNECTION_NOT_VALID;
+    }
+    int samples = envInt("FAKE_DCGM_SAMPLES", FAKE_SAMPLES);
+    long long base = FAKE_BASE_US;
+    if (envInt("FAKE_DCGM_REALTIME", 0)) {
+        /* One sample a second from the first connect up to now; sample k is at base + k s. */
+        base = startUs - 1000000LL;
+        samples = (int)((nowUs() - base) / 1000000LL);
+    } else if (envInt("FAKE_DCGM_LIVE", 0) && sinceTimestamp > 0) {
+        /* FAKE_DCGM_LIVE: every call serves the next ten seconds, as a hostengine does between scrapes. */
+        base = sinceTimestamp - 1;
+    }
+    dcgmFieldValue_v1 *buf = calloc((size_t)samples * DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP + 1, sizeof *buf);
+    if (!buf) return DCGM_ST_MEMORY;
+    long long next = sinceTimestamp;
+    for (int g = 0; g < groups[groupId].ngpus; g++) {
+        unsigned int gpu = groups[groupId].gpus[g];
+        dcgm_field_entity_group_t eg = groups[groupId].egroup[g];
+        int n = 0;
+        for (int f = 0; f < fieldGroups[fieldGroupId].nfields; f++) {
+            for (int k = 1; k <= samples; k++) {
+                dcgmFieldValue_v1 v;
+                int has = eg == DCGM_FE_GPU ? historySample(gpu, fieldGroups[fieldGroupId].fields[f], base, k, &v)
+                                            : migSample(eg, fieldGroups[fieldGroupId].fields[f], base, k, &v);
+                if (has && v.ts >= sinceTimestamp) {
+                    buf[n++] = v;
+                    if (v.ts + 1 > next) next = v.ts + 1;
+                }
+            }
+        }
+        if (n > 0 && enumCB(eg, gpu, buf, n, userData) != 0) break;
+    }
+    free(buf);
+    *nextSinceTimestamp = next;
+    return DCGM_ST_OK;
+}
