@@ -244,9 +244,10 @@ func runInstalled(t *testing.T, uid int) {
 	}
 	require.NotEmpty(t, options)
 	// Loopback ports of this test's own: other tests may run on the machine.
-	prom, health, tel := freeAddr(t), freeAddr(t), freeAddr(t)
+	prom, health, tel, view := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	_, telPort, _ := net.SplitHostPort(tel)
-	env = append(env, "ICLENS_PROMETHEUS_ENDPOINT="+prom, "ICLENS_HEALTH_ENDPOINT="+health, "ICLENS_TELEMETRY_PORT="+telPort)
+	env = append(env, "ICLENS_PROMETHEUS_ENDPOINT="+prom, "ICLENS_HEALTH_ENDPOINT="+health, "ICLENS_TELEMETRY_PORT="+telPort,
+		"ICLENS_LENSVIEW_ENDPOINT="+view)
 
 	args := append([]string{"--reuid=" + user, "--regid=" + user, "--init-groups", "--", "/usr/bin/otelcol-iclens"}, strings.Fields(options)...)
 	cmd := exec.Command("setpriv", args...)
@@ -279,7 +280,7 @@ func runInstalled(t *testing.T, uid int) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 	require.NoError(t, err)
 	assert.Regexp(t, fmt.Sprintf(`(?m)^Uid:\s+%d\s`, uid), string(status), "runs as %s", user)
-	for _, u := range []string{"http://" + health + "/", "http://" + prom + "/metrics", "http://" + tel + "/metrics"} {
+	for _, u := range []string{"http://" + health + "/", "http://" + prom + "/metrics", "http://" + tel + "/metrics", "http://" + view + "/"} {
 		resp, err := http.Get(u)
 		if assert.NoError(t, err, u) {
 			resp.Body.Close()
