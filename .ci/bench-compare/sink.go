@@ -22,38 +22,34 @@ const (
 // service's extensions with it.
 func pushOverlay(kind, url, stateDir, processors, exporters, extensions string) string {
 	processors = strings.TrimPrefix(processors+", batch", ", ")
-	const batch = "processors:\n  batch: {}\n"
+	var exporter string
 	switch kind {
 	case pushRemoteWrite:
-		return fmt.Sprintf(batch+`exporters:
-  prometheus_remote_write:
+		exporter = fmt.Sprintf(`  prometheus_remote_write:
     endpoint: %s
     wal: {directory: %s, truncate_frequency: 5s, lag_record_frequency: 5s}
     max_batch_request_parallelism: 1
     remote_write_queue: {enabled: false}
     retry_on_failure: {max_interval: 5s}
-service:
-  extensions: [%s]
-  pipelines:
-    metrics:
-      processors: [%s]
-      exporters: [%s]
-`, url, stateDir, extensions, processors, exporters)
+`, url, stateDir)
 	default:
 		extensions = strings.TrimPrefix(extensions+", file_storage", ", ")
-		return fmt.Sprintf(batch+`extensions:
-  file_storage: {directory: %s}
-exporters:
-  otlp_http:
+		exporter = fmt.Sprintf(`  otlp_http:
     endpoint: %s
     sending_queue: {enabled: true, storage: file_storage, sizer: items, queue_size: 5000000, num_consumers: 1}
     retry_on_failure: {enabled: true, max_interval: 5s, max_elapsed_time: 0s}
-service:
+extensions:
+  file_storage: {directory: %s}
+`, url, stateDir)
+	}
+	return fmt.Sprintf(`processors:
+  batch: {}
+exporters:
+%sservice:
   extensions: [%s]
   pipelines:
     metrics:
       processors: [%s]
       exporters: [%s]
-`, stateDir, url, extensions, processors, exporters)
-	}
+`, exporter, extensions, processors, exporters)
 }

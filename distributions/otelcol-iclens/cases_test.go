@@ -99,7 +99,32 @@ func (p *prometheusServer) stop(t *testing.T) {
 // promQuery runs an instant query and returns each series' labels and value.
 func promQuery(t *testing.T, addr, q string) []promSample {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	var out []promSample
+	for _, s := range promAPIQuery(t, addr, q, time.Time{}) {
+		v, err := strconv.ParseFloat(s.Value[1].(string), 64)
+		require.NoError(t, err)
+		out = append(out, promSample{labels: s.Metric, value: v})
+	}
+	return out
+}
+
+// promResult is one series of a query's answer: an instant vector's value, or a range vector's
+// values.
+type promResult struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+	Values [][2]any          `json:"values"`
+}
+
+// promAPIQuery runs q through Prometheus' HTTP API at time at (now where zero) and returns the
+// series of its answer.
+func promAPIQuery(t *testing.T, addr, q string, at time.Time) []promResult {
+	t.Helper()
+	u := "http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q)
+	if !at.IsZero() {
+		u += "&time=" + strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)
+	}
+	resp, err := http.Get(u)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
@@ -107,22 +132,13 @@ func promQuery(t *testing.T, addr, q string) []promSample {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
+			ResultType string       `json:"resultType"`
+			Result     []promResult `json:"result"`
 		} `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal(body, &r), "%s", body)
 	require.Equal(t, "success", r.Status, "query %s: %s", q, r.Error)
-	var out []promSample
-	for _, s := range r.Data.Result {
-		v, err := strconv.ParseFloat(s.Value[1].(string), 64)
-		require.NoError(t, err)
-		out = append(out, promSample{labels: s.Metric, value: v})
-	}
-	return out
+	return r.Data.Result
 }
 
 type promSample struct {

@@ -1,11 +1,7 @@
 package otelcoliclens_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -247,26 +243,9 @@ func port(t *testing.T, addr string) string {
 func promRange(t *testing.T, addr, selector string, from, to time.Time) map[string][]float64 {
 	t.Helper()
 	window := int(to.Sub(from).Seconds()) + 1
-	q := fmt.Sprintf("%s[%ds]", selector, window)
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q) +
-		"&time=" + strconv.FormatFloat(float64(to.UnixMilli())/1000, 'f', 3, 64))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Values [][2]any          `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	require.NoError(t, json.Unmarshal(body, &r), "%s", body)
-	require.Equal(t, "success", r.Status, "query %s: %s", q, r.Error)
+	result := promAPIQuery(t, addr, fmt.Sprintf("%s[%ds]", selector, window), to)
 	out := map[string][]float64{}
-	for _, s := range r.Data.Result {
+	for _, s := range result {
 		keys := make([]string, 0, len(s.Metric))
 		for k, v := range s.Metric {
 			keys = append(keys, k+"="+v)
