@@ -17,7 +17,7 @@ const (
 // pushOverlay is a second --config file adding a push path to a collector's configuration, with
 // the delivery settings of the shipped examples (examples/prometheus-remote-write,
 // examples/otlp-vendor): the remote-write exporter's write-ahead log, or the OTLP exporter's
-// persistent sending_queue in file_storage, under stateDir, behind the examples' batch processor;
+// persistent sending_queue in file_storage, under stateDir, behind the examples' batch processor (5 s);
 // processors, exporters and extensions list the pipeline's processors and exporters and the
 // service's extensions with it.
 func pushOverlay(kind, url, stateDir, processors, exporters, extensions string) string {
@@ -43,7 +43,7 @@ extensions:
 `, url, stateDir)
 	}
 	return fmt.Sprintf(`processors:
-  batch: {}
+  batch: {timeout: 5s}
 exporters:
 %sservice:
   extensions: [%s]

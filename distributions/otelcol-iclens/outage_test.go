@@ -111,7 +111,8 @@ func runOutage(t *testing.T, example string, backend outageBackend, env []string
 	require.Eventually(t, func() bool {
 		s := backend.newest(t)
 		for _, age := range s {
-			if age > 8 {
+			// Within the batch processor's 5 s and the write-ahead log's 5 s read cycle.
+			if age > 15 {
 				return false
 			}
 		}
@@ -120,8 +121,8 @@ func runOutage(t *testing.T, example string, backend outageBackend, env []string
 	t.Logf("caught up %s after the backend came back; %d bytes on disk after the %s outage, %.0f points/s collected: %.0f bytes a point",
 		time.Since(back).Round(time.Second), onDisk, outageFor, perSecond, float64(onDisk)/(perSecond*outageFor.Seconds()))
 
-	// Everything collected up to a point well before now (past the queue's read cycle).
-	end := time.Now().Add(-10 * time.Second)
+	// Everything collected up to a point well before now (past the batch and the queue's read cycle).
+	end := time.Now().Add(-20 * time.Second)
 	got := backend.collected(t, start1, end)
 	require.NotEmpty(t, got)
 	iv := outageInterval.Seconds()
