@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pushsink"
 )
 
 // Fairness of the comparison:
@@ -57,6 +60,7 @@ type result struct {
 	rounds    []cpuRound
 	hwmKiB    int64
 	metricsLn int
+	delivered int // push paths: scrapes the sink received
 }
 
 func compare(o options, tmp, root string) error {
@@ -97,6 +101,22 @@ func compare(o options, tmp, root string) error {
 		if err := p.waitFor(`component="rnic"`, 60*time.Second); err != nil {
 			return err
 		}
+	}
+	// The push paths: the same receiver delivering every scrape to a sink, with the shipped
+	// examples' delivery settings (write-ahead log, persistent queue).
+	var pushes []*pushRun
+	for kind := range strings.SplitSeq(o.push, ",") {
+		if kind = strings.TrimSpace(kind); kind == "" {
+			continue
+		}
+		pr, err := startPush(kind, o, tmp, root)
+		if pr != nil {
+			defer pr.stop()
+		}
+		if err != nil {
+			return err
+		}
+		pushes = append(pushes, pr)
 	}
 	neRes, ocRes, exRes := &result{name: "node_exporter"}, &result{name: "otelcol-iclens"}, &result{name: "exporter alone"}
 	// All must see the whole node: 8 devices with their byte counters.
@@ -148,6 +168,10 @@ func compare(o options, tmp, root string) error {
 	fmt.Printf("CPU time: %d rounds x %d scrapes each, every %s, alternating ...\n", o.rounds, per, o.period)
 	order := []*proc{ne, oc, ex}
 	results := map[*proc]*result{ne: neRes, oc: ocRes, ex: exRes}
+	for _, pr := range pushes {
+		order = append(order, pr.proc)
+		results[pr.proc] = pr.res
+	}
 	for r := range o.rounds {
 		for i := range order {
 			p := order[(i+r)%len(order)]
@@ -157,7 +181,7 @@ func compare(o options, tmp, root string) error {
 					others = append(others, q)
 				}
 			}
-			round, err := measureCPU(p, others, o.period, per, p == oc)
+			round, err := measureCPU(p, others, o.period, per, p == oc || p.url == "")
 			if err != nil {
 				return err
 			}
@@ -169,7 +193,106 @@ func compare(o options, tmp, root string) error {
 			return err
 		}
 	}
-	return report(o, neRes, ocRes, exRes)
+	for _, pr := range pushes {
+		if err := pr.checkDelivered(); err != nil {
+			return err
+		}
+	}
+	return report(o, neRes, ocRes, exRes, pushes)
+}
+
+// pushRun is a collector on a push path and its sink.
+type pushRun struct {
+	*proc
+	sink *pushsink.Sink
+	res  *result
+}
+
+func (pr *pushRun) stop() {
+	pr.proc.stop()
+	pr.sink.Close()
+}
+
+// startPush runs the rnic receiver at the period with the push exporter of kind only, delivering
+// to a sink, and waits for its first delivery.
+func startPush(kind string, o options, tmp, root string) (*pushRun, error) {
+	sk, err := pushsink.New(kind)
+	if err != nil {
+		return nil, err
+	}
+	name := "otelcol-iclens-" + strings.ReplaceAll(kind, "_", "-")
+	addr, err := freePort()
+	if err != nil {
+		sk.Close()
+		return nil, err
+	}
+	base, overlay := filepath.Join(tmp, name+".yaml"), filepath.Join(tmp, name+"-push.yaml")
+	state := filepath.Join(tmp, name+"-state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		sk.Close()
+		return nil, err
+	}
+	if err := os.WriteFile(base, fmt.Appendf(nil, collectorCompareConfig, o.period, root, addr, o.withoutScope), 0o644); err != nil {
+		sk.Close()
+		return nil, err
+	}
+	if err := os.WriteFile(overlay, []byte(pushOverlay(kind, sk.URL, state, "", exporterOf(kind), "")), 0o644); err != nil {
+		sk.Close()
+		return nil, err
+	}
+	// No /metrics of its own to fetch: measureCPU lets it run on its own timer.
+	p, err := start(name, tmp, "", nil, append([]string{o.collector, "--config", base, "--config", overlay}, o.sets.args()...)...)
+	if err != nil {
+		sk.Close()
+		return nil, err
+	}
+	pr := &pushRun{proc: p, sink: sk, res: &result{name: kind}}
+	return pr, waitDelivered(sk, p, 60*time.Second)
+}
+
+// waitDelivered waits for a push path's first delivery to its sink.
+func waitDelivered(sk *pushsink.Sink, p *proc, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := sk.Delivered()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s delivered nothing within %s (log: %s)", p.name, timeout, p.log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func exporterOf(kind string) string {
+	if kind == pushRemoteWrite {
+		return "prometheus_remote_write"
+	}
+	return kind
+}
+
+// checkDelivered waits for the queue's last read cycle (the write-ahead log sends every 5 s) and
+// checks that the sink got at least every scrape the CPU time was divided by: the CPU per scrape
+// is then CPU per delivered scrape.
+func (pr *pushRun) checkDelivered() error {
+	time.Sleep(7 * time.Second)
+	n, err := pr.sink.Delivered()
+	if err != nil {
+		return fmt.Errorf("%s: %w", pr.name, err)
+	}
+	pr.res.delivered = n
+	var measured float64
+	for _, r := range pr.res.rounds {
+		measured += r.scrapes
+	}
+	if float64(n) < 0.99*measured {
+		return fmt.Errorf("%s delivered %d scrapes, fewer than the %.0f measured (log: %s)", pr.name, n, measured, pr.log)
+	}
+	return nil
 }
 
 // startCollector runs the collector with the rnic receiver at the interval and the Prometheus
@@ -248,7 +371,10 @@ func measureCPU(p *proc, others []*proc, period time.Duration, n int, ownTimer b
 		return cpuRound{}, err
 	}
 	t0 := time.Now()
-	if err := fetchEvery(p, period, n); err != nil {
+	if p.url == "" {
+		// A push path: nothing to fetch, it collects and sends on its own.
+		time.Sleep(time.Duration(n) * period)
+	} else if err := fetchEvery(p, period, n); err != nil {
 		return cpuRound{}, err
 	}
 	elapsed := time.Since(t0)
@@ -279,7 +405,7 @@ func median(rs []cpuRound) (med, lo, hi, mean time.Duration) {
 	return med, v[0], v[len(v)-1], time.Duration(cpu / n)
 }
 
-func report(o options, ne, oc, ex *result) error {
+func report(o options, ne, oc, ex *result, pushes []*pushRun) error {
 	fmt.Println()
 	printMachine()
 	fmt.Printf("fixture: 8 mlx5 RoCE devices x 1 port (testfs.BenchRDMANode); scrape period %s; %d scrapes each in %d rounds\n\n",
@@ -315,6 +441,14 @@ func report(o options, ne, oc, ex *result) error {
 	row("CPU time, all scrapes", us(neMean), us(ocMean), float64(ocMean)/float64(neMean))
 	row("  of which the Prometheus exporter alone, median", "", us(exMed), float64(exMed)/float64(neMed))
 	row("  of which the Prometheus exporter alone, min..max", "", us(exLo)+".."+us(exHi), 0)
+	var pushVerdicts []string
+	for _, pr := range pushes {
+		med, lo, hi, _ := median(pr.res.rounds)
+		row("CPU time, push "+pr.res.name+" (per delivered scrape), median", "", us(med), float64(med)/float64(neMed))
+		row("  push "+pr.res.name+", min..max of rounds", "", us(lo)+".."+us(hi), 0)
+		r := float64(med) / float64(neMed)
+		pushVerdicts = append(pushVerdicts, fmt.Sprintf("push %s <= 0.25: %s (%.2f, %d scrapes delivered)", pr.res.name, verdict(r <= 0.25), r, pr.res.delivered))
+	}
 	row("peak RSS (VmHWM), whole run", mib(ne.hwmKiB), mib(oc.hwmKiB), float64(oc.hwmKiB)/float64(ne.hwmKiB))
 	row("samples in a /metrics answer", fmt.Sprint(ne.metricsLn), fmt.Sprint(oc.metricsLn), float64(oc.metricsLn)/float64(ne.metricsLn))
 	fmt.Printf("\nscrapes traced: node_exporter %d, collector %d (%s window); ratio column: otelcol-iclens / node_exporter\n",
@@ -325,6 +459,9 @@ func report(o options, ne, oc, ex *result) error {
 	readsRatio, cpuRatio := ocReads/neReads, float64(ocMed)/float64(neMed)
 	fmt.Printf("targets (issue 6): reads <= 1/3: %s (%.2f); CPU <= 1/3: %s (%.2f; the exporter alone: %.2f)\n",
 		verdict(readsRatio <= 1.0/3), readsRatio, verdict(cpuRatio <= 1.0/3), cpuRatio, float64(exMed)/float64(neMed))
+	for _, v := range pushVerdicts {
+		fmt.Println("target (issue 15): " + v)
+	}
 	if readsRatio >= 1 || cpuRatio >= 1 {
 		return errTargets{fmt.Sprintf("otelcol-iclens is not below node_exporter: reads ratio %.2f, CPU ratio %.2f", readsRatio, cpuRatio)}
 	}

@@ -23,6 +23,7 @@ import (
 
 type options struct {
 	mode         string
+	push         string
 	nodeExporter string
 	collector    string
 	distConfig   string
@@ -69,6 +70,7 @@ func main() {
 	flag.BoolVar(&o.withoutScope, "without-scope-info", true, "compare mode: the Prometheus exporter's without_scope_info, as in the distribution's default config (no otel_scope_* labels on every sample)")
 	flag.BoolVar(&o.replay, "replay", true, "overhead mode: the cpuuncore and gpu receivers replay the simulator's healthy AllReduce recordings (this machine has no uncore PMU or GPU), so all three receivers do their work")
 	flag.BoolVar(&o.baseline, "baseline", true, "overhead mode: also measure the collector on a node without hardware, at each interval")
+	flag.StringVar(&o.push, "push", pushRemoteWrite+","+pushOTLP, "compare mode: push paths measured in the same rounds (the rnic receiver delivering every scrape to a local sink, with the examples' write-ahead log / persistent queue); overhead mode: one push path added to the distribution config (empty: none)")
 	flag.Var(&o.sets, "set", "a collector --set option for both modes, repeatable (receivers::rnic::slow_interval=0s reads every counter on every scrape)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (fixture, configs, logs, strace output)")
 	flag.Parse()

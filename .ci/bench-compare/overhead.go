@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pushsink"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
 )
 
@@ -28,6 +29,7 @@ func overhead(o options, tmp, root string) error {
 		root     string
 		node     string
 		devices  bool
+		push     string // a push path added to the distribution config (-push)
 	}
 	var runs []run
 	for s := range strings.SplitSeq(o.intervals, ",") {
@@ -35,7 +37,15 @@ func overhead(o options, tmp, root string) error {
 		if err != nil || d <= 0 {
 			return fmt.Errorf("-intervals: bad duration %q", s)
 		}
-		runs = append(runs, run{d, root, "fixture (8 RoCE ports)", true})
+		runs = append(runs, run{d, root, "fixture (8 RoCE ports)", true, ""})
+	}
+	// Each push path (-push), at the first interval: the distribution config plus the push
+	// exporter with the examples' persistent queue or write-ahead log, delivering to a sink.
+	first := runs[0].interval
+	for kind := range strings.SplitSeq(o.push, ",") {
+		if kind = strings.TrimSpace(kind); kind != "" {
+			runs = append(runs, run{first, root, "fixture, + push " + kind, true, kind})
+		}
 	}
 	if o.baseline {
 		empty := filepath.Join(tmp, "empty")
@@ -43,7 +53,9 @@ func overhead(o options, tmp, root string) error {
 			return err
 		}
 		for _, r := range slices.Clone(runs) {
-			runs = append(runs, run{r.interval, empty, "no hardware (empty root)", false})
+			if r.push == "" {
+				runs = append(runs, run{r.interval, empty, "no hardware (empty root)", false, ""})
+			}
 		}
 	}
 
@@ -71,12 +83,18 @@ func overhead(o options, tmp, root string) error {
 		said           []string
 	}
 	var rows []row
+	sinks := map[int]*pushsink.Sink{}
 	for i, rn := range runs {
 		promAddr, err := freePort()
 		if err != nil {
 			return err
 		}
 		healthAddr, err := freePort()
+		if err != nil {
+			return err
+		}
+		// The collector's own telemetry, on by default in the distribution config, on a port of its own.
+		telemetryAddr, err := freePort()
 		if err != nil {
 			return err
 		}
@@ -96,8 +114,32 @@ func overhead(o options, tmp, root string) error {
 			args = append(args, replaySets...)
 		}
 		args = append(args, o.sets.args()...)
-		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, "http://"+promAddr+"/metrics",
-			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr, "ICLENS_LENSVIEW_ENDPOINT=" + viewAddr},
+		if rn.push != "" {
+			sk, err := pushsink.New(rn.push)
+			if err != nil {
+				return err
+			}
+			defer sk.Close()
+			state := filepath.Join(tmp, fmt.Sprintf("state-%d", i))
+			overlay := filepath.Join(tmp, fmt.Sprintf("push-%d.yaml", i))
+			if err := os.MkdirAll(state, 0o700); err != nil {
+				return err
+			}
+			// The push exporter instead of the Prometheus one: the configuration a node pushing
+			// deploys (the Prometheus exporter's own work is in the rows above).
+			if err := os.WriteFile(overlay, []byte(pushOverlay(rn.push, sk.URL, state, "memory_limiter", exporterOf(rn.push), "health_check")), 0o644); err != nil {
+				return err
+			}
+			args = append(args, "--config", overlay)
+			sinks[i] = sk
+		}
+		url := "http://" + promAddr + "/metrics"
+		if rn.push != "" {
+			url = "" // nothing served: the sink says when data flows
+		}
+		p, err := start(fmt.Sprintf("otelcol-iclens-%d", i), tmp, url,
+			[]string{"ICLENS_ROOT_PATH=" + rn.root, "ICLENS_PROMETHEUS_ENDPOINT=" + promAddr, "ICLENS_HEALTH_ENDPOINT=" + healthAddr, "ICLENS_LENSVIEW_ENDPOINT=" + viewAddr,
+				"ICLENS_TELEMETRY_PORT=" + telemetryAddr[strings.LastIndexByte(telemetryAddr, ':')+1:]},
 			append([]string{o.collector}, args...)...)
 		if err != nil {
 			return err
@@ -108,7 +150,11 @@ func overhead(o options, tmp, root string) error {
 			if !rn.devices {
 				want = "" // the exporter answers, with nothing to say
 			}
-			if err := p.waitFor(want, 60*time.Second); err != nil {
+			if sk := sinks[i]; sk != nil {
+				if err := waitDelivered(sk, p, 60*time.Second); err != nil {
+					return row{}, err
+				}
+			} else if err := p.waitFor(want, 60*time.Second); err != nil {
 				return row{}, err
 			}
 			// Past start-up and discovery.
@@ -121,6 +167,9 @@ func overhead(o options, tmp, root string) error {
 			deadline := t0.Add(o.duration)
 			for time.Now().Before(deadline) {
 				time.Sleep(min(15*time.Second, time.Until(deadline)))
+				if p.url == "" {
+					continue
+				}
 				if _, err := p.fetch(); err != nil {
 					return row{}, err
 				}

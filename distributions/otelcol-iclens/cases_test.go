@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,42 +43,95 @@ func prometheusBinary(t *testing.T) string {
 // evaluating the rule files every second.
 func startPrometheus(t *testing.T, ruleFiles ...string) string {
 	t.Helper()
-	bin := prometheusBinary(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
+	return newPrometheus(t, ruleFiles...).addr
+}
+
+// prometheusServer is a Prometheus that a test can stop and start again on the same address and
+// storage, as an outage of the backend.
+type prometheusServer struct {
+	bin, dir, addr string
+	logs           *safeBuffer
+	cmd            *exec.Cmd
+}
+
+// newPrometheus starts a Prometheus, evaluating the rule files every second, and stops it at the
+// end of the test.
+func newPrometheus(t *testing.T, ruleFiles ...string) *prometheusServer {
+	t.Helper()
+	p := &prometheusServer{bin: prometheusBinary(t), dir: t.TempDir(), addr: freeAddr(t), logs: &safeBuffer{}}
 	conf := "global:\n  scrape_interval: 15s\n  evaluation_interval: 1s\n"
 	if len(ruleFiles) > 0 {
 		conf += "rule_files: [" + strings.Join(ruleFiles, ", ") + "]\n"
 	}
-	require.NoError(t, os.WriteFile(cfg, []byte(conf), 0o644))
-	addr := freeAddr(t)
-	logs := &safeBuffer{}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
+	require.NoError(t, os.WriteFile(filepath.Join(p.dir, "prometheus.yml"), []byte(conf), 0o644))
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		if p.cmd != nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
 		if t.Failed() {
-			t.Logf("prometheus log:\n%s", logs.String())
+			t.Logf("prometheus log:\n%s", p.logs.String())
 		}
 	})
+	p.start(t)
+	return p
+}
+
+// start runs the server and waits until it is ready.
+func (p *prometheusServer) start(t *testing.T) {
+	t.Helper()
+	p.cmd = exec.Command(p.bin, "--config.file="+filepath.Join(p.dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(p.dir, "data"),
+		"--web.listen-address="+p.addr, "--web.enable-remote-write-receiver")
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	require.NoError(t, p.cmd.Start())
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + addr + "/-/ready")
+		resp, err := http.Get("http://" + p.addr + "/-/ready")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 30*time.Second, 200*time.Millisecond, "prometheus did not become ready")
-	return addr
+}
+
+// stop shuts the server down cleanly (SIGTERM), as an operator's restart or a crash-free outage.
+func (p *prometheusServer) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	_ = p.cmd.Wait()
+	p.cmd = nil
 }
 
 // promQuery runs an instant query and returns each series' labels and value.
 func promQuery(t *testing.T, addr, q string) []promSample {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	var out []promSample
+	for _, s := range promAPIQuery(t, addr, q, time.Time{}) {
+		v, err := strconv.ParseFloat(s.Value[1].(string), 64)
+		require.NoError(t, err)
+		out = append(out, promSample{labels: s.Metric, value: v})
+	}
+	return out
+}
+
+// promResult is one series of a query's answer: an instant vector's value, or a range vector's
+// values.
+type promResult struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+	Values [][2]any          `json:"values"`
+}
+
+// promAPIQuery runs q through Prometheus' HTTP API at time at (now where zero) and returns the
+// series of its answer.
+func promAPIQuery(t *testing.T, addr, q string, at time.Time) []promResult {
+	t.Helper()
+	u := "http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q)
+	if !at.IsZero() {
+		u += "&time=" + strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)
+	}
+	resp, err := http.Get(u)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
@@ -85,22 +139,13 @@ func promQuery(t *testing.T, addr, q string) []promSample {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
+			ResultType string       `json:"resultType"`
+			Result     []promResult `json:"result"`
 		} `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal(body, &r), "%s", body)
 	require.Equal(t, "success", r.Status, "query %s: %s", q, r.Error)
-	var out []promSample
-	for _, s := range r.Data.Result {
-		v, err := strconv.ParseFloat(s.Value[1].(string), 64)
-		require.NoError(t, err)
-		out = append(out, promSample{labels: s.Metric, value: v})
-	}
-	return out
+	return r.Data.Result
 }
 
 type promSample struct {

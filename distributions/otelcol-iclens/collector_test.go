@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,30 +77,60 @@ func startCollector(t *testing.T, bin, config string) *safeBuffer {
 func startCollectorWith(t *testing.T, bin, cfgPath string, env []string) *safeBuffer {
 	t.Helper()
 	logs := &safeBuffer{}
-	cmd := exec.Command(bin, "--config", cfgPath)
+	runCollector(t, bin, []string{"--config", cfgPath}, env, logs)
+	return logs
+}
+
+// collectorProc is a running collector that a test can stop (SIGTERM) and start again.
+type collectorProc struct {
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// runCollector starts the binary with args, its output appended to logs, and stops it at the
+// end of the test if it still runs.
+func runCollector(t *testing.T, bin string, args, env []string, logs *safeBuffer) *collectorProc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	p := &collectorProc{cmd: cmd, exited: make(chan error, 1)}
+	go func() { p.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-		}
+		_ = p.stop(10 * time.Second)
 		if t.Failed() {
 			t.Logf("collector log:\n%s", logs.String())
 		}
 	})
 	// Fail fast if it dies at start (a bad config, a component missing from the build).
 	select {
-	case err := <-exited:
+	case err := <-p.exited:
+		p.exited <- err
 		t.Fatalf("collector exited at start: %v\n%s", err, logs.String())
 	case <-time.After(500 * time.Millisecond):
 	}
-	return logs
+	return p
+}
+
+// stop sends SIGTERM, as systemd and the kubelet do, and waits up to grace for the exit before
+// killing the process. It returns the exit error (nil after a clean shutdown).
+func (p *collectorProc) stop(grace time.Duration) error {
+	select {
+	case err := <-p.exited: // already gone
+		p.exited <- err
+		return err
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		return err
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("collector did not stop within %s", grace)
+	}
 }
 
 // scrapeUntil polls the Prometheus endpoint until every wanted sample line is served.
@@ -230,9 +261,10 @@ service:
 // nothing, and it stays up without errors or warnings.
 func TestCollectorWithoutHardware(t *testing.T) {
 	bin := collectorBinary(t)
-	addr := freeAddr(t)
+	addr, telemetry := freeAddr(t), freeAddr(t)
 	logs := startCollectorWith(t, bin, "config.yaml", []string{
 		"ICLENS_PROMETHEUS_ENDPOINT=" + addr, "ICLENS_HEALTH_ENDPOINT=" + freeAddr(t), "ICLENS_ROOT_PATH=/",
+		"ICLENS_TELEMETRY_PORT=" + port(t, telemetry),
 		"ICLENS_LENSVIEW_ENDPOINT=" + freeAddr(t),
 	})
 	// Long enough for several scrapes of every receiver (rnic every 10 s starts with one at once).
@@ -246,6 +278,9 @@ func TestCollectorWithoutHardware(t *testing.T) {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	require.NoError(t, err, "still serving")
 	resp.Body.Close()
+	// Its own telemetry on loopback: the receivers' counts, even with nothing to report.
+	own := scrapeUntil(t, telemetry, nil)
+	assert.Contains(t, own, `otelcol_receiver_accepted_metric_points{receiver="rnic"`)
 	out := logs.String()
 	assert.Equal(t, 1, strings.Count(out, "No RDMA ports found"), out)
 	assert.Equal(t, 1, strings.Count(out, "no usable uncore"), out)

@@ -136,20 +136,30 @@ func TestDaemonSetPrivileges(t *testing.T) {
 		assert.NotEmpty(t, c.Resources.Limits[r], "limit %s", r)
 	}
 
-	// Host paths: /sys and /proc only, read-only, under the receivers' root_path.
+	// Host paths: /sys and /proc read-only, under the receivers' root_path; the exporters'
+	// queue writable, where the ConfigMap's file_storage keeps it.
 	hostPaths := map[string]string{} // volume -> host path
 	for _, v := range spec.Volumes {
 		if v.HostPath != nil {
 			hostPaths[v.Name] = v.HostPath.Path
 		}
 	}
-	assert.ElementsMatch(t, []string{"/sys", "/proc"}, values(hostPaths))
+	const queue = "/var/lib/otelcol-iclens"
+	assert.ElementsMatch(t, []string{"/sys", "/proc", queue}, values(hostPaths))
 	for _, m := range c.VolumeMounts {
-		if hp, ok := hostPaths[m.Name]; ok {
+		hp, ok := hostPaths[m.Name]
+		switch {
+		case !ok:
+		case hp == queue:
+			assert.False(t, m.ReadOnly, "the queue is written")
+			assert.Equal(t, queue, m.MountPath)
+		default:
 			assert.True(t, m.ReadOnly, "%s must be read-only", hp)
 			assert.Equal(t, "/hostfs"+hp, m.MountPath)
 		}
 	}
+	cfg := loadObjects(t, "configmap.yaml")[0].Data["config.yaml"]
+	assert.Contains(t, cfg, "directory: "+queue, "file_storage keeps the queue in the mounted host directory")
 }
 
 func values(m map[string]string) []string {
