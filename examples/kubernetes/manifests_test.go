@@ -5,6 +5,7 @@
 package kubernetes_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,10 @@ type (
 			Name  string `yaml:"name"`
 			Value string `yaml:"value"`
 		} `yaml:"env"`
+		Ports []struct {
+			Name          string `yaml:"name"`
+			ContainerPort int32  `yaml:"containerPort"`
+		} `yaml:"ports"`
 	}
 	object struct {
 		Kind     string `yaml:"kind"`
@@ -206,7 +211,40 @@ func TestConfigMapConfig(t *testing.T) {
 	cmd.Env = append(os.Environ(), "K8S_POD_IP=10.0.0.7", "K8S_NODE_NAME=gpu-node-1",
 		"ICLENS_DCGM_ENDPOINT=localhost:5555",
 		"ICLENS_METRICS_OTLP_ENDPOINT=http://prometheus:9090/api/v1/otlp",
-		"ICLENS_TRACES_OTLP_ENDPOINT=tempo:4317")
+		"ICLENS_TRACES_OTLP_ENDPOINT=tempo:4317",
+		"ICLENS_LOGS_OTLP_ENDPOINT=http://loki:3100/otlp")
 	out, err := cmd.CombinedOutput()
 	assert.NoError(t, err, string(out))
+}
+
+// TestOTLPNotExposed: with hostNetwork the pod's IP is the node's, reachable from the cluster
+// network, and the OTLP receiver authenticates nobody. Each of its protocols must listen on the
+// loopback, or, where it is exposed, require TLS with client certificates (client_ca_file).
+func TestOTLPNotExposed(t *testing.T) {
+	cm := loadObjects(t, "configmap.yaml")[0]
+	var parsed struct {
+		Receivers map[string]struct {
+			Protocols map[string]struct {
+				Endpoint string `yaml:"endpoint"`
+				TLS      struct {
+					ClientCAFile string `yaml:"client_ca_file"`
+				} `yaml:"tls"`
+			} `yaml:"protocols"`
+		} `yaml:"receivers"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &parsed))
+	otlp, ok := parsed.Receivers["otlp"]
+	require.True(t, ok, "the ConfigMap has an otlp receiver")
+	require.NotEmpty(t, otlp.Protocols)
+	for name, p := range otlp.Protocols {
+		host, _, err := net.SplitHostPort(p.Endpoint)
+		require.NoError(t, err, name)
+		if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+			continue
+		}
+		assert.NotEmpty(t, p.TLS.ClientCAFile, "otlp %s listens on %s without client certificates", name, p.Endpoint)
+	}
+	for _, port := range loadObjects(t, "daemonset.yaml")[0].Spec.Template.Spec.Containers[0].Ports {
+		assert.NotContains(t, []int32{4317, 4318}, port.ContainerPort, "the DaemonSet publishes an OTLP port")
+	}
 }
