@@ -275,6 +275,13 @@ func exporterOf(kind string) string {
 	return kind
 }
 
+// distributionExporters are the metrics pipeline's exporters when the distribution config pushes:
+// the push exporter, and the diagnosis connector, whose own pipelines (metrics/diagnosis,
+// logs/diagnosis) the overlay leaves as they are and which need its input.
+func distributionExporters(kind string) string {
+	return exporterOf(kind) + ", diagnosis"
+}
+
 // checkDelivered waits for the queue's last read cycle (the write-ahead log sends every 5 s) and
 // checks that the sink got at least every scrape the CPU time was divided by: the CPU per scrape
 // is then CPU per delivered scrape.

@@ -127,7 +127,7 @@ func overhead(o options, tmp, root string) error {
 			}
 			// The push exporter instead of the Prometheus one: the configuration a node pushing
 			// deploys (the Prometheus exporter's own work is in the rows above).
-			if err := os.WriteFile(overlay, []byte(pushOverlay(rn.push, sk.URL, state, "memory_limiter", exporterOf(rn.push), "health_check")), 0o644); err != nil {
+			if err := os.WriteFile(overlay, []byte(pushOverlay(rn.push, sk.URL, state, "memory_limiter", distributionExporters(rn.push), "health_check")), 0o644); err != nil {
 				return err
 			}
 			args = append(args, "--config", overlay)

@@ -24,12 +24,12 @@ func TestPushOverlayValidates(t *testing.T) {
 	require.NoError(t, os.WriteFile(base, fmt.Appendf(nil, collectorCompareConfig, "50ms", dir, "127.0.0.1:9", true), 0o644))
 	dist := filepath.Join("..", "..", "distributions", "otelcol-iclens", "config.yaml")
 	for _, kind := range []string{pushRemoteWrite, pushOTLP} {
-		for name, c := range map[string]struct{ cfg, processors, extensions string }{
-			"compare":      {base, "", ""},
-			"distribution": {dist, "memory_limiter", "health_check"},
+		for name, c := range map[string]struct{ cfg, processors, exporters, extensions string }{
+			"compare":      {base, "", exporterOf(kind), ""},
+			"distribution": {dist, "memory_limiter", distributionExporters(kind), "health_check"},
 		} {
 			overlay := filepath.Join(dir, kind+"-"+name+".yaml")
-			require.NoError(t, os.WriteFile(overlay, []byte(pushOverlay(kind, "http://127.0.0.1:9/", dir, c.processors, exporterOf(kind), c.extensions)), 0o644))
+			require.NoError(t, os.WriteFile(overlay, []byte(pushOverlay(kind, "http://127.0.0.1:9/", dir, c.processors, c.exporters, c.extensions)), 0o644))
 			out, err := exec.Command(bin, "validate", "--config", c.cfg, "--config", overlay).CombinedOutput()
 			assert.NoError(t, err, "%s on %s: %s", kind, name, out)
 		}
