@@ -122,8 +122,11 @@ device-check:
 clean:
 	rm -rf bin dist $(OCB_OUT) $(DEMO_DIR)
 
-## fuzz: every fuzz target for FUZZTIME (10 s) each, from its seeds (f.Add and testdata/fuzz)
-FUZZTIME ?= 10s
+## fuzz: every fuzz target for FUZZTIME (20000 inputs) each, from its seeds (f.Add and testdata/fuzz)
+# A count, not a duration: Go's fuzzing coordinator turns a duration into a wall-clock deadline, and
+# a worker starved of CPU at that moment fails the target with "context deadline exceeded" and no
+# crasher (internal/fuzz CoordinateFuzzing); a count only takes longer on a busy machine.
+FUZZTIME ?= 20000x
 FUZZ_TARGETS := internal/sysfs:FuzzParseUint internal/perf:FuzzParseField internal/perf:FuzzParseTerms \
   internal/perf:FuzzParseCPUList internal/perf:FuzzPMUEvent internal/recording:FuzzDecode \
   internal/recording:FuzzMaterialize internal/recording:FuzzPlayerFiles \

@@ -11,7 +11,7 @@ import (
 // The perf files come from the kernel's PMU drivers (format/<field>: "config:0-7", events/<name>:
 // "event=0x04,umask=0x03", .scale, .unit, cpumask "0,28"; Documentation/ABI/testing/
 // sysfs-bus-event_source-devices-format and -events) or from a recording. Seeds in
-// testdata/fuzz/<Fuzz...>/ besides the f.Add ones; `make fuzz` runs each for a bounded time.
+// testdata/fuzz/<Fuzz...>/ besides the f.Add ones; `make fuzz` runs each for a bounded number of inputs.
 
 func FuzzParseField(f *testing.F) {
 	for _, s := range []string{"config:0-7", "config1:0-63", "config:18", "config:0-7,32-35", "config2:64", "", "config:7-0"} {

@@ -10,7 +10,7 @@ import (
 )
 
 // Recordings are handed over by operators and read as untrusted input (FORMAT.md). Seeds in
-// testdata/fuzz/<Fuzz...>/ besides the f.Add ones; `make fuzz` runs each for a bounded time.
+// testdata/fuzz/<Fuzz...>/ besides the f.Add ones; `make fuzz` runs each for a bounded number of inputs.
 
 // FuzzDecode: any bytes decode to a recording or an error, never a panic.
 func FuzzDecode(f *testing.F) {
