@@ -7,7 +7,7 @@ import (
 
 // FuzzNormaliseBusID: a bus id from DCGM or NVML ("00000000:3B:00.0", or whatever a fake, a broken
 // library or a recording hands over) becomes the kernel's pci_name() form or "". Seeds in
-// testdata/fuzz/FuzzNormaliseBusID besides these; `make fuzz` runs it for a bounded time.
+// testdata/fuzz/FuzzNormaliseBusID besides these; `make fuzz` runs it for a bounded number of inputs.
 func FuzzNormaliseBusID(f *testing.F) {
 	for _, s := range []string{"00000000:3B:00.0", "0000:3b:00.0", "00000001:3B:00.0\x00\x00", "3B:00.0", "", "zzzz:zz:zz.z", "000000000000:3B:00.0"} {
 		f.Add(s)

@@ -8,7 +8,7 @@ import (
 
 // Fuzz targets for what the receiver parses from outside input besides rate (FuzzParseRate) and
 // counter values (sysfs.FuzzParseUint). Seeds in testdata/fuzz/<Fuzz...>/ besides the f.Add
-// ones; `make fuzz` runs each for a bounded time.
+// ones; `make fuzz` runs each for a bounded number of inputs.
 
 // FuzzParseStateID: state and phys_state as core sysfs.c state_show / phys_state_show print them
 // ("%d: %s"), or anything else: an id or an error naming the file.
