@@ -19,11 +19,11 @@ import (
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
-// TestFaultStuckRead: mlx4_1/1's port_xmit_data, a kept counter file read on every scrape, is
+// TestFaultStuckRead: mlx5_4/1's port_xmit_data, a kept counter file read on every scrape, is
 // served by a FUSE stand-in whose read blocks, as a sysfs read of an mlx5 PMA counter blocks
 // behind hung firmware (testfs.StuckDir cites the driver). Unlike a named pipe, which the
 // receiver refuses before reading, this file is a regular file, so the collector's read really
-// enters the kernel and stays there. The collector reports mlx4_1 once and stops reading it; the
+// enters the kernel and stays there. The collector reports mlx5_4 once and stops reading it; the
 // other devices keep moving, /metrics and the health check keep answering, and SIGTERM finishes
 // the collector's shutdown within a bound. The process itself cannot finish exiting while its
 // thread is in the stuck read (the kernel waits for the read, as it does for the driver's
@@ -33,7 +33,7 @@ func TestFaultStuckRead(t *testing.T) {
 	root := fixtureNode(t)
 	// Mounted before the collector starts, so that the cleanup releases the read and unmounts
 	// after the collector's cleanup has killed it (t.Cleanup runs last-in first-out).
-	stuck := testfs.MountStuckDir(t, filepath.Join(deviceDir(t, root, "mlx4_1"), "ports", "1", "counters"))
+	stuck := testfs.MountStuckDir(t, filepath.Join(deviceDir(t, root, "mlx5_4"), "ports", "1", "counters"))
 	addr, health := freeAddr(t), freeAddr(t)
 	cfg := strings.Replace(rnicConfig(root, addr, "    slow_interval: 400ms"), "service:\n",
 		fmt.Sprintf("extensions:\n  health_check: {endpoint: %s}\nservice:\n  extensions: [health_check]\n", health), 1)
@@ -47,15 +47,15 @@ func TestFaultStuckRead(t *testing.T) {
 	})
 	stuck.Block("port_xmit_data")
 	require.Eventually(t, func() bool { return stuck.Waiting() == 1 }, 10*time.Second, 20*time.Millisecond,
-		"the collector's read of mlx4_1/1 port_xmit_data is stuck in the kernel")
-	named := "mlx4_1: reads did not return within"
+		"the collector's read of mlx5_4/1 port_xmit_data is stuck in the kernel")
+	named := "mlx5_4: reads did not return within"
 	require.Eventually(t, func() bool { return strings.Contains(c.logs.String(), named) },
 		10*time.Second, 100*time.Millisecond, "the stuck device is named in the log")
 
 	// The other devices keep moving: each growth of their counters is served (x4: the PMA data
 	// counters count 4-octet words), twice over.
 	base := map[string]uint64{}
-	for _, dev := range []string{"mlx5_bond_0", "mlx5_4"} {
+	for _, dev := range []string{"mlx5_bond_0", "mlx4_1"} {
 		b, err := os.ReadFile(filepath.Join(deviceDir(t, root, dev), "ports", "1", "counters", "port_xmit_data"))
 		require.NoError(t, err)
 		base[dev], err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
@@ -71,12 +71,12 @@ func TestFaultStuckRead(t *testing.T) {
 		scrapeUntil(t, addr, want)
 		assert.Equal(t, http.StatusOK, healthStatus(health), "health answers while a read is stuck (round %d)", round)
 	}
-	// mlx4_1's series leave what is served (metric_expiration: 2s); the stuck read is still the
+	// mlx5_4's series leave what is served (metric_expiration: 2s); the stuck read is still the
 	// only one: the device is not read again while it is stuck.
 	require.Eventually(t, func() bool {
 		body := metricsText(addr)
-		return body != "" && !strings.Contains(body, `device="mlx4_1/1"`)
-	}, 10*time.Second, 200*time.Millisecond, "mlx4_1/1's series are still served")
+		return body != "" && !strings.Contains(body, `device="mlx5_4/`)
+	}, 10*time.Second, 200*time.Millisecond, "mlx5_4's series are still served")
 	assert.Equal(t, 1, stuck.Waiting(), "one read stuck, none piled up behind it")
 	assert.Equal(t, 1, strings.Count(c.logs.String(), named), "named once")
 

@@ -105,6 +105,12 @@ func (d *discovery) listDevices() ([]string, error) {
 // discover builds the ports of the given devices. A device that cannot be read costs only itself;
 // its error is returned alongside the ports that could be resolved.
 func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
+	return d.discoverWith(devices, d.discoverDevice)
+}
+
+// discoverWith is discover with the reads of each device's files done by each (the scraper puts
+// a deadline on them, discoverDeviceWithin); the directory listings stay with the caller.
+func (d *discovery) discoverWith(devices []string, each func(dev string) ([]*port, error)) ([]*port, []*netdev, []error) {
 	var (
 		ports []*port
 		errs  []error
@@ -117,7 +123,7 @@ func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
 		if !d.anyPortSelected(dev) {
 			continue
 		}
-		ps, err := d.discoverDevice(dev)
+		ps, err := each(dev)
 		if err != nil {
 			errs = append(errs, err)
 		}
