@@ -103,14 +103,10 @@ func (d *discovery) listDevices() ([]string, error) {
 }
 
 // discover builds the ports of the given devices. A device that cannot be read costs only itself;
-// its error is returned alongside the ports that could be resolved.
-func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
-	return d.discoverWith(devices, d.discoverDevice)
-}
-
-// discoverWith is discover with the reads of each device's files done by each (the scraper puts
-// a deadline on them, discoverDeviceWithin); the directory listings stay with the caller.
-func (d *discovery) discoverWith(devices []string, each func(dev string) ([]*port, error)) ([]*port, []*netdev, []error) {
+// its error is returned alongside the ports that could be resolved. The reads of each device's
+// files are done by each (d.discoverDevice, with the scraper's deadline: discoverDeviceWithin);
+// the directory listings stay with the caller.
+func (d *discovery) discover(devices []string, each func(dev string) ([]*port, error)) ([]*port, []*netdev, []error) {
 	var (
 		ports []*port
 		errs  []error

@@ -274,7 +274,7 @@ func (s *rnicScraper) refresh(ctx context.Context, errs *scrapererror.ScrapeErro
 	closeGroups(s.groups)
 	// New ports are read in full on their first scrape.
 	s.slowAt = time.Time{}
-	ports, netdevs, derrs := s.disc.discoverWith(devices, func(dev string) ([]*port, error) {
+	ports, netdevs, derrs := s.disc.discover(devices, func(dev string) ([]*port, error) {
 		return s.discoverDeviceWithin(ctx, dev, errs)
 	})
 	for _, err := range derrs {
