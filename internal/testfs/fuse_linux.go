@@ -1,5 +1,3 @@
-//go:build linux
-
 package testfs
 
 import (
@@ -41,9 +39,11 @@ type StuckDir struct {
 	waiting atomic.Int32
 }
 
-// MountStuckDir moves the files of dir to a directory of the test's own and mounts the pass-through
-// file system over dir. It skips the test when /dev/fuse cannot be opened or mounting is not
-// permitted (no fusermount is needed: go-fuse calls mount(2) itself, which takes CAP_SYS_ADMIN).
+// MountStuckDir copies the files of dir to a directory of the test's own, which the pass-through
+// reads and writes, and mounts it over dir (dir's own files are hidden while it is mounted; a
+// walk of the tree, GrowCounters included, goes through the mount and would wait on a stuck file).
+// It skips the test when /dev/fuse cannot be opened or mounting is not permitted (no fusermount is
+// needed: go-fuse calls mount(2) itself, which takes CAP_SYS_ADMIN).
 // The test's cleanup releases every stuck read and unmounts, waiting for the readers to let go
 // (a process killed in a stuck read exits once it is released).
 func MountStuckDir(tb testing.TB, dir string) *StuckDir {
