@@ -151,8 +151,9 @@ func (s *rnicScraper) readGroup(r *sysfs.Reader, g *readGroup, slow bool) {
 // discoverDeviceWithin discovers dev on a goroutine of its own with the device's deadline, as its
 // counters are read (readGroupFiles): discovery reads attribute files too (link_layer, the PCI
 // function's numa_node, hca_type, fw_ver, gid_attrs/ndevs), each a show() that a wedged driver
-// can hold like a counter's. Directory listings and links stay on the scrape's goroutine: kernfs
-// answers them from its own nodes without calling the driver (fs/kernfs/dir.c). A device whose
+// can hold like a counter's. The listing of the devices and their ports stays on the scrape's
+// goroutine: kernfs answers directory reads from its own nodes without calling the driver
+// (fs/kernfs/dir.c kernfs_fop_readdir). A device whose
 // discovery does not return in time is reported once and left out of the plan; the scrape after
 // its reads return discovers again (checkStuckDiscoveries). Its goroutine has a Reader of its own.
 func (s *rnicScraper) discoverDeviceWithin(ctx context.Context, dev string, errs *scrapererror.ScrapeErrors) ([]*port, error) {
