@@ -45,10 +45,10 @@ type Config struct {
 	// read it (cadence.go). 0 reads everything on every scrape.
 	SlowInterval time.Duration `mapstructure:"slow_interval"`
 
-	// ReadTimeout bounds the reads of one device in one scrape (never past the scrape's own
-	// timeout). A device whose reads do not return in time (a sysfs read stuck behind hung
-	// firmware) is reported once and skipped, with its series, until they do; the others are read
-	// as usual and shutdown does not wait for it (readgroup.go).
+	// ReadTimeout bounds the reads of one device in one scrape, and in one discovery (never past
+	// the scrape's own timeout). A device whose reads do not return in time (a sysfs read stuck
+	// behind hung firmware) is reported once and skipped, with its series, until they do; the
+	// others are read as usual and shutdown does not wait for it (readgroup.go).
 	ReadTimeout time.Duration `mapstructure:"read_timeout"`
 
 	// Recording records the raw readings (recording.write) or replays a recording instead of the

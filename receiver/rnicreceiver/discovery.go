@@ -103,8 +103,10 @@ func (d *discovery) listDevices() ([]string, error) {
 }
 
 // discover builds the ports of the given devices. A device that cannot be read costs only itself;
-// its error is returned alongside the ports that could be resolved.
-func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
+// its error is returned alongside the ports that could be resolved. The reads of each device's
+// files are done by each (d.discoverDevice, with the scraper's deadline: discoverDeviceWithin);
+// the directory listings stay with the caller.
+func (d *discovery) discover(devices []string, each func(dev string) ([]*port, error)) ([]*port, []*netdev, []error) {
 	var (
 		ports []*port
 		errs  []error
@@ -117,7 +119,7 @@ func (d *discovery) discover(devices []string) ([]*port, []*netdev, []error) {
 		if !d.anyPortSelected(dev) {
 			continue
 		}
-		ps, err := d.discoverDevice(dev)
+		ps, err := each(dev)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -147,3 +147,59 @@ func (s *rnicScraper) readGroup(r *sysfs.Reader, g *readGroup, slow bool) {
 		}
 	}
 }
+
+// discoverDeviceWithin discovers dev on a goroutine of its own with the device's deadline, as its
+// counters are read (readGroupFiles): discovery reads attribute files too (link_layer, the PCI
+// function's numa_node, hca_type, fw_ver, gid_attrs/ndevs), each a show() that a wedged driver
+// can hold like a counter's. The listing of the devices and their ports stays on the scrape's
+// goroutine: kernfs answers directory reads from its own nodes without calling the driver
+// (fs/kernfs/dir.c kernfs_fop_readdir). A device whose
+// discovery does not return in time is reported once and left out of the plan; the scrape after
+// its reads return discovers again (checkStuckDiscoveries). Its goroutine has a Reader of its own.
+func (s *rnicScraper) discoverDeviceWithin(ctx context.Context, dev string, errs *scrapererror.ScrapeErrors) ([]*port, error) {
+	if s.discStuck[dev] != nil {
+		return nil, nil // reported when it got stuck
+	}
+	deadline := s.deviceDeadline(ctx)
+	if !time.Now().Before(deadline) {
+		return nil, fmt.Errorf("%s: not discovered, the scrape's deadline had passed", dev)
+	}
+	given := time.Until(deadline)
+	d, r := s.disc, s.reader.Fork()
+	d.reader = r
+	var (
+		ports []*port
+		err   error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer r.CloseKept()
+		ports, err = d.discoverDevice(dev)
+	}()
+	timer := time.NewTimer(given)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return ports, err
+	case <-timer.C:
+	}
+	s.discStuck[dev] = done
+	s.report(errs, "discovery-stuck:"+dev, fmt.Errorf("%s: discovery reads did not return within %s (read_timeout or the scrape's deadline); "+
+		"the device is left out until they do", dev, given.Round(time.Millisecond)))
+	return nil, nil
+}
+
+// checkStuckDiscoveries asks for a discovery when the reads of a device left out as stuck have
+// returned, so that it is read again from the next scrape on.
+func (s *rnicScraper) checkStuckDiscoveries() {
+	for dev, done := range s.discStuck {
+		select {
+		case <-done:
+			delete(s.discStuck, dev)
+			s.rediscover = true
+			s.logger.Info("discovery reads of the device returned; discovering it again", zap.String("device", dev))
+		default:
+		}
+	}
+}

@@ -48,6 +48,9 @@ type rnicScraper struct {
 	groups []*readGroup
 	stuck  map[string]*stuckRead
 	timer  *time.Timer
+	// discStuck are the devices whose discovery reads did not return in time, each with the
+	// channel closed when they do (readgroup.go discoverDeviceWithin).
+	discStuck map[string]chan struct{}
 
 	topo   *topology
 	topoAt time.Time
@@ -106,6 +109,7 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 		newEthtool: newIoctlEthtool,
 		rediscover: true,
 		stuck:      map[string]*stuckRead{},
+		discStuck:  map[string]chan struct{}{},
 	}
 	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
 	s.disc = discovery{sys: cfg.sysRoot(), cfg: cfg, metrics: cfg.Metrics, reader: &s.reader}
@@ -207,8 +211,9 @@ func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			return pmetric.NewMetrics(), err
 		}
 	}
+	s.checkStuckDiscoveries()
 	if s.listDue(now.AsTime()) {
-		s.refresh(&errs)
+		s.refresh(ctx, &errs)
 	} else {
 		s.refreshTopology(&errs, false)
 	}
@@ -246,7 +251,7 @@ func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 
 // refresh lists the RDMA devices (one directory read, no firmware access) and rebuilds the plan
 // when the set changed. Static facts are resolved only then.
-func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
+func (s *rnicScraper) refresh(ctx context.Context, errs *scrapererror.ScrapeErrors) {
 	devices, err := s.disc.listDevices()
 	if err != nil {
 		s.report(errs, s.disc.classDir(), fmt.Errorf("listing RDMA devices: %w", err))
@@ -269,7 +274,9 @@ func (s *rnicScraper) refresh(errs *scrapererror.ScrapeErrors) {
 	closeGroups(s.groups)
 	// New ports are read in full on their first scrape.
 	s.slowAt = time.Time{}
-	ports, netdevs, derrs := s.disc.discover(devices)
+	ports, netdevs, derrs := s.disc.discover(devices, func(dev string) ([]*port, error) {
+		return s.discoverDeviceWithin(ctx, dev, errs)
+	})
 	for _, err := range derrs {
 		s.report(errs, "discovery:"+err.Error(), err)
 	}

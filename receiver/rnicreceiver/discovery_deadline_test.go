@@ -1,0 +1,66 @@
+package rnicreceiver
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDiscoveryDoesNotWaitForStuckRead: at start, the discovery read of mlx4_1/1's link_layer
+// blocks (a sysfs show() stuck behind hung firmware, see readgroup.go). The scrape returns after
+// read_timeout with every other device, naming mlx4_1 once; while the read stays stuck mlx4_1 is
+// left out and not reported again; once it returns, mlx4_1 is discovered and read again.
+func TestDiscoveryDoesNotWaitForStuckRead(t *testing.T) {
+	s, logs := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
+		cfg.ReadTimeout = 100 * time.Millisecond
+	})
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	s.reader.OnOpen = func(p string) error {
+		if strings.HasSuffix(p, filepath.Join("mlx4_1", "ports", "1", "link_layer")) {
+			<-release
+		}
+		return nil
+	}
+	named := "mlx4_1: discovery reads did not return within 100ms"
+
+	start := time.Now()
+	md, err := s.scrape(context.Background())
+	took := time.Since(start)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), named)
+	t.Logf("first scrape with a stuck discovery read: %s", took)
+	assert.Less(t, took, 5*time.Second, "the scrape waited for the stuck discovery")
+	_, ok := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	assert.True(t, ok, "the other devices are discovered and read")
+	absent(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
+	absent(t, md, "interconnect.io", rnicIO("mlx4_1/2", "transmit"))
+
+	for range 3 {
+		md, err = s.scrape(context.Background())
+		if err != nil {
+			assert.NotContains(t, err.Error(), "mlx4_1: discovery", "reported once")
+		}
+		_, ok = point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+		assert.True(t, ok)
+		absent(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
+	}
+
+	unblock()
+	released := time.Now()
+	require.Eventually(t, func() bool {
+		md, _ := s.scrape(context.Background())
+		_, ok := point(md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
+		return ok
+	}, 5*time.Second, 20*time.Millisecond, "mlx4_1 is discovered once its reads return")
+	t.Logf("released to discovered: %s", time.Since(released))
+	assert.Equal(t, 1, logs.FilterMessage("discovery reads of the device returned; discovering it again").Len())
+}
