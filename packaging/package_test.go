@@ -6,7 +6,6 @@ package packaging_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
 )
 
 const (
@@ -202,24 +202,6 @@ func TestInstalledDeb(t *testing.T) {
 	assert.Error(t, exec.Command("getent", "group", user).Run(), "the group is left after the purge")
 }
 
-// logBuffer collects a process's output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // runInstalled runs the installed binary as the package's user with the installed environment
 // file and configuration, as the unit does (without systemd, which CI containers do not run):
 // it must stay up and quiet on a machine without the hardware.
@@ -253,7 +235,7 @@ func runInstalled(t *testing.T, uid int) {
 	cmd := exec.Command("setpriv", args...)
 	cmd.Env = env
 	cmd.Dir = stateDir
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)

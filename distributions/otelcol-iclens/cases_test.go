@@ -20,6 +20,7 @@ import (
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/dashboard"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
 )
 
 // prometheusBinary finds a Prometheus server (Debian's `prometheus` package, which .ci/run
@@ -50,7 +51,7 @@ func startPrometheus(t *testing.T, ruleFiles ...string) string {
 // storage, as an outage of the backend.
 type prometheusServer struct {
 	bin, dir, addr string
-	logs           *safeBuffer
+	logs           *syncbuf.Buffer
 	cmd            *exec.Cmd
 }
 
@@ -58,7 +59,7 @@ type prometheusServer struct {
 // end of the test.
 func newPrometheus(t *testing.T, ruleFiles ...string) *prometheusServer {
 	t.Helper()
-	p := &prometheusServer{bin: prometheusBinary(t), dir: t.TempDir(), addr: freeAddr(t), logs: &safeBuffer{}}
+	p := &prometheusServer{bin: prometheusBinary(t), dir: t.TempDir(), addr: freeAddr(t), logs: &syncbuf.Buffer{}}
 	conf := "global:\n  scrape_interval: 15s\n  evaluation_interval: 1s\n"
 	if len(ruleFiles) > 0 {
 		conf += "rule_files: [" + strings.Join(ruleFiles, ", ") + "]\n"

@@ -5,7 +5,6 @@ package otelcoliclens_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
@@ -47,26 +46,8 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// safeBuffer collects the collector's log output while it runs.
-type safeBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *safeBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *safeBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startCollector runs the binary with config and returns its log.
-func startCollector(t *testing.T, bin, config string) *safeBuffer {
+func startCollector(t *testing.T, bin, config string) *syncbuf.Buffer {
 	t.Helper()
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(config), 0o644))
@@ -74,9 +55,9 @@ func startCollector(t *testing.T, bin, config string) *safeBuffer {
 }
 
 // startCollectorWith runs the binary with a config file and extra environment.
-func startCollectorWith(t *testing.T, bin, cfgPath string, env []string) *safeBuffer {
+func startCollectorWith(t *testing.T, bin, cfgPath string, env []string) *syncbuf.Buffer {
 	t.Helper()
-	logs := &safeBuffer{}
+	logs := &syncbuf.Buffer{}
 	runCollector(t, bin, []string{"--config", cfgPath}, env, logs)
 	return logs
 }
@@ -89,7 +70,7 @@ type collectorProc struct {
 
 // runCollector starts the binary with args, its output appended to logs, and stops it at the
 // end of the test if it still runs.
-func runCollector(t *testing.T, bin string, args, env []string, logs *safeBuffer) *collectorProc {
+func runCollector(t *testing.T, bin string, args, env []string, logs *syncbuf.Buffer) *collectorProc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)

@@ -21,12 +21,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
 // faultCollector is a collector process the test stops itself, to time the stop.
 type faultCollector struct {
-	logs   *safeBuffer
+	logs   *syncbuf.Buffer
 	cmd    *exec.Cmd
 	exited chan error
 }
@@ -35,7 +36,7 @@ func startFaultCollector(t *testing.T, bin, config string) *faultCollector {
 	t.Helper()
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(config), 0o600))
-	c := &faultCollector{logs: &safeBuffer{}, exited: make(chan error, 1)}
+	c := &faultCollector{logs: &syncbuf.Buffer{}, exited: make(chan error, 1)}
 	c.cmd = exec.Command(bin, "--config", cfgPath)
 	c.cmd.Stdout, c.cmd.Stderr = c.logs, c.logs
 	require.NoError(t, c.cmd.Start())

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
 )
 
 // The outage test's timeline: points reach Prometheus before the outage, Prometheus is down for
@@ -85,7 +86,7 @@ func runOutage(t *testing.T, example string, backend outageBackend, env []string
 	args := []string{"--config", example, "--config", overlay}
 	telemetry := freeAddr(t)
 	env = append(env, "HOSTNAME="+outageHost, "STATE_DIRECTORY="+state, "ICLENS_TELEMETRY_PORT="+port(t, telemetry))
-	logs := &safeBuffer{}
+	logs := &syncbuf.Buffer{}
 
 	start1 := time.Now()
 	col := runCollector(t, bin, args, env, logs)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
 )
 
 // diagnosisRules writes the Prometheus rules for the end-to-end collector's diagnosis settings
@@ -266,7 +267,7 @@ func TestDiagnosisInPrometheus(t *testing.T) {
 // connector on the built collector (diagnosis_verdict in Prometheus) and the generated rules in
 // the real Prometheus (ALERTS) each name the case's verdicts within 2 collection intervals of each
 // phase's start, clear the previous phase's within 2, raise nothing else, and so agree.
-func checkVerdicts(t *testing.T, prom string, logs *safeBuffer, samples int) {
+func checkVerdicts(t *testing.T, prom string, logs *syncbuf.Buffer, samples int) {
 	lookback := fmt.Sprintf("[%ds]", samples+60)
 	connector := map[string]verdictTimeline{}
 	for _, s := range promSeriesSamples(t, prom, `diagnosis_verdict_ratio`+lookback) {
