@@ -1,7 +1,7 @@
-// Package errtrack keeps a receiver from repeating the same error every scrape. A counter that
-// cannot be read (a driver answering EINVAL, a file the collector may not open) usually fails the
-// same way on every scrape; the operator needs to hear about it once, and again when it changes or
-// recovers, not every ten seconds forever.
+// Package errtrack decides what a receiver logs about failures and facts, so that each is said
+// once: a counter that cannot be read usually fails the same way on every scrape, and the operator
+// needs to read about it when it starts, changes or ends, not every ten seconds. Receivers use
+// Log; Tracker is the failure bookkeeping under it.
 package errtrack // import "github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
 
 // Tracker remembers which keys (usually file paths or series names) are failing and with what.

@@ -398,12 +398,3 @@ func ListDir(dir string) ([]string, error) {
 	sort.Strings(names)
 	return names, nil
 }
-
-// HostRoot returns a receiver's root_path with its default: the host's filesystem root, under
-// which sys/ and proc/ are read ("/", or where a container mounts the host's root).
-func HostRoot(rootPath string) string {
-	if rootPath == "" {
-		return "/"
-	}
-	return rootPath
-}

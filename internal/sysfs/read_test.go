@@ -332,3 +332,18 @@ func TestMaxKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, f.Kept(), "room again after a close")
 }
+
+func TestValidateRootPath(t *testing.T) {
+	for _, ok := range []string{"", "/", "/hostfs"} {
+		if err := ValidateRootPath(ok); err != nil {
+			t.Errorf("ValidateRootPath(%q) = %v, want nil", ok, err)
+		}
+	}
+	err := ValidateRootPath("hostfs")
+	if err == nil || err.Error() != `root_path: must be an absolute path, got "hostfs"` {
+		t.Errorf("ValidateRootPath(hostfs) = %v", err)
+	}
+	if got := HostRoot(""); got != "/" {
+		t.Errorf("HostRoot(\"\") = %q", got)
+	}
+}
