@@ -25,6 +25,9 @@ var rootBusRE = regexp.MustCompile(`^pci[0-9a-f]{4,8}:[0-9a-f]{2}$`)
 // IsAddress reports whether s is a PCI function address such as 0000:3b:00.0.
 func IsAddress(s string) bool { return addressRE.MatchString(s) }
 
+// IsRootBus reports whether s is a host bridge directory name such as pci0000:3a.
+func IsRootBus(s string) bool { return rootBusRE.MatchString(s) }
+
 // Device is a PCI function as sysfs shows it.
 type Device struct {
 	// Address is the function's own address (0000:3b:00.0).

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
@@ -60,10 +61,8 @@ func snapshotHost(root string) ([]recording.Entry, error) {
 }
 
 var (
-	cpuDirRE  = regexp.MustCompile(`^cpu[0-9]+$`)
-	nodeRE    = regexp.MustCompile(`^node[0-9]+$`)
-	rootBusRE = regexp.MustCompile(`^pci[0-9a-f]{4,8}:[0-9a-f]{2}$`)
-	pciAddrRE = regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-1][0-9a-f]\.[0-7]$`)
+	cpuDirRE = regexp.MustCompile(`^cpu[0-9]+$`)
+	nodeRE   = regexp.MustCompile(`^node[0-9]+$`)
 )
 
 // skipHostPath keeps a snapshot to what discovery reads; the rest of sysfs is large and private.
@@ -90,9 +89,9 @@ func skipHostPath(rel string) bool {
 		return len(parts) == 7 && parts[6] != "physical_package_id" && parts[6] != "die_id"
 	case strings.HasPrefix(rel, "sys/devices/system/node/"):
 		return len(parts) > 5 // the node directories themselves, for the cpu links
-	case len(parts) >= 3 && parts[0] == "sys" && parts[1] == "devices" && rootBusRE.MatchString(parts[2]):
+	case len(parts) >= 3 && parts[0] == "sys" && parts[1] == "devices" && pci.IsRootBus(parts[2]):
 		last := parts[len(parts)-1]
-		if pciAddrRE.MatchString(last) || rootBusRE.MatchString(last) {
+		if pci.IsAddress(last) || pci.IsRootBus(last) {
 			return false
 		}
 		return last != "numa_node" && last != "class" && last != "vendor" && last != "device"

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 )
 
 // dcgmValue is one DCGM field value in plain Go types: the part of go-dcgm's FieldValue_v2
@@ -469,7 +470,7 @@ func (s *dcgmSource) identify(plan *dcgmPlan) {
 		case dcgmFieldGPUUUID:
 			d.uuid = v.s
 		case dcgmFieldPCIBusID:
-			d.busID = normaliseBusID(v.s)
+			d.busID = pci.NormaliseAddress(v.s)
 			if d.busID != "" && s.numaNode != nil {
 				d.numaNode = s.numaNode(d.busID)
 			}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 )
 
 // NVML field ids for the cumulative byte counters (nvml.h, go-nvml pkg/nvml/const.go):
@@ -163,7 +164,7 @@ func (s *nvmlSource) refresh() error {
 			d.model = v
 		}
 		if p, ret := h.GetPciInfo(); ret == nvml.SUCCESS {
-			d.busID = normaliseBusID(cString(p.BusId[:]))
+			d.busID = pci.NormaliseAddress(cString(p.BusId[:]))
 			if d.busID != "" && s.numaNode != nil {
 				d.numaNode = s.numaNode(d.busID)
 			}

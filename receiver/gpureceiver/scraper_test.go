@@ -450,20 +450,6 @@ func TestOnlyEnabledMetricsRead(t *testing.T) {
 	assert.Equal(t, 0, f.sinceCalls, "no history watch, no GetValuesSince")
 }
 
-func TestNormaliseBusID(t *testing.T) {
-	for in, want := range map[string]string{
-		"00000000:3B:00.0": "0000:3b:00.0",
-		"0000:3b:00.0":     "0000:3b:00.0",
-		"00000001:C1:00.1": "0001:c1:00.1",
-		"00010000:01:00.0": "10000:01:00.0",
-		"3B:00.0":          "",
-		"<<<NULL>>>":       "",
-		"00000000:3G:00.0": "",
-	} {
-		assert.Equal(t, want, normaliseBusID(in), in)
-	}
-}
-
 func TestConvertDCGM(t *testing.T) {
 	rate := dcgmSpecByID[dcgmFieldPCIeTxRate]
 	_, ok, why := convertDCGM(dcgmValue{fieldType: dcgmTypeInt64, i: dcgmInt64Blank + 1}, rate)

@@ -3,7 +3,6 @@ package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // quantity is one thing the receiver measures on a GPU, independent of the library it comes from.
@@ -149,29 +148,3 @@ type source interface {
 
 // errBuiltWithoutGPU is returned by sources compiled without cgo (go-dcgm and go-nvml both need it).
 var errBuiltWithoutGPU = errors.New("this collector was built without cgo (CGO_ENABLED=0), so it has no GPU support: build it with cgo enabled to read DCGM or NVML")
-
-// normaliseBusID turns DCGM's and NVML's "00000000:3B:00.0" (a 32-bit domain, upper case) into the
-// kernel's "0000:3b:00.0" (pci_name(): %04x:%02x:%02x.%d), so that the GPU joins the other
-// receivers' pci.bus_id. Returns "" for anything that is not a PCI address.
-func normaliseBusID(s string) string {
-	s = strings.ToLower(strings.TrimSpace(strings.TrimRight(s, "\x00")))
-	domain, rest, ok := strings.Cut(s, ":")
-	if !ok || len(rest) != len("3b:00.0") || rest[2] != ':' || rest[5] != '.' {
-		return ""
-	}
-	if len(domain) > 4 {
-		// A domain wider than 16 bits only ever has leading zeros on Linux PCI; the kernel prints
-		// at least four digits.
-		trimmed := strings.TrimLeft(domain[:len(domain)-4], "0")
-		domain = trimmed + domain[len(domain)-4:]
-	}
-	if len(domain) < 4 {
-		domain = strings.Repeat("0", 4-len(domain)) + domain
-	}
-	for _, c := range domain + rest[:2] + rest[3:5] + rest[6:] {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return ""
-		}
-	}
-	return domain + ":" + rest
-}
