@@ -2,6 +2,7 @@ package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/re
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -78,4 +79,21 @@ func (s *uncoreScraper) stopFolding() {
 	close(s.foldStop)
 	<-s.foldDone
 	s.foldStop, s.foldDone = nil, nil
+}
+
+// pcie3x16 is the payload rate of a PCIe 3.0 x16 link: 8 GT/s x 16 lanes x 128/130 / 8.
+const pcie3x16 = 8e9 * 16 * 128 / 130 / 8
+
+// wrapWindow is how long a free-running counter of bits width takes to wrap when one port runs
+// at PCIe 3.0 x16 line rate (the fastest link an SKX port has): 2^36 counts x 4 B = 256 GiB,
+// about 17 s.
+func wrapWindow(bits uint, bytesPerCount float64) time.Duration {
+	if bits >= 64 || bytesPerCount <= 0 {
+		return 0
+	}
+	secs := math.Ldexp(1, int(bits)) * bytesPerCount / pcie3x16
+	if secs > 365*24*3600 {
+		return 0
+	}
+	return time.Duration(secs * float64(time.Second))
 }

@@ -429,11 +429,3 @@ func (s *uncoreScraper) reopen(g *counterGroup) {
 	}
 	s.once(zap.InfoLevel, fmt.Sprintf("reopened %s before its 48-bit counters saturate (kernels without upstream 2492e5aba2be stop counting there); this repeats every 2^47 counts", g.key))
 }
-
-// abbreviate lists the first n names and how many more there are.
-func abbreviate(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
-}

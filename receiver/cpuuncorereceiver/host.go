@@ -83,3 +83,36 @@ func placeCPU(r *sysfs.Reader, cpusDir string, cpu int) (cpuPlace, error) {
 	}
 	return p, err
 }
+
+// subNUMA reports whether a socket is split into several NUMA nodes (Intel sub-NUMA clustering,
+// SNC2/3/4 on SPR/EMR/GNR; AMD NPS2/4): more than one node/nodeN/cpulist names a CPU of it
+// (Documentation/ABI/stable/sysfs-devices-node).
+func (d *discovery) subNUMA(socket int) bool {
+	if d.nodesPerSocket == nil {
+		d.nodesPerSocket = map[int]int{}
+		lists, _ := filepath.Glob(filepath.Join(filepath.Dir(d.paths.cpus), "node", "node[0-9]*", "cpulist"))
+		for _, l := range lists {
+			s, err := d.r.ReadString(l)
+			first, _, _ := strings.Cut(strings.TrimSpace(s), ",")
+			first, _, _ = strings.Cut(first, "-")
+			cpu, perr := strconv.Atoi(first)
+			if err != nil || perr != nil {
+				continue // a node without CPUs (memory only, CXL)
+			}
+			d.nodesPerSocket[d.place(cpu).socket]++
+		}
+	}
+	return socket >= 0 && d.nodesPerSocket[socket] > 1
+}
+
+func (d *discovery) place(cpu int) cpuPlace {
+	if p, ok := d.places[cpu]; ok {
+		return p
+	}
+	p, err := placeCPU(d.r, d.paths.cpus, cpu)
+	if err != nil {
+		d.errs = append(d.errs, fmt.Errorf("CPU %d topology: %w", cpu, err))
+	}
+	d.places[cpu] = p
+	return p
+}
