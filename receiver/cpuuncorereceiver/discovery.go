@@ -12,6 +12,8 @@ import (
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Discovery turns what sysfs shows (PMUs, their cpumask, formats and event aliases, the IIO
@@ -25,31 +27,45 @@ type discovery struct {
 	r     *sysfs.Reader
 	paths hostPaths
 	plat  platform
-	// aggs are the series known before this run, reused so that their totals continue.
-	aggs map[seriesKey]*aggregate
-	plan *plan
-	// notes are facts worth one log line each (a kernel bug corrected, a raw encoding used).
-	notes []string
-	errs  []error
+	// series are the series of this run, by key: every counter of a series adds to one aggregate.
+	series map[seriesKey]*aggregate
+	plan   *plan
+	// said are what the scraper logs once each: facts at Info (a kernel bug corrected, a raw
+	// encoding used), PMUs or events that cannot be used at Warn.
+	said []logLine
 	// places caches cpu -> socket/NUMA for this run.
 	places map[int]cpuPlace
 	// nodesPerSocket counts the NUMA nodes with CPUs of each socket (nil until asked).
 	nodesPerSocket map[int]int
-	// created are the series this run added.
-	created []*aggregate
 }
 
-func (d *discovery) note(format string, args ...any) {
-	d.notes = append(d.notes, fmt.Sprintf(format, args...))
+// logLine is one thing to log once, under its key.
+type logLine struct {
+	key    string
+	level  zapcore.Level
+	msg    string
+	fields []zap.Field
+}
+
+// note records a fact about this host worth one Info line: a kernel bug corrected, a fallback
+// taken. msg is constant; the values go in fields.
+func (d *discovery) note(key, msg string, fields ...zap.Field) {
+	d.said = append(d.said, logLine{key: key, level: zapcore.InfoLevel, msg: msg, fields: fields})
+}
+
+// problem records a PMU, event or file that cannot be used (its series are lost): one Warn line.
+func (d *discovery) problem(key string, err error) {
+	d.said = append(d.said, logLine{key: key, level: zapcore.WarnLevel, msg: "Cannot use part of the uncore", fields: []zap.Field{zap.Error(err)}})
 }
 
 // run builds the plan from the PMUs present.
 func (d *discovery) run() {
 	d.plan = &plan{}
 	d.places = map[int]cpuPlace{}
+	d.series = map[seriesKey]*aggregate{}
 	names, err := perf.ListPMUs(d.paths.pmus)
 	if err != nil {
-		d.errs = append(d.errs, err)
+		d.problem(d.paths.pmus, err)
 		return
 	}
 	if d.cfg.Memory.Enabled {
@@ -130,57 +146,63 @@ func (d *discovery) memory(names []string) {
 	d.resctrl()
 }
 
-func (d *discovery) memorySources(names []string, sources []source) {
+// forEachPMU calls fn for every PMU in names that a source matches and that has events to count
+// (loadPMU resolved them), source by source.
+func (d *discovery) forEachPMU(names []string, sources []source, fn func(name string, src source, p *perf.PMU, members []*member)) {
 	for _, src := range sources {
 		for _, name := range names {
 			if !src.pmu.MatchString(name) {
 				continue
 			}
-			p, members := d.loadPMU(name, src)
-			if p == nil {
-				continue
-			}
-			d.plan.memoryPMUs++
-			for die, cpu := range p.CPUs {
-				place := d.place(cpu)
-				prefix := d.dieName(p, die, place)
-				dev := prefix + "/" + deviceBase(name)
-				if d.cfg.Memory.Granularity == GranularityController {
-					dev += strconv.Itoa(instance(name))
-				}
-				numa := place.numa
-				if d.subNUMA(place.socket) {
-					// Sub-NUMA clustering: the socket's controllers belong to several nodes, and
-					// which IMC serves which node is not in sysfs; no node rather than a wrong one.
-					numa = -1
-				}
-				var g *counterGroup
-				for _, m := range members {
-					if g == nil || src.groupPerEvent {
-						if g != nil {
-							d.plan.groups = append(d.plan.groups, g)
-						}
-						g = newGroup(name, cpu)
-						g.reopenAfter = src.reopenAfter
-					}
-					m := *m
-					key := seriesKey{
-						combined:  src.combined,
-						component: metadata.AttributeComponentCPUMemory,
-						direction: m.direction,
-						device:    dev, numa: numa,
-					}
-					if src.groupPerEvent && d.cfg.Memory.Granularity == GranularityController {
-						// A Data Fabric event counts one channel: the controller is the channel.
-						key.device = fmt.Sprintf("%s/%s%d", prefix, deviceBase(name), m.port)
-					}
-					m.agg = d.aggregate(key)
-					g.add(&m)
-				}
-				d.plan.groups = append(d.plan.groups, g)
+			if p, members := d.loadPMU(name, src); p != nil {
+				fn(name, src, p, members)
 			}
 		}
 	}
+}
+
+func (d *discovery) memorySources(names []string, sources []source) {
+	d.forEachPMU(names, sources, func(name string, src source, p *perf.PMU, members []*member) {
+		d.plan.memoryPMUs++
+		for die, cpu := range p.CPUs {
+			place := d.place(cpu)
+			prefix := d.dieName(p, die, place)
+			dev := prefix + "/" + deviceBase(name)
+			if d.cfg.Memory.Granularity == GranularityController {
+				dev += strconv.Itoa(instance(name))
+			}
+			numa := place.numa
+			if d.subNUMA(place.socket) {
+				// Sub-NUMA clustering: the socket's controllers belong to several nodes, and
+				// which IMC serves which node is not in sysfs; no node rather than a wrong one.
+				numa = -1
+			}
+			var g *counterGroup
+			for _, m := range members {
+				if g == nil || src.groupPerEvent {
+					if g != nil {
+						d.plan.groups = append(d.plan.groups, g)
+					}
+					g = newGroup(name, cpu)
+					g.reopenAfter = src.reopenAfter
+				}
+				m := *m
+				key := seriesKey{
+					combined:  src.combined,
+					component: metadata.AttributeComponentCPUMemory,
+					direction: m.direction,
+					device:    dev, numa: numa,
+				}
+				if src.groupPerEvent && d.cfg.Memory.Granularity == GranularityController {
+					// A Data Fabric event counts one channel: the controller is the channel.
+					key.device = fmt.Sprintf("%s/%s%d", prefix, deviceBase(name), m.port)
+				}
+				m.agg = d.aggregate(key)
+				g.add(&m)
+			}
+			d.plan.groups = append(d.plan.groups, g)
+		}
+	})
 }
 
 func (d *discovery) pcie(names []string) {
@@ -204,90 +226,82 @@ func (d *discovery) pcie(names []string) {
 	var order []stackDie
 	stackDevs := map[stackDie]string{}
 
-	for _, src := range sources {
-		for _, name := range names {
-			if !src.pmu.MatchString(name) {
-				continue
-			}
-			p, members := d.loadPMU(name, src)
-			if p == nil {
-				continue
-			}
-			d.plan.pciePMUs++
-			stack := instance(name)
-			var wrap time.Duration
-			if iio != nil && iio.counterBits < 64 && src.pmu == iioFree {
-				wrap = wrapWindow(iio.counterBits, iio.bytesPerCount)
-			}
-			mapped := d.mappingAgrees(name, len(p.CPUs))
-			for die, cpu := range p.CPUs {
-				place := d.place(cpu)
-				sd := stackDie{stack, die}
-				ports, ok := stacks[sd]
-				if !ok {
-					ports = map[int]portInfo{}
-					stacks[sd] = ports
-					order = append(order, sd)
-					stackDevs[sd] = fmt.Sprintf("%s/iio%d", d.dieName(p, die, place), stack)
-				}
-				stackDev := stackDevs[sd]
-				rootBus := ""
-				if mapped {
-					rootBus = d.rootBus(name, die)
-				}
-				var g *counterGroup
-				for i, m := range members {
-					if g == nil || (src.groupPerPort && m.port != members[i-1].port) {
-						if g != nil {
-							d.plan.groups = append(d.plan.groups, g)
-						}
-						g = newGroup(name, cpu)
-						g.wrapWindow = wrap
-						if wrap > 0 {
-							g.counterBits = iio.counterBits
-						}
-					}
-					m := *m
-					key := seriesKey{
-						component: metadata.AttributeComponentCPUPcie,
-						direction: m.direction,
-						device:    stackDev, numa: place.numa,
-					}
-					if n := m.port; n >= 0 {
-						pi, ok := ports[n]
-						if !ok {
-							pi = d.rootPort(iio, rootBus, stack, n, place.numa)
-							ports[n] = pi
-						}
-						if d.cfg.PCIe.Granularity == GranularityPort {
-							key.device = fmt.Sprintf("%s/port%d", stackDev, n)
-							key.busID, key.numa = pi.address, pi.numa
-						}
-					}
-					m.agg = d.aggregate(key)
-					g.add(&m)
-				}
-				d.plan.groups = append(d.plan.groups, g)
-			}
+	d.forEachPMU(names, sources, func(name string, src source, p *perf.PMU, members []*member) {
+		d.plan.pciePMUs++
+		stack := instance(name)
+		var wrap time.Duration
+		if iio != nil && iio.counterBits < 64 && src.pmu == iioFree {
+			wrap = wrapWindow(iio.counterBits, iio.bytesPerCount)
 		}
-	}
+		mapped := d.mappingAgrees(name, len(p.CPUs))
+		for die, cpu := range p.CPUs {
+			place := d.place(cpu)
+			sd := stackDie{stack, die}
+			ports, ok := stacks[sd]
+			if !ok {
+				ports = map[int]portInfo{}
+				stacks[sd] = ports
+				order = append(order, sd)
+				stackDevs[sd] = fmt.Sprintf("%s/iio%d", d.dieName(p, die, place), stack)
+			}
+			stackDev := stackDevs[sd]
+			rootBus := ""
+			if mapped {
+				rootBus = d.rootBus(name, die)
+			}
+			var g *counterGroup
+			for i, m := range members {
+				if g == nil || (src.groupPerPort && m.port != members[i-1].port) {
+					if g != nil {
+						d.plan.groups = append(d.plan.groups, g)
+					}
+					g = newGroup(name, cpu)
+					g.wrapWindow = wrap
+					if wrap > 0 {
+						g.counterBits = iio.counterBits
+					}
+				}
+				m := *m
+				key := seriesKey{
+					component: metadata.AttributeComponentCPUPcie,
+					direction: m.direction,
+					device:    stackDev, numa: place.numa,
+				}
+				if n := m.port; n >= 0 {
+					pi, ok := ports[n]
+					if !ok {
+						pi = d.rootPort(iio, rootBus, stack, n, place.numa)
+						ports[n] = pi
+					}
+					if d.cfg.PCIe.Granularity == GranularityPort {
+						key.device = fmt.Sprintf("%s/port%d", stackDev, n)
+						key.busID, key.numa = pi.address, pi.numa
+					}
+				}
+				m.agg = d.aggregate(key)
+				g.add(&m)
+			}
+			d.plan.groups = append(d.plan.groups, g)
+		}
+	})
 	for _, sd := range order {
 		d.attach(stackDevs[sd], stacks[sd])
 	}
 	if iio != nil && d.plan.pciePMUs == 0 && slices.ContainsFunc(names, genericIIO.MatchString) {
-		d.note("CPU PCIe bytes are not collected: this kernel knows the IIO only as generic PMUs " +
-			"(uncore_type_1_*), whose raw events keep config bits 0-31 (uncore_discovery.h " +
-			"GENERIC_PMON_RAW_EVENT_MASK) while the IIO data events need the port mask in bits 36-47; " +
+		d.note("generic-iio", "CPU PCIe bytes are not collected: this kernel knows the IIO only as generic PMUs "+
+			"(uncore_type_1_*), whose raw events keep config bits 0-31 (uncore_discovery.h "+
+			"GENERIC_PMON_RAW_EVENT_MASK) while the IIO data events need the port mask in bits 36-47; "+
 			"Linux 6.8 (632c4bf6d007) names the GNR uncore and has the free-running bandwidth counters")
 	}
 }
 
+// aggregate returns this run's series for k: every counter of a series adds to one aggregate.
+// Totals are the scraper's business (reconcile carries them over from the previous plan).
 func (d *discovery) aggregate(k seriesKey) *aggregate {
-	if a, ok := d.aggs[k]; ok {
+	if a, ok := d.series[k]; ok {
 		return a
 	}
 	a := &aggregate{key: k}
-	d.aggs[k] = a
-	d.created = append(d.created, a)
+	d.series[k] = a
 	return a
 }

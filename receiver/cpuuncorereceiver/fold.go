@@ -1,11 +1,11 @@
 package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver"
 
 import (
-	"fmt"
 	"math"
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Skylake-SP IIO free-running counters are 36 bits wide (uncore_snbep.c skx_iio_freerunning):
@@ -49,8 +49,9 @@ func (s *uncoreScraper) ensureFolding() {
 	if every == 0 || s.foldStop != nil {
 		return
 	}
-	s.once(zap.InfoLevel, fmt.Sprintf("collection_interval %s is longer than half the wrap time of the %s IIO free-running counters; "+
-		"reading them every %s in between so that no wrap is lost", s.cfg.CollectionInterval, s.plat.name, every.Round(time.Second)))
+	s.log.Once("fold", zapcore.InfoLevel, "collection_interval is longer than half the wrap time of the IIO free-running counters: "+
+		"reading them in between so that no wrap is lost",
+		zap.Duration("collection_interval", s.cfg.CollectionInterval), zap.String("platform", s.plat.name), zap.Duration("every", every.Round(time.Second)))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	s.foldStop, s.foldDone = stop, done

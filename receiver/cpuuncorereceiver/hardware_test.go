@@ -60,7 +60,7 @@ func TestGenericPMUNames(t *testing.T) {
 	assert.Equal(t, 0, ts.plan.pciePMUs)
 	assert.Equal(t, [][]uint64{{0xcf05, 0xcf06, 0xf005, 0xf006}}, ts.fake.openAttrs(110, 0))
 	assert.Empty(t, ts.fake.openAttrs(150, 0), "other generic types are not touched")
-	assert.Len(t, warnings(ts, "GENERIC_PMON_RAW_EVENT_MASK"), 1, "the missing CPU PCIe is explained once")
+	assert.Len(t, corrections(ts, "GENERIC_PMON_RAW_EVENT_MASK"), 1, "the missing CPU PCIe is explained once")
 	ts.fake.add(0, 111, 0xf006, 5)
 	ts.fake.add(128, 110, 0xcf05, 3)
 	ts.tick(5 * time.Second)
@@ -89,7 +89,7 @@ func TestGraniteRapidsV68FreeRunning(t *testing.T) {
 	got := ioPoints(t, md)
 	assert.Equal(t, int64(10*32), got["cpu_pcie receive socket0/iio1  0"].value)
 	assert.Equal(t, int64(0), got["cpu_pcie transmit socket0/iio1  0"].value)
-	assert.Len(t, warnings(ts, "Fix the scale of IIO free running counters"), 8)
+	assert.Len(t, corrections(ts, "Fix the scale of IIO free running counters"), 8)
 }
 
 // U2: on a 2-socket Zen 4 with a kernel before 6.7 (no amd_umc; testdata/zen4_v6.1, amd_df type
@@ -202,7 +202,10 @@ func TestIIOMappingRefusedWhenDiesDisagree(t *testing.T) {
 	require.NoError(t, err)
 	got := ioPoints(t, md)
 	assert.Contains(t, got, "cpu_pcie receive socket0/iio1/port0  0", "no bus id rather than a wrong one")
-	assert.Len(t, warnings(ts, "die mapping files but 1 dies"), 1, "said once for all stacks")
+	said := corrections(ts, "IIO stack mapping has more die files")
+	require.Len(t, said, 1, "said once for all stacks")
+	assert.Contains(t, said[0], "dies=1 ")
+	assert.Contains(t, said[0], "mapping_files=2 ")
 }
 
 // U5: SKX transmit. The kernel's free-running bw_out (4 B a count, skx_uncore_iio_freerunning_events)

@@ -111,7 +111,7 @@ func (d *discovery) place(cpu int) cpuPlace {
 	}
 	p, err := placeCPU(d.r, d.paths.cpus, cpu)
 	if err != nil {
-		d.errs = append(d.errs, fmt.Errorf("CPU %d topology: %w", cpu, err))
+		d.problem(fmt.Sprintf("cpu%d", cpu), fmt.Errorf("CPU %d topology: %w", cpu, err))
 	}
 	d.places[cpu] = p
 	return p

@@ -2,10 +2,10 @@ package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/re
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
@@ -30,22 +30,10 @@ type seriesKey struct {
 // that reopening one counter never makes the series go backwards.
 type aggregate struct {
 	key   seriesKey
-	bytes uint64
-	frac  float64
+	total counter.Accumulator
 	// failedAt is the scrape in which one of its counters could not be read; the series is not
 	// reported in that scrape rather than reported short.
 	failedAt uint64
-}
-
-func (a *aggregate) add(counts uint64, bytesPerCount float64) {
-	if bytesPerCount == math.Trunc(bytesPerCount) && bytesPerCount < 1<<20 {
-		a.bytes += counts * uint64(bytesPerCount)
-		return
-	}
-	f := float64(counts)*bytesPerCount + a.frac
-	whole := math.Floor(f)
-	a.bytes += uint64(whole)
-	a.frac = f - whole
 }
 
 // member is one counter of a group.
@@ -69,6 +57,8 @@ type counterGroup struct {
 	members []*member
 	attrs   []perf.Attr
 	handle  perf.Group // nil while not open
+	// openErr is why the group is not open (nil while it is, or before the first try).
+	openErr error
 	// key names the group in errors ("uncore_imc_0 on CPU 28").
 	key     string
 	reading perf.Reading
@@ -80,7 +70,8 @@ type counterGroup struct {
 	lastRead    time.Time
 }
 
-// signature identifies a group across discoveries, so that an open group is kept.
+// signature is the group's key across discoveries: the PMU, the CPU and the events in the order
+// they were opened (the order of a PERF_FORMAT_GROUP read), so that an open group is kept.
 func (g *counterGroup) signature() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s@%d", g.pmu, g.cpu)

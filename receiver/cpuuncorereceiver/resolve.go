@@ -6,6 +6,7 @@ import (
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
+	"go.uber.org/zap"
 )
 
 // loadPMU loads one PMU and resolves the events of src on it; the caller places the members
@@ -13,18 +14,18 @@ import (
 func (d *discovery) loadPMU(name string, src source) (*perf.PMU, []*member) {
 	p, err := perf.LoadPMU(d.r, filepath.Join(d.paths.pmus, name))
 	if err != nil {
-		d.errs = append(d.errs, fmt.Errorf("PMU %s: %w", name, err))
+		d.problem(name, fmt.Errorf("PMU %s: %w", name, err))
 		return nil, nil
 	}
 	if len(p.CPUs) == 0 {
-		d.errs = append(d.errs, fmt.Errorf("PMU %s: empty cpumask: no CPU to open its events on", name))
+		d.problem(name, fmt.Errorf("PMU %s: empty cpumask: no CPU to open its events on", name))
 		return nil, nil
 	}
 	var members []*member
 	for _, def := range src.events {
 		m, err := d.resolve(p, def, src.note)
 		if err != nil {
-			d.errs = append(d.errs, err)
+			d.problem(name+"/"+def.alias+def.raw, err)
 			continue
 		}
 		if m == nil {
@@ -60,17 +61,19 @@ func (d *discovery) resolve(p *perf.PMU, def eventDef, why string) (*member, err
 				return nil, fmt.Errorf("PMU %s event %s: %w", p.Name, def.alias, err)
 			}
 			if want != ev.Attr {
-				d.note("%s/events/%s is %q but this CPU (%s) counts it as %q; counting the raw encoding%s",
-					pmuFamily(p.Name), def.alias, ev.Desc, d.plat.name, def.raw, because(why))
+				d.note("encoding/"+pmuFamily(p.Name)+"/"+def.alias, "Kernel event alias has another encoding than this CPU counts; counting the raw encoding",
+					zap.String("pmu", pmuFamily(p.Name)), zap.String("event", def.alias), zap.String("kernel_encoding", ev.Desc),
+					zap.String("platform", d.plat.name), zap.String("raw", def.raw), zap.String("reason", why))
 				m.attr = want
 			}
 		}
 		bpc, ok := ev.BytesPerCount()
 		switch {
 		case def.bytesPerCount > 0 && (!ok || bpc != def.bytesPerCount):
-			d.note("%s/events/%s.scale is %v %s (%v bytes a count) but the hardware counts %v bytes a count on %s; "+
-				"correcting it (kernel without the 2025 fix \"perf/x86/intel/uncore: Fix the scale of IIO free running counters\")",
-				pmuFamily(p.Name), def.alias, ev.Scale, ev.Unit, bpc, def.bytesPerCount, d.plat.name)
+			d.note("scale/"+pmuFamily(p.Name)+"/"+def.alias, "Kernel event scale differs from the bytes a count the hardware counts; correcting it "+
+				"(kernel without the 2025 fix \"perf/x86/intel/uncore: Fix the scale of IIO free running counters\")",
+				zap.String("pmu", pmuFamily(p.Name)), zap.String("event", def.alias), zap.Float64("scale", ev.Scale), zap.String("unit", ev.Unit),
+				zap.Float64("kernel_bytes_per_count", bpc), zap.Float64("bytes_per_count", def.bytesPerCount), zap.String("platform", d.plat.name))
 			m.bpc, m.source = def.bytesPerCount, metadata.AttributeScaleSourceCorrected
 		case ok:
 			m.bpc = bpc
@@ -96,15 +99,8 @@ func (d *discovery) resolve(p *perf.PMU, def eventDef, why string) (*member, err
 	}
 	if def.alias != "" {
 		name = def.alias
-		d.note("%s has no event %s; counting its raw encoding %q%s", pmuFamily(p.Name), def.alias, def.raw, because(why))
+		d.note("alias/"+pmuFamily(p.Name)+"/"+def.alias, "Kernel has no alias for the event; counting its raw encoding",
+			zap.String("pmu", pmuFamily(p.Name)), zap.String("event", def.alias), zap.String("raw", def.raw), zap.String("reason", why))
 	}
 	return &member{event: name, attr: attr, bpc: def.bytesPerCount, source: metadata.AttributeScaleSourceBuiltin}, nil
-}
-
-// because formats an optional reason.
-func because(why string) string {
-	if why == "" {
-		return ""
-	}
-	return " (" + why + ")"
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
+	"go.uber.org/zap"
 )
 
 // This file maps IIO stacks and their parts (ports) to the PCI root ports they serve, and lists
@@ -33,7 +34,8 @@ func (d *discovery) rootBus(freeRunning string, die int) string {
 		return ""
 	}
 	if len(s) < 7 || s[4] != ':' {
-		d.errs = append(d.errs, fmt.Errorf("%s: unexpected stack mapping %q", filepath.Join(d.paths.pmus, box, fmt.Sprintf("die%d", die)), s))
+		path := filepath.Join(d.paths.pmus, box, fmt.Sprintf("die%d", die))
+		d.problem(path, fmt.Errorf("%s: unexpected stack mapping %q", path, s))
 		return ""
 	}
 	return s
@@ -50,8 +52,8 @@ func (d *discovery) mappingAgrees(freeRunning string, cpus int) bool {
 	if len(files) == 0 || len(files) == cpus {
 		return true
 	}
-	d.note("%s: %d die mapping files but %d dies in the cpumask (a die without an online CPU): their ports are reported without pci.bus_id",
-		pmuFamily(box), len(files), cpus)
+	d.note("mapping/"+pmuFamily(box), "IIO stack mapping has more die files than the cpumask has dies (a die without an online CPU): ports reported without pci.bus_id",
+		zap.String("pmu", pmuFamily(box)), zap.Int("mapping_files", len(files)), zap.Int("dies", cpus))
 	return false
 }
 
@@ -76,7 +78,7 @@ func (d *discovery) rootPort(iio *iioTable, rootBus string, stack, port int, num
 	}
 	below, err := pci.Below(dir)
 	if err != nil {
-		d.errs = append(d.errs, fmt.Errorf("listing devices behind root port %s: %w", addr, err))
+		d.problem(dir, fmt.Errorf("listing devices behind root port %s: %w", addr, err))
 	}
 	pi.below = below
 	return pi

@@ -160,8 +160,10 @@ func TestMultiplexedGroupIsScaled(t *testing.T) {
 	assert.Equal(t, 6, ratios)
 }
 
-// TestReadFailureCostsOnlyItsSeries: one PMU whose read fails loses its series for that scrape,
-// the error names it once, the others are reported, and the group is reopened by rediscovery.
+// TestReadFailureCostsOnlyItsSeries: one PMU whose read fails loses its series, the others are
+// reported, and the group is reopened by rediscovery. The failure is returned on every scrape it
+// lasts, with the points it costs (scraperhelper counts them in
+// otelcol_scraper_errored_metric_points), and logged once.
 func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 	ts := newTestScraper(t, "skx", func(c *Config) {
 		c.Memory.Granularity = GranularityController
@@ -184,17 +186,23 @@ func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 	assert.NotContains(t, got, "cpu_memory read socket1/imc2  1")
 	assert.Equal(t, int64(4*64), got["cpu_memory read socket0/imc2  0"].value)
 	assert.Len(t, got, 2*6*2-2)
+	assert.Equal(t, 2, partialFailed(t, err), "read and write of socket1/imc2")
 
-	// The same failure is not reported again.
+	// The group stays closed until rediscovery: the next scrape fails the same two points again
+	// (on main it returned nil: only new failures were returned), and nothing more is logged.
 	ts.tick(5 * time.Second)
 	_, err = ts.scrape(t.Context())
-	assert.NoError(t, err)
+	require.Error(t, err)
+	assert.Equal(t, 2, partialFailed(t, err))
+	assert.Contains(t, err.Error(), "uncore_imc_2 on CPU 28")
+	assert.Len(t, logged(ts, zapcore.WarnLevel, "Cannot read uncore counters"), 1, "logged once")
 
 	// A minute later discovery reopens the group; its series comes back and continues.
 	broken = false
 	ts.tick(time.Minute)
-	_, err = ts.scrape(t.Context()) // rediscovers after reading
-	require.NoError(t, err)
+	_, err = ts.scrape(t.Context()) // still not open when read, then rediscovers
+	require.Error(t, err)
+	assert.Equal(t, 2, partialFailed(t, err))
 	ts.fake.add(28, skxIMC0+2, skxCASRead, 3)
 	ts.tick(5 * time.Second)
 	md, err = ts.scrape(t.Context())
@@ -203,7 +211,8 @@ func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 }
 
 // TestPermissionDeniedNamesTheFix: EACCES from perf_event_open (perf_event_paranoid 2, no
-// CAP_PERFMON) is said once, with the fix, and the receiver keeps running with nothing open.
+// CAP_PERFMON) is said once, with the fix, and the receiver keeps running with nothing open;
+// every scrape returns the series it cannot read.
 func TestPermissionDeniedNamesTheFix(t *testing.T) {
 	fakeDenied := func(cfg *Config) {}
 	ts := newTestScraper(t, "icx", fakeDenied)
@@ -215,24 +224,28 @@ func TestPermissionDeniedNamesTheFix(t *testing.T) {
 	warns := messages(ts.logs, zapcore.WarnLevel)
 	denied := 0
 	for _, m := range warns {
-		assert.NotContains(t, m, "cannot open")
+		assert.NotContains(t, m, "Cannot open")
 		if strings.Contains(m, "perf_event_open was denied") {
 			denied++
 			assert.Contains(t, m, "perf_event_paranoid")
 			assert.Contains(t, m, "CAP_PERFMON")
 			assert.Contains(t, m, "CAP_SYS_ADMIN")
-			assert.Contains(t, m, "for 48 counter groups (uncore_imc_0 on CPU 0, uncore_imc_0 on CPU 40, uncore_imc_1 on CPU 0 and 45 more)")
+			assert.Contains(t, m, "groups=48 ")
+			assert.Contains(t, m, "first=uncore_imc_0 on CPU 0, uncore_imc_0 on CPU 40, uncore_imc_1 on CPU 0 and 45 more ")
 		}
 	}
 	assert.Equal(t, 1, denied, "one line for all denied groups: %v", warns)
 
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
-	assert.NoError(t, err, "a known, logged condition is not a scrape error every time")
+	require.Error(t, err, "every scrape says what it could not read")
+	assert.Equal(t, len(ts.plan.aggs), partialFailed(t, err), "every series")
+	assert.Contains(t, err.Error(), "48 counter groups not open")
+	assert.Contains(t, err.Error(), "perf_event_paranoid")
 	assert.Empty(t, ioPoints(t, md))
 	ts.tick(time.Minute)
 	_, err = ts.scrape(t.Context()) // retries discovery, still denied: no new log line
-	assert.NoError(t, err)
+	assert.Error(t, err)
 	again := 0
 	for _, m := range messages(ts.logs, zapcore.WarnLevel) {
 		if strings.Contains(m, "perf_event_open was denied") {
