@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// Each test here covers one correctness guard of research/uncore.md §7.3, on a fixture of the
-// kernel version that has the bug and on one that has the fix.
+// Each test here covers one correctness guard of resolve.go, on a fixture of the kernel version
+// that has the bug and on one that has the fix; each names the upstream commit or perfmon entry.
 
 // corrections returns the Info lines that mention sub: a kernel bug the receiver corrects is a
 // fact about the host, not lost data.
@@ -257,7 +257,7 @@ func TestZen3DataFabricCombined(t *testing.T) {
 	assert.Equal(t, "zen2/3", ts.plat.name)
 	groups := ts.fake.openAttrs(11, 64)
 	require.Len(t, groups, 8, "one event per group")
-	assert.Equal(t, []uint64{0x3807}, groups[0], "research/uncore.md §4.2: controller0 0x3807")
+	assert.Equal(t, []uint64{0x3807}, groups[0], "amdzen3/data-fabric.json dram_channel_data_controller_0: EventCode 0x07, UMask 0x38")
 	assert.Equal(t, []uint64{0x0000000100003807}, groups[4], "controller4: event 0x107, high bits at config:32-35")
 
 	ts.fake.runningPercent = 50
@@ -287,7 +287,7 @@ func TestZen4DataFabricBeforeUMC(t *testing.T) {
 	assert.Equal(t, "zen4", ts.plat.name)
 	groups := ts.fake.openAttrs(11, 96)
 	require.Len(t, groups, 48, "one event per group: 12 channels x local/remote x read/write")
-	assert.Equal(t, []uint64{0x000000000700fe1f}, groups[0], "research/uncore.md §4.2: Zen4 cs0 read")
+	assert.Equal(t, []uint64{0x000000000700fe1f}, groups[0], "amdzen4/data-fabric.json local_processor_read_data_beats_cs0: EventCode 0x1f, UMask 0x7fe")
 	assert.Equal(t, []uint64{0x000000000700ff1f}, groups[1], "cs0 write")
 	assert.Equal(t, []uint64{0x000000010700fe1f}, groups[16], "cs4 read: event 0x11f, bit 8 of the event at config:32")
 

@@ -264,7 +264,7 @@ func TestProgrammableTransmitICX(t *testing.T) {
 	const (
 		ibReadAll   = 0x00070ff000000483 // event=0x83,umask=0x04,ch_mask=0xff,fc_mask=0x7
 		obWriteAll  = 0x00070ff0000001c0 // event=0xc0,umask=0x01,ch_mask=0xff,fc_mask=0x7
-		ibReadPart0 = 0x0007001000000483 // ch_mask=0x1 (research/uncore.md §3)
+		ibReadPart0 = 0x0007001000000483 // ch_mask=0x1: part 0 (perfmon icelakex PortMask 0x01, perf's ch_mask)
 		obWritePt0  = 0x00070010000001c0
 		icxIIO0     = 56
 	)
