@@ -79,9 +79,9 @@ func TestPMUDisappearsAndCPUHotplug(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.Error(t, err)
 	got := ioPoints(t, md)
-	assert.NotContains(t, got, "cpu_memory read socket0/imc5  0")
-	assert.NotContains(t, got, "cpu_memory read socket1/imc0  1")
-	assert.Contains(t, got, "cpu_memory read socket1/imc1  1")
+	assert.NotContains(t, got, io("cpu_memory", "read", "socket0/imc5", "", 0))
+	assert.NotContains(t, got, io("cpu_memory", "read", "socket1/imc0", "", 1))
+	assert.Contains(t, got, io("cpu_memory", "read", "socket1/imc1", "", 1))
 
 	ts.tick(time.Minute)
 	_, err = ts.scrape(t.Context()) // reads, then rediscovers
@@ -93,8 +93,8 @@ func TestPMUDisappearsAndCPUHotplug(t *testing.T) {
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
 	got = ioPoints(t, md)
-	assert.NotContains(t, got, "cpu_memory read socket0/imc5  0", "the PMU is gone")
-	assert.Equal(t, int64(2*64), got["cpu_memory read socket1/imc0  1"].value)
+	assert.NotContains(t, got, io("cpu_memory", "read", "socket0/imc5", "", 0), "the PMU is gone")
+	assert.Equal(t, int64(2*64), got[io("cpu_memory", "read", "socket1/imc0", "", 1)].value)
 	assert.Len(t, got, 2*5*2)
 	open := 0
 	for _, g := range ts.fake.groups {
@@ -115,9 +115,9 @@ func TestControllerGranularityZen4(t *testing.T) {
 	require.NoError(t, err)
 	got := ioPoints(t, md)
 	assert.Len(t, got, 24*2)
-	assert.Equal(t, int64(8*64), got["cpu_memory write socket1/umc13  1"].value)
-	assert.Contains(t, got, "cpu_memory read socket0/umc0  0")
-	assert.NotContains(t, got, "cpu_memory read socket0/umc12  0")
+	assert.Equal(t, int64(8*64), got[io("cpu_memory", "write", "socket1/umc13", "", 1)].value)
+	assert.Contains(t, got, io("cpu_memory", "read", "socket0/umc0", "", 0))
+	assert.NotContains(t, got, io("cpu_memory", "read", "socket0/umc12", "", 0))
 }
 
 // Event overrides replace a domain's built-in table: a raw encoding with its size, and an alias
@@ -137,8 +137,8 @@ func TestEventOverrides(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Equal(t, int64(64), got["cpu_memory read socket0/imc  0"].value)
-	assert.Equal(t, int64(128), got["cpu_memory write socket0/imc  0"].value)
+	assert.Equal(t, int64(64), got[io("cpu_memory", "read", "socket0/imc", "", 0)].value)
+	assert.Equal(t, int64(128), got[io("cpu_memory", "write", "socket0/imc", "", 0)].value)
 
 	// An override naming an alias the kernel lacks costs that event, with an error naming it.
 	bad := newTestScraper(t, "skx", func(c *Config) {
@@ -158,18 +158,18 @@ func TestDiscoveryFixtures(t *testing.T) {
 		memory, pcie  int
 		memSeries     []string
 		pcieSeries    []string
-		bytesPerCount map[string]float64
+		bytesPerCount map[scaleKey]float64
 	}{
 		{"skx", "skx", 36, 6, 12, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio0", "socket1/iio5"},
-			map[string]float64{"uncore_imc_0 cas_count_read sysfs": 64, "uncore_iio_free_running_0 bw_in_port3 sysfs": 4}},
+			map[scaleKey]float64{{"uncore_imc_0", "cas_count_read", "sysfs"}: 64, {"uncore_iio_free_running_0", "bw_in_port3", "sysfs"}: 4}},
 		{"icx", "icx", 48, 12, 12, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio5", "socket1/iio0"},
-			map[string]float64{"uncore_imc_11 cas_count_write sysfs": 64, "uncore_iio_free_running_5 bw_in_port7 sysfs": 32}},
+			map[scaleKey]float64{{"uncore_imc_11", "cas_count_write", "sysfs"}: 64, {"uncore_iio_free_running_5", "bw_in_port7", "sysfs"}: 32}},
 		{"spr", "spr", 64, 8, 24, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio11", "socket1/iio0"},
-			map[string]float64{"uncore_imc_7 cas_count_read sysfs": 64, "uncore_iio_free_running_11 bw_in_port0 sysfs": 32}},
+			map[scaleKey]float64{{"uncore_imc_7", "cas_count_read", "sysfs"}: 64, {"uncore_iio_free_running_11", "bw_in_port0", "sysfs"}: 32}},
 		{"gnr", "gnr", 48, 12, 12, []string{"socket0/imc", "socket1/imc"}, []string{"socket0/iio0"},
-			map[string]float64{"uncore_imc_11 cas_count_write_sch1 sysfs": 64}},
+			map[scaleKey]float64{{"uncore_imc_11", "cas_count_write_sch1", "sysfs"}: 64}},
 		{"zen4", "zen4", 24, 24, 0, []string{"socket0/umc", "socket1/umc"}, nil,
-			map[string]float64{"amd_umc_23 event=0x0a,rdwrmask=0x2 builtin": 64}},
+			map[scaleKey]float64{{"amd_umc_23", "event=0x0a,rdwrmask=0x2", "builtin"}: 64}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			ts := newTestScraper(t, tc.fixture, withScales)
@@ -187,17 +187,17 @@ func TestDiscoveryFixtures(t *testing.T) {
 			require.NoError(t, err)
 			got := ioPoints(t, md)
 			for _, dev := range tc.memSeries {
-				n := dev[len("socket")]
-				assert.Contains(t, got, "cpu_memory read "+dev+"  "+string(n))
-				assert.Contains(t, got, "cpu_memory write "+dev+"  "+string(n))
+				n := int64(dev[len("socket")] - '0')
+				assert.Contains(t, got, io("cpu_memory", "read", dev, "", n))
+				assert.Contains(t, got, io("cpu_memory", "write", dev, "", n))
 			}
 			for _, dev := range tc.pcieSeries {
-				n := dev[len("socket")]
-				assert.Contains(t, got, "cpu_pcie receive "+dev+"  "+string(n))
+				n := int64(dev[len("socket")] - '0')
+				assert.Contains(t, got, io("cpu_pcie", "receive", dev, "", n))
 			}
 			sc := scales(md)
 			for k, v := range tc.bytesPerCount {
-				assert.Equal(t, v, sc[k], "%s in %v", k, keys(sc))
+				assert.Equal(t, v, sc[k], "%v in %v", k, sc)
 			}
 		})
 	}

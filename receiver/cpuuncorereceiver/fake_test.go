@@ -161,22 +161,33 @@ type point struct {
 	start pcommon.Timestamp
 }
 
-// ioPoints indexes the interconnect.io points by "component direction device bus numa".
-func ioPoints(t testing.TB, md pmetric.Metrics) map[string]point {
-	out := map[string]point{}
+// ioKey is the attributes of one interconnect.io point.
+type ioKey struct {
+	component, direction, device, busID string
+	numa                                int64
+}
+
+// io names an interconnect.io point by its attributes.
+func io(component, direction, device, busID string, numa int64) ioKey {
+	return ioKey{component, direction, device, busID, numa}
+}
+
+// ioPoints returns the interconnect.io points (metrictest.Points) by their attributes, after
+// checking that the metric is a monotonic sum and that no two points share attributes.
+func ioPoints(t testing.TB, md pmetric.Metrics) map[ioKey]point {
 	for _, m := range metrictest.Metrics(md, "interconnect.io") {
 		require.Equal(t, pmetric.MetricTypeSum, m.Type())
 		require.True(t, m.Sum().IsMonotonic())
-		dps := m.Sum().DataPoints()
-		for i := 0; i < dps.Len(); i++ {
-			dp := dps.At(i)
-			a := dp.Attributes()
-			get := func(k string) string { v, _ := a.Get(k); return v.AsString() }
-			key := fmt.Sprintf("%s %s %s %s %s", get("component"), get("direction"), get("device"), get("pci.bus_id"), get("numa.node"))
-			_, dup := out[key]
-			require.False(t, dup, "duplicate point %s", key)
-			out[key] = point{dp.IntValue(), dp.StartTimestamp()}
-		}
+	}
+	out := map[ioKey]point{}
+	for _, dp := range metrictest.Points(md, "interconnect.io") {
+		a := dp.Attributes()
+		get := func(k string) string { v, _ := a.Get(k); return v.Str() }
+		numa, _ := a.Get("numa.node")
+		key := io(get("component"), get("direction"), get("device"), get("pci.bus_id"), numa.Int())
+		_, dup := out[key]
+		require.False(t, dup, "duplicate point %v", key)
+		out[key] = point{dp.IntValue(), dp.StartTimestamp()}
 	}
 	return out
 }

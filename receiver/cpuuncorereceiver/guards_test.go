@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -22,18 +23,16 @@ func corrections(ts *testScraper, sub string) []string {
 	return logged(ts, zapcore.InfoLevel, sub)
 }
 
-// scales returns cpuuncore.event.bytes_per_count as "pmu event source" -> bytes.
-func scales(md pmetric.Metrics) map[string]float64 {
-	out := map[string]float64{}
-	forEachMetric(md, "cpuuncore.event.bytes_per_count", func(m pmetric.Metric) {
-		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
-			dp := m.Gauge().DataPoints().At(i)
-			p, _ := dp.Attributes().Get("pmu")
-			e, _ := dp.Attributes().Get("event")
-			s, _ := dp.Attributes().Get("scale.source")
-			out[p.Str()+" "+e.Str()+" "+s.Str()] = dp.DoubleValue()
-		}
-	})
+// scaleKey is the attributes of one cpuuncore.event.bytes_per_count point.
+type scaleKey struct{ pmu, event, source string }
+
+// scales returns cpuuncore.event.bytes_per_count (metrictest.Points) by its attributes.
+func scales(md pmetric.Metrics) map[scaleKey]float64 {
+	out := map[scaleKey]float64{}
+	for _, dp := range metrictest.Points(md, "cpuuncore.event.bytes_per_count") {
+		get := func(k string) string { v, _ := dp.Attributes().Get(k); return v.Str() }
+		out[scaleKey{get("pmu"), get("event"), get("scale.source")}] = dp.DoubleValue()
+	}
 	return out
 }
 
@@ -60,7 +59,7 @@ func TestGuardICXCASUmasks(t *testing.T) {
 			ts.tick(5 * time.Second)
 			md, err := ts.scrape(t.Context())
 			require.NoError(t, err)
-			assert.Equal(t, int64(3*64), ioPoints(t, md)["cpu_memory read socket0/imc  0"].value)
+			assert.Equal(t, int64(3*64), ioPoints(t, md)[io("cpu_memory", "read", "socket0/imc", "", 0)].value)
 		})
 	}
 }
@@ -88,12 +87,12 @@ func TestGuardIIOScale(t *testing.T) {
 			md, err := ts.scrape(t.Context())
 			require.NoError(t, err)
 			got := ioPoints(t, md)
-			assert.Equal(t, int64(10*32), got["cpu_pcie receive socket0/iio1  0"].value)
+			assert.Equal(t, int64(10*32), got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value)
 			// Transmit comes from the programmable events of uncore_iio_1, not from bw_out.
-			assert.Equal(t, int64(0), got["cpu_pcie transmit socket0/iio1  0"].value)
+			assert.Equal(t, int64(0), got[io("cpu_pcie", "transmit", "socket0/iio1", "", 0)].value)
 			assert.Equal(t, [][]uint64{{0x00070ff000000483, 0x00070ff0000001c0}}, ts.fake.openAttrs(tc.box+1, 0))
-			pmu := "uncore_iio_free_running_1 bw_in_port0 " + tc.source
-			assert.Equal(t, 32.0, scales(md)[pmu], "%v", keys(scales(md)))
+			pmu := scaleKey{"uncore_iio_free_running_1", "bw_in_port0", tc.source}
+			assert.Equal(t, 32.0, scales(md)[pmu], "%v", scales(md))
 			notes := corrections(ts, "Fix the scale of IIO free running counters")
 			if tc.source == "corrected" {
 				assert.Len(t, notes, 8, "one per port alias: %v", notes)
@@ -126,9 +125,9 @@ func TestGuardGNRSubchannels(t *testing.T) {
 			md, err := ts.scrape(t.Context())
 			require.NoError(t, err)
 			got := ioPoints(t, md)
-			assert.Equal(t, int64((100+90)*64), got["cpu_memory read socket1/imc  1"].value)
-			assert.Equal(t, int64(7*64), got["cpu_memory write socket1/imc  1"].value)
-			assert.Equal(t, 64.0, scales(md)["uncore_imc_0 cas_count_read_sch1 "+tc.source])
+			assert.Equal(t, int64((100+90)*64), got[io("cpu_memory", "read", "socket1/imc", "", 1)].value)
+			assert.Equal(t, int64(7*64), got[io("cpu_memory", "write", "socket1/imc", "", 1)].value)
+			assert.Equal(t, 64.0, scales(md)[scaleKey{"uncore_imc_0", "cas_count_read_sch1", tc.source}])
 			if tc.source == "builtin" {
 				assert.Len(t, corrections(ts, "6a8a48644c4b"), 4)
 			} else {
@@ -148,7 +147,7 @@ func TestGuardSPRWithoutAliases(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(11*64), ioPoints(t, md)["cpu_memory write socket1/imc  1"].value)
+	assert.Equal(t, int64(11*64), ioPoints(t, md)[io("cpu_memory", "write", "socket1/imc", "", 1)].value)
 }
 
 // SKX IIO free-running counters are 36 bits (skx_iio_freerunning BW width 36): 256 GiB at 4 B
@@ -175,7 +174,7 @@ func TestGuardSKXWrap(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	first := ioPoints(t, md)["cpu_pcie receive socket0/iio1  0"]
+	first := ioPoints(t, md)[io("cpu_pcie", "receive", "socket0/iio1", "", 0)]
 	assert.Equal(t, int64(4000), first.value)
 
 	// Folded in between: a 30 s scrape interval is fine.
@@ -191,7 +190,7 @@ func TestGuardSKXWrap(t *testing.T) {
 	ts.tick(6 * time.Second)
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(4040), ioPoints(t, md)["cpu_pcie receive socket0/iio1  0"].value)
+	assert.Equal(t, int64(4040), ioPoints(t, md)[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value)
 
 	// Not folded (the reader could not run): the late read is reported once.
 	ts.fake.add(0, skxFree0+1, bwIn0, 10)
@@ -201,7 +200,7 @@ func TestGuardSKXWrap(t *testing.T) {
 	assert.True(t, scrapererror.IsPartialScrapeError(err))
 	assert.Contains(t, err.Error(), "12 IIO free-running groups")
 	assert.Contains(t, err.Error(), "36-bit")
-	p := ioPoints(t, md)["cpu_pcie receive socket0/iio1  0"]
+	p := ioPoints(t, md)[io("cpu_pcie", "receive", "socket0/iio1", "", 0)]
 	assert.Equal(t, int64(4080), p.value, "what the kernel counted is still reported")
 	assert.Equal(t, first.start, p.start, "never a reset")
 	assert.Zero(t, partialFailed(t, err), "no point is lost: the series is a lower bound")
@@ -233,7 +232,7 @@ func TestGuardUMCSaturation(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	first := ioPoints(t, md)["cpu_memory read socket0/umc  0"]
+	first := ioPoints(t, md)[io("cpu_memory", "read", "socket0/umc", "", 0)]
 	assert.Equal(t, int64(1<<47)*64, first.value)
 	assert.Equal(t, 25, ts.fake.opened, "the group reached 2^47 counts and was reopened")
 	assert.Equal(t, 1, ts.fake.closed)
@@ -242,7 +241,7 @@ func TestGuardUMCSaturation(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
-	p := ioPoints(t, md)["cpu_memory read socket0/umc  0"]
+	p := ioPoints(t, md)[io("cpu_memory", "read", "socket0/umc", "", 0)]
 	assert.Equal(t, (int64(1<<47)+5)*64, p.value, "counts after the reopen add to the series")
 	assert.Equal(t, first.start, p.start, "no reset")
 	assert.Equal(t, 25, ts.fake.opened)
@@ -299,7 +298,7 @@ func TestZen4DataFabricBeforeUMC(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Equal(t, int64((100+48)*64), got["cpu_memory read socket1/df  1"].value, "extrapolated by time_enabled/time_running")
-	assert.Equal(t, int64(12*64), got["cpu_memory write socket1/df  1"].value)
-	assert.Equal(t, int64(0), got["cpu_memory read socket0/df  0"].value)
+	assert.Equal(t, int64((100+48)*64), got[io("cpu_memory", "read", "socket1/df", "", 1)].value, "extrapolated by time_enabled/time_running")
+	assert.Equal(t, int64(12*64), got[io("cpu_memory", "write", "socket1/df", "", 1)].value)
+	assert.Equal(t, int64(0), got[io("cpu_memory", "read", "socket0/df", "", 0)].value)
 }

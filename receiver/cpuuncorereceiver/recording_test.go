@@ -26,7 +26,7 @@ import (
 func TestRecordThenReplay(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "node1-cpuuncore.jsonl")
 	live := newTestScraper(t, "skx", func(c *Config) { c.Recording.Write = file })
-	var liveIO []map[string]point
+	var liveIO []map[ioKey]point
 	for i := range 2 {
 		live.fake.add(0, skxIMC0, skxCASRead, uint64(1000*(i+1)))
 		live.fake.add(0, skxIMC0, skxCASWrite, 500)
@@ -62,7 +62,7 @@ func TestRecordThenReplay(t *testing.T) {
 			assert.Equal(t, p.value, got[k].value, "scrape %d %s", i, k)
 		}
 	}
-	assert.Equal(t, int64((1000+2000)*64), liveIO[1]["cpu_memory read socket0/imc  0"].value, "the fixture's counts came through")
+	assert.Equal(t, int64((1000+2000)*64), liveIO[1][io("cpu_memory", "read", "socket0/imc", "", 0)].value, "the fixture's counts came through")
 
 	// The factory's receiver replays the same way (one createMetricsReceiver for every mode).
 	require.NoError(t, r.Start(t.Context(), componenttest.NewNopHost()))

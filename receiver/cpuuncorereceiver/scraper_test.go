@@ -56,17 +56,17 @@ func TestScrapeKnownBytesSKX(t *testing.T) {
 	require.NoError(t, err)
 	got := ioPoints(t, md)
 	assert.Len(t, got, 2*2+2*6*2, "read/write per socket, receive/transmit per stack and socket")
-	want := map[string]int64{
-		"cpu_memory read socket0/imc  0":    (1000 + 10) * 64,
-		"cpu_memory write socket0/imc  0":   500 * 64,
-		"cpu_memory read socket1/imc  1":    7 * 64,
-		"cpu_memory write socket1/imc  1":   0,
-		"cpu_pcie receive socket0/iio1  0":  100 * 4,
-		"cpu_pcie transmit socket0/iio1  0": 50 * 4,
-		"cpu_pcie receive socket1/iio2  1":  3 * 4,
-		"cpu_pcie transmit socket1/iio2  1": 0,
-		"cpu_pcie receive socket0/iio5  0":  0,
-		"cpu_pcie transmit socket1/iio0  1": 0,
+	want := map[ioKey]int64{
+		io("cpu_memory", "read", "socket0/imc", "", 0):    (1000 + 10) * 64,
+		io("cpu_memory", "write", "socket0/imc", "", 0):   500 * 64,
+		io("cpu_memory", "read", "socket1/imc", "", 1):    7 * 64,
+		io("cpu_memory", "write", "socket1/imc", "", 1):   0,
+		io("cpu_pcie", "receive", "socket0/iio1", "", 0):  100 * 4,
+		io("cpu_pcie", "transmit", "socket0/iio1", "", 0): 50 * 4,
+		io("cpu_pcie", "receive", "socket1/iio2", "", 1):  3 * 4,
+		io("cpu_pcie", "transmit", "socket1/iio2", "", 1): 0,
+		io("cpu_pcie", "receive", "socket0/iio5", "", 0):  0,
+		io("cpu_pcie", "transmit", "socket1/iio0", "", 1): 0,
 	}
 	for k, v := range want {
 		require.Contains(t, got, k)
@@ -81,9 +81,9 @@ func TestScrapeKnownBytesSKX(t *testing.T) {
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
 	got = ioPoints(t, md)
-	assert.Equal(t, int64(502*64), got["cpu_memory write socket0/imc  0"].value)
-	assert.Equal(t, int64(101*4), got["cpu_pcie receive socket0/iio1  0"].value)
-	assert.Equal(t, started, got["cpu_pcie receive socket0/iio1  0"].start)
+	assert.Equal(t, int64(502*64), got[io("cpu_memory", "write", "socket0/imc", "", 0)].value)
+	assert.Equal(t, int64(101*4), got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value)
+	assert.Equal(t, started, got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].start)
 
 	// Not multiplexed: running ratio 1 for every PMU.
 	n := 0
@@ -112,31 +112,27 @@ func TestPortGranularitySKX(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Equal(t, int64(9*4), got["cpu_pcie receive socket0/iio2/port2 0000:3a:02.0 0"].value)
-	assert.Equal(t, int64(5*4), got["cpu_pcie transmit socket1/iio2/port0 0000:ae:00.0 1"].value)
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio1/port0 0000:17:00.0 0")
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio4/port3  0", "unmapped stack: no bus id")
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio1/port1  0", "no root port 17:01.0 in the tree")
+	assert.Equal(t, int64(9*4), got[io("cpu_pcie", "receive", "socket0/iio2/port2", "0000:3a:02.0", 0)].value)
+	assert.Equal(t, int64(5*4), got[io("cpu_pcie", "transmit", "socket1/iio2/port0", "0000:ae:00.0", 1)].value)
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio1/port0", "0000:17:00.0", 0))
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio4/port3", "", 0), "unmapped stack: no bus id")
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio1/port1", "", 0), "no root port 17:01.0 in the tree")
 	assert.Len(t, got, 2*2+2*6*4*2)
 
-	var devices []string
-	forEachMetric(md, "cpuuncore.pcie.device", func(m pmetric.Metric) {
-		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
-			a := m.Gauge().DataPoints().At(i).Attributes()
-			d, _ := a.Get("device")
-			rp, _ := a.Get("pci.root_port")
-			b, _ := a.Get("pci.bus_id")
-			n, _ := a.Get("numa.node")
-			devices = append(devices, d.Str()+" "+rp.Str()+" "+b.Str()+" "+n.AsString())
-		}
-	})
-	assert.ElementsMatch(t, []string{
-		"socket0/iio1/port0 0000:17:00.0 0000:18:00.0 0",
-		"socket0/iio1/port0 0000:17:00.0 0000:18:00.1 0",
-		"socket0/iio2/port2 0000:3a:02.0 0000:3b:00.0 0",
-		"socket0/iio2/port2 0000:3a:02.0 0000:3c:08.0 0",
-		"socket0/iio2/port2 0000:3a:02.0 0000:3d:00.0 0",
-		"socket1/iio2/port0 0000:ae:00.0 0000:af:00.0 1",
+	var devices []map[string]any
+	for _, dp := range metrictest.Points(md, "cpuuncore.pcie.device") {
+		devices = append(devices, dp.Attributes().AsRaw())
+	}
+	dev := func(device, rootPort, busID string, numa int64) map[string]any {
+		return map[string]any{"device": device, "pci.root_port": rootPort, "pci.bus_id": busID, "numa.node": numa}
+	}
+	assert.ElementsMatch(t, []map[string]any{
+		dev("socket0/iio1/port0", "0000:17:00.0", "0000:18:00.0", 0),
+		dev("socket0/iio1/port0", "0000:17:00.0", "0000:18:00.1", 0),
+		dev("socket0/iio2/port2", "0000:3a:02.0", "0000:3b:00.0", 0),
+		dev("socket0/iio2/port2", "0000:3a:02.0", "0000:3c:08.0", 0),
+		dev("socket0/iio2/port2", "0000:3a:02.0", "0000:3d:00.0", 0),
+		dev("socket1/iio2/port0", "0000:ae:00.0", "0000:af:00.0", 1),
 	}, devices)
 }
 
@@ -149,7 +145,7 @@ func TestMultiplexedGroupIsScaled(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(1000*64), ioPoints(t, md)["cpu_memory read socket0/imc  0"].value)
+	assert.Equal(t, int64(1000*64), ioPoints(t, md)[io("cpu_memory", "read", "socket0/imc", "", 0)].value)
 	ratios := 0
 	forEachMetric(md, "cpuuncore.counter.running_ratio", func(m pmetric.Metric) {
 		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
@@ -183,8 +179,8 @@ func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 	assert.True(t, scrapererror.IsPartialScrapeError(err))
 	assert.Contains(t, err.Error(), "uncore_imc_2 on CPU 28")
 	got := ioPoints(t, md)
-	assert.NotContains(t, got, "cpu_memory read socket1/imc2  1")
-	assert.Equal(t, int64(4*64), got["cpu_memory read socket0/imc2  0"].value)
+	assert.NotContains(t, got, io("cpu_memory", "read", "socket1/imc2", "", 1))
+	assert.Equal(t, int64(4*64), got[io("cpu_memory", "read", "socket0/imc2", "", 0)].value)
 	assert.Len(t, got, 2*6*2-2)
 	assert.Equal(t, 2, partialFailed(t, err), "read and write of socket1/imc2")
 
@@ -207,7 +203,7 @@ func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(3*64), ioPoints(t, md)["cpu_memory read socket1/imc2  1"].value)
+	assert.Equal(t, int64(3*64), ioPoints(t, md)[io("cpu_memory", "read", "socket1/imc2", "", 1)].value)
 }
 
 // TestPermissionDeniedNamesTheFix: EACCES from perf_event_open (perf_event_paranoid 2, no
@@ -275,7 +271,7 @@ func TestProgrammableTransmitICX(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64((1000+24)*4), ioPoints(t, md)["cpu_pcie transmit socket1/iio1  1"].value)
+	assert.Equal(t, int64((1000+24)*4), ioPoints(t, md)[io("cpu_pcie", "transmit", "socket1/iio1", "", 1)].value)
 
 	port := newTestScraper(t, "icx", func(c *Config) {
 		c.Memory.Enabled = false
@@ -294,8 +290,8 @@ func TestProgrammableTransmitICX(t *testing.T) {
 	require.NoError(t, err)
 	got := ioPoints(t, md)
 	// Stack 0 of die 0 is on root bus 0000:16 (uncore_iio_0/die0); part 0 = root port 16:02.0.
-	assert.Equal(t, int64(400*4), got["cpu_pcie transmit socket0/iio0/port0 0000:16:02.0 0"].value, "extrapolated from a quarter of the time")
-	assert.Equal(t, int64(40*32), got["cpu_pcie receive socket0/iio0/port0 0000:16:02.0 0"].value)
+	assert.Equal(t, int64(400*4), got[io("cpu_pcie", "transmit", "socket0/iio0/port0", "0000:16:02.0", 0)].value, "extrapolated from a quarter of the time")
+	assert.Equal(t, int64(40*32), got[io("cpu_pcie", "receive", "socket0/iio0/port0", "0000:16:02.0", 0)].value)
 	ratios := metrictest.Points(md, "cpuuncore.counter.running_ratio")
 	require.NotEmpty(t, ratios)
 	for _, dp := range ratios {
