@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"syscall"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap/zapcore"
-	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
@@ -71,7 +72,7 @@ func TestPMUDisappearsAndCPUHotplug(t *testing.T) {
 	require.NoError(t, os.Symlink("../../node/node1", filepath.Join(root, "sys/devices/system/cpu/cpu29/node1")))
 	ts.fake.readErr = func(cpu int, attrs []perf.Attr) error {
 		if attrs[0].Type == skxIMC0+5 || (attrs[0].Type == skxIMC0 && cpu == 28) {
-			return unix.ENODEV
+			return syscall.ENODEV
 		}
 		return nil
 	}

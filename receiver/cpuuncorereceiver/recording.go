@@ -114,6 +114,8 @@ type seam struct {
 	opener perf.Opener
 	// root is where discovery reads sys/ and proc/: root_path, or the replay's materialized tree.
 	root string
+	// replayed: root is a tree from a recording made elsewhere, read confined to it.
+	replayed bool
 	// afterScrape writes the scrape's readings (recording) or moves to the next recorded sample
 	// (replay); nil live.
 	afterScrape func(now time.Time) error
@@ -139,7 +141,7 @@ func openSeam(cfg *Config, live func() (perf.Opener, error), now time.Time) (*se
 			_ = p.Close()
 			return nil, fmt.Errorf("recording %s: the first sample holds no perf readings", cfg.Recording.Replay)
 		}
-		return &seam{opener: o, root: p.Root(), afterScrape: o.advance, close: p.Close}, nil
+		return &seam{opener: o, root: p.Root(), replayed: true, afterScrape: o.advance, close: p.Close}, nil
 	}
 	opener, err := live()
 	if err != nil {

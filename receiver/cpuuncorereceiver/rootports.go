@@ -29,12 +29,14 @@ type portInfo struct {
 // designates.
 func (d *discovery) rootBus(freeRunning string, die int) string {
 	box := strings.Replace(freeRunning, "_free_running", "", 1)
-	s, err := d.r.ReadString(filepath.Join(d.paths.pmus, box, fmt.Sprintf("die%d", die)))
+	path := filepath.Join(d.paths.pmus, box, fmt.Sprintf("die%d", die))
+	s, err := d.r.ReadString(path)
 	if err != nil {
 		return ""
 	}
-	if len(s) < 7 || s[4] != ':' {
-		path := filepath.Join(d.paths.pmus, box, fmt.Sprintf("die%d", die))
+	// The root bus's host bridge is sys/devices/pci<mapping> (drivers/pci/probe.c
+	// pci_register_host_bridge names it pci%04x:%02x).
+	if !pci.IsRootBus("pci" + s) {
 		d.problem(path, fmt.Errorf("%s: unexpected stack mapping %q", path, s))
 		return ""
 	}

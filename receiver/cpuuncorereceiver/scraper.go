@@ -106,6 +106,12 @@ func (s *uncoreScraper) start(context.Context, component.Host) error {
 	if err != nil {
 		return err
 	}
+	if src.replayed {
+		// A crafted link in a recording must not expose a file of the replaying host.
+		if err := s.reader.Confine(src.root); err != nil {
+			return errors.Join(err, src.close())
+		}
+	}
 	s.src, s.opener, s.paths = src, src.opener, newHostPaths(src.root)
 
 	id, err := readCPUID(s.paths.cpuinfo)

@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"syscall"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap/zapcore"
-	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
@@ -168,7 +169,7 @@ func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 	broken := true
 	ts.fake.readErr = func(cpu int, attrs []perf.Attr) error {
 		if broken && cpu == 28 && attrs[0].Type == skxIMC0+2 {
-			return unix.ENODEV
+			return syscall.ENODEV
 		}
 		return nil
 	}
@@ -215,7 +216,7 @@ func TestPermissionDeniedNamesTheFix(t *testing.T) {
 	// Re-run discovery with a denying source: the first discovery already opened groups.
 	require.NoError(t, ts.shutdown(t.Context()))
 	ts.plan = &plan{}
-	ts.fake.openErr = func(int, []perf.Attr) error { return unix.EACCES }
+	ts.fake.openErr = func(int, []perf.Attr) error { return syscall.EACCES }
 	ts.discover(ts.clock)
 	warns := messages(ts.logs, zapcore.WarnLevel)
 	denied := 0
