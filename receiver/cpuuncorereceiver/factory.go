@@ -2,6 +2,7 @@ package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/re
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -17,6 +18,10 @@ import (
 // count they hold 256 GiB, which a PCIe Gen3 x16 port moves in about 17 s; every read folds the
 // hardware counter into the kernel's 64-bit count (uncore.c uncore_perf_event_update).
 const defaultInterval = 5 * time.Second
+
+// errUnsupportedPlatform is what the live source answers where there is no perf_event_open
+// (factory_others.go).
+var errUnsupportedPlatform = errors.New("unsupported platform")
 
 // NewFactory creates the cpuuncore receiver factory.
 func NewFactory() receiver.Factory {

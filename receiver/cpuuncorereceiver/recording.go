@@ -2,7 +2,6 @@ package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/re
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,10 +102,6 @@ func skipHostPath(rel string) bool {
 	}
 	return false
 }
-
-// errUnsupportedPlatform is what the live source answers where there is no perf_event_open
-// (factory_others.go).
-var errUnsupportedPlatform = errors.New("unsupported platform")
 
 // seam is where the scraper's counters and files come from, chosen once per Start: the live
 // kernel, the live kernel with every reading recorded, or a replay.

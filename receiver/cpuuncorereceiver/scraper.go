@@ -43,10 +43,9 @@ type uncoreScraper struct {
 	// mu serialises scrapes, discovery, shutdown and the background reader of fold.go.
 	mu sync.Mutex
 
-	cfg    *Config
-	logger *zap.Logger
-	log    *errtrack.Log
-	mb     *metadata.MetricsBuilder
+	cfg *Config
+	log *errtrack.Log
+	mb  *metadata.MetricsBuilder
 	// live opens the kernel's perf_event_open (factory_linux.go); start wraps it for recording
 	// or replaces it with a replay (recording.go).
 	live   func() (perf.Opener, error)
@@ -75,7 +74,6 @@ type uncoreScraper struct {
 func newScraper(cfg *Config, set receiver.Settings, live func() (perf.Opener, error)) *uncoreScraper {
 	return &uncoreScraper{
 		cfg:         cfg,
-		logger:      set.Logger,
 		log:         errtrack.NewLog(set.Logger),
 		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		live:        live,
@@ -158,11 +156,12 @@ func (s *uncoreScraper) discover(now time.Time) {
 	missing := s.reconcile(s.plan, d.plan, now)
 	s.plan = d.plan
 	s.incomplete = missing || len(d.plan.groups) == 0 && len(d.plan.mbm) == 0
-	s.logStatus(missing || slicesContainsLevel(d.said, zapcore.WarnLevel))
+	s.logStatus(missing || anyAtLeast(d.said, zapcore.WarnLevel))
 	s.ensureFolding()
 }
 
-func slicesContainsLevel(lines []logLine, level zapcore.Level) bool {
+// anyAtLeast reports whether a line is logged at level or above.
+func anyAtLeast(lines []logLine, level zapcore.Level) bool {
 	for _, l := range lines {
 		if l.level >= level {
 			return true
