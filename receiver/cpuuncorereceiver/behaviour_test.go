@@ -26,7 +26,7 @@ func TestNoUncoreUnderHypervisor(t *testing.T) {
 	ts := newTestScraper(t, "vm", nil)
 	infos := messages(ts.logs, zapcore.InfoLevel)
 	require.Len(t, infos, 1, "%v", infos)
-	assert.Contains(t, infos[0], "No usable uncore PMU")
+	assert.Contains(t, infos[0], "no usable uncore PMU")
 	assert.Contains(t, infos[0], "pmus=uncore_imc / amd_umc / uncore_iio_free_running")
 	assert.Contains(t, infos[0], "running under a hypervisor")
 	assert.Equal(t, zapcore.InfoLevel, ts.logs.All()[0].Level)

@@ -225,7 +225,7 @@ func (s *uncoreScraper) logStatus(problems bool) {
 	default:
 		reason = "no supported uncore PMU on this CPU"
 	}
-	s.log.Once("status/none", zapcore.InfoLevel, "No usable uncore PMU: nothing to report",
+	s.log.Once("status/none", zapcore.InfoLevel, "Nothing to report: no usable uncore PMU",
 		zap.String("pmus", strings.Join(want, " / ")), zap.String("dir", s.paths.pmus), zap.String("reason", reason),
 		zap.Stringer("cpu", s.cpu), zap.Duration("retry_every", rediscoverEvery))
 }
