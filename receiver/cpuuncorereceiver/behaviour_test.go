@@ -5,10 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
-
-	"syscall"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

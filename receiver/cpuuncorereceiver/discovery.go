@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
 // Discovery turns what sysfs shows (PMUs, their cpumask, formats and event aliases, the IIO

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 )
 
 // Each test here covers one correctness guard of resolve.go, on a fixture of the kernel version

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"go.uber.org/zap"
+
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
-	"go.uber.org/zap"
 )
 
 // loadPMU loads one PMU and resolves the events of src on it; the caller places the members

@@ -7,8 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 )
 
 // This file maps IIO stacks and their parts (ports) to the PCI root ports they serve, and lists

@@ -2,10 +2,9 @@ package cpuuncorereceiver
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 	"time"
-
-	"syscall"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
