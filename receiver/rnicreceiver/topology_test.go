@@ -65,7 +65,9 @@ func topoAttr(t *testing.T, md pmetric.Metrics, metric string, want map[string]a
 }
 
 // pair selects the series of a GPU (by PCI address) and a NIC.
-func pair(gpu, nic string) map[string]any { return map[string]any{"gpu.pci.bus_id": gpu, "device": nic} }
+func pair(gpu, nic string) map[string]any {
+	return map[string]any{"gpu.pci.bus_id": gpu, "device": nic}
+}
 
 func mustPath(t *testing.T, md pmetric.Metrics, gpu, nic string) string {
 	t.Helper()

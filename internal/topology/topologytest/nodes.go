@@ -188,4 +188,3 @@ func Nodes() map[string]testfs.PCINode {
 	nodes["nic-x8"] = nx
 	return nodes
 }
-
