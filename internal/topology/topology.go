@@ -5,13 +5,14 @@ import (
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 )
 
-// State is a tri-state fact: yes, no, or not knowable by this reader.
+// State is a tri-state fact: Yes (1), No (0), or Unknown (-1), not knowable by this reader; the
+// values are what the metrics report.
 type State int8
 
 const (
-	Unknown State = -1
-	No      State = 0
-	Yes     State = 1
+	Unknown State = iota - 1
+	No
+	Yes
 )
 
 func stateOf(b bool) State {
