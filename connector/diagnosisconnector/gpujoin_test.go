@@ -61,7 +61,11 @@ func TestGPUVerdictsJoinByBusID(t *testing.T) {
 	var got, sentences []string
 	for i := range 3 {
 		at := start.Add(time.Duration(i) * e.cfg.Interval)
-		e.ingest(toMetrics("mixed", "", mixedNodePoints(), at), at)
+		// gpu0 idles at Gen1 of Gen4 with all its lanes: not a degraded link.
+		pts := append(mixedNodePoints(),
+			simulate.Point{Metric: "gpu.pcie.link.generation", Value: 1, Attrs: map[string]string{"device": "gpu0"}},
+			simulate.Point{Metric: "gpu.pcie.link.max_generation", Value: 4, Attrs: map[string]string{"device": "gpu0"}})
+		e.ingest(toMetrics("mixed", "", pts, at), at)
 		md, ld := e.evaluate(at.Add(10 * time.Millisecond))
 		got = holdingOf(md, "mixed")
 		for _, r := range records([]plog.Logs{ld}) {
