@@ -126,7 +126,9 @@ func cumulativePoints(md pmetric.Metrics) map[string]pmetric.NumberDataPoint {
 }
 
 // injectFaults makes the reads of mlx5_bad fail the way kernels fail them: EIO, EACCES (an LSM or
-// a container's mount), EINVAL (a PMA query that failed on a modern kernel), EOPNOTSUPP.
+// a container's mount), and the two errnos with which the kernel says the hardware does not
+// provide a counter: EINVAL (a PMA query that failed on a modern kernel) and EOPNOTSUPP.
+var injectedFailures = []string{"mlx5_bad/ports/1/counters/port_rcv_data", "mlx5_bad/ports/1/counters/port_xmit_packets", "mlx5_bad/ports/1/counters/symbol_error"}
 func injectFaults(s *rnicScraper) {
 	s.reader.OnOpen = func(p string) error {
 		switch {
@@ -148,23 +150,40 @@ func injectFaults(s *rnicScraper) {
 // values against the fixture's inputs, then against the golden file (which shows every point).
 func TestScrapeSyntheticNode(t *testing.T) {
 	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
-	s, _ := newTestScraper(t, root, func(cfg *Config) {
+	s, logs := newTestScraper(t, root, func(cfg *Config) {
 		cfg.Metrics.RnicDriverCounter.Enabled = true
 	})
 	injectFaults(s)
 	_, err := s.scrape(context.Background())
 
-	// mlx5_bad's three injected faults and its garbage symbol_error, each naming its file; the
-	// rest of the node is scraped.
+	// mlx5_bad's two injected failures and its garbage symbol_error, each naming its file; the
+	// rest of the node is scraped. The counters the hardware does not provide (EINVAL, EOPNOTSUPP)
+	// are no error: each is said once at info level and left out from then on.
 	require.Error(t, err)
 	require.True(t, scrapererror.IsPartialScrapeError(err))
-	for _, f := range []string{"mlx5_bad/ports/1/counters/port_rcv_data", "mlx5_bad/ports/1/counters/port_xmit_packets", "mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/symbol_error", "mlx5_bad/ports/1/counters/port_xmit_wait"} {
+	for _, f := range injectedFailures {
 		assert.Contains(t, err.Error(), f)
 	}
 	assert.Contains(t, err.Error(), "permission denied")
-	assert.Contains(t, err.Error(), "operation not supported")
+	for _, f := range []string{"mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/port_xmit_wait"} {
+		assert.NotContains(t, err.Error(), f)
+		said := logs.FilterMessage("Counter not provided by the hardware; not read again").FilterFieldKey("key").All()
+		assert.True(t, slices.ContainsFunc(said, func(e observer.LoggedEntry) bool {
+			return strings.HasSuffix(e.ContextMap()["key"].(string), f) && e.Level == zapcore.InfoLevel
+		}), "%s said at info level", f)
+	}
+	var perr scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, 6, perr.Failed, "each failed file costs its metric's point and its rnic.driver.counter point")
 	md, err := scrapeGrown(t, s, root)
-	require.NoError(t, err, "the same failures are not reported again")
+	// Every failure is returned on every scrape it happens, so scraperhelper counts its points.
+	require.Error(t, err)
+	for _, f := range injectedFailures {
+		assert.Contains(t, err.Error(), f, "returned again")
+	}
+	assert.NotContains(t, err.Error(), "port_xmit_wait", "not read again")
+	assert.Equal(t, 1, logs.FilterMessage("Read failed; its points are missing").FilterField(zap.String("key", filepath.Join(root, "sys/class/infiniband", injectedFailures[0]))).Len(),
+		"logged when it starts, not on every scrape")
 
 	// RoCE LAG port, telegraf's values: port_xmit_data counts 4-octet words.
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
@@ -245,7 +264,8 @@ func mustAttr(t *testing.T, md pmetric.Metrics, metric, device, attr string) any
 }
 
 // TestCountersAcrossScrapes: growth, a reset (new start timestamp, no negative delta), saturation
-// and its end, and a counter that fails the same way twice being reported once.
+// and its end, and a counter that fails the same way on every scrape being returned every time
+// and logged once.
 func TestCountersAcrossScrapes(t *testing.T) {
 	root := t.TempDir()
 	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
@@ -262,9 +282,13 @@ func TestCountersAcrossScrapes(t *testing.T) {
 	testfs.SetUint(t, root, mlx4+"2/counters/port_xmit_data", 100) // cleared after saturating
 	md2, err2 := s.scrape(context.Background())
 
-	// The same faults again: nothing new to report.
-	assert.NoError(t, err2)
-	assert.Positive(t, logs.FilterMessage("still failing").Len(), "repeats are logged at debug level")
+	// The same faults again: returned again, not logged again.
+	require.Error(t, err2)
+	for _, f := range injectedFailures[:2] { // symbol_error is a slow counter, not read on this scrape
+		assert.Contains(t, err2.Error(), f, "the same failures, every scrape")
+	}
+	assert.Equal(t, 1, logs.FilterMessage("Read failed; its points are missing").FilterFieldKey("key").
+		FilterField(zap.String("key", filepath.Join(root, "sys/class/infiniband", injectedFailures[1]))).Len())
 
 	assert.Equal(t, int64(1000*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "1000 words since the baseline")
 	tx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
@@ -273,7 +297,8 @@ func TestCountersAcrossScrapes(t *testing.T) {
 
 	testfs.SetUint(t, root, bond+"port_rcv_data", 5) // cleared (perfquery -R)
 	md3, err3 := s.scrape(context.Background())
-	require.NoError(t, err3)
+	require.Error(t, err3)
+	assert.Contains(t, err3.Error(), injectedFailures[0], "still failing, still returned")
 	rx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
 	rx2, _ := point(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
 	rx3, _ := point(md3, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
@@ -298,7 +323,7 @@ func TestCountersAcrossScrapes(t *testing.T) {
 func TestStartTimeRuleRNIC(t *testing.T) {
 	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
 	s, _ := newTestScraper(t, root, func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"}
+		cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"}
 		cfg.Metrics.RnicDriverCounter.Enabled = true
 	})
 	// The bond's member has ethtool statistics (bonding/slaves of the fixture's bond0).
@@ -408,7 +433,7 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 		require.NoError(t, err)
 		absent(t, md6, "interconnect.io", mlx4)
 	}
-	require.Equal(t, 1, len(s.ports), "mlx4_1 is gone")
+	require.Equal(t, 1, len(s.plan.ports), "mlx4_1 is gone")
 	require.NoError(t, os.Symlink(target, link))
 	s.slowAt = time.Time{}
 	md7, err := s.scrape(ctx)
@@ -446,20 +471,24 @@ func TestRealFixtures(t *testing.T) {
 		root := fixtureCopy(t, filepath.Join("testdata", "node_exporter"))
 		s, logs := newTestScraper(t, root, nil)
 		_, err := s.scrape(context.Background())
-		// i40iw0: every counter is "N/A (no PMA)": each is an error naming its file, once.
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "i40iw0/ports/1/counters/port_xmit_data")
-		assert.Contains(t, err.Error(), "N/A (no PMA)")
+		// i40iw0: every counter is "N/A (no PMA)": the hardware does not provide them. Said once
+		// at info level, naming the file; no error.
+		require.NoError(t, err)
+		said := logs.FilterMessage("Counters not provided by the hardware; not read").All()
+		require.Len(t, said, 1)
+		assert.Equal(t, zapcore.InfoLevel, said[0].Level)
+		assert.Contains(t, said[0].ContextMap()["error"], "i40iw0/ports/1/counters/port_xmit_data")
+		assert.Contains(t, said[0].ContextMap()["error"], "N/A (no PMA)")
 		// Unreadable PMA data counters rule out the whole counters/ directory (one PMA query
-		// behind them all): it is not read again, so nothing fails again.
+		// behind them all): it is not read again.
 		var opened []string
 		s.reader.OnOpen = func(p string) error { opened = append(opened, p); return nil }
 		_, err = s.scrape(context.Background())
-		assert.NoError(t, err, "the same N/A counters are not reported again")
+		assert.NoError(t, err)
 		for _, p := range opened {
 			assert.NotContains(t, p, "i40iw0/ports/1/counters/")
 		}
-		assert.Zero(t, logs.FilterMessage("still failing").Len())
+		assert.Equal(t, 1, logs.FilterMessage("Counters not provided by the hardware; not read").Len(), "said once")
 		md, err := scrapeGrown(t, s, root)
 		require.NoError(t, err)
 		for _, p := range opened {
@@ -508,7 +537,7 @@ func TestNoHardware(t *testing.T) {
 func TestDeviceVanishes(t *testing.T) {
 	root := t.TempDir()
 	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
-	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"} })
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"} })
 	_, err := s.scrape(context.Background())
 	require.NoError(t, err)
 
@@ -526,7 +555,7 @@ func TestDeviceVanishes(t *testing.T) {
 	md, err := s.scrape(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sys/class/infiniband/mlx4_1/ports/1/counters/port_xmit_data: no such device")
-	assert.True(t, s.rediscover, "a device gone (ENODEV) makes the next scrape rediscover")
+	assert.True(t, s.rediscovery.Due(time.Now()), "a device gone (ENODEV) makes the next scrape rediscover")
 	_, ok := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.True(t, ok, "the other device is still scraped")
 
@@ -534,14 +563,14 @@ func TestDeviceVanishes(t *testing.T) {
 	md, err = s.scrape(context.Background())
 	require.NoError(t, err)
 	absent(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/1"})
-	assert.Len(t, s.ports, 1)
+	assert.Len(t, s.plan.ports, 1)
 }
 
 // TestOnlyEnabledFilesRead checks what a scrape opens: with only interconnect.io enabled, the
 // two data counters of each port and the netdev byte counters, nothing else.
 func TestOnlyEnabledFilesRead(t *testing.T) {
 	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0"}
+		cfg.Include.Devices = []string{"mlx5_bond_0"}
 		onlyMetrics(cfg, "InterconnectIo")
 	})
 	_, err := s.scrape(context.Background()) // discovery
@@ -571,10 +600,10 @@ func TestDeviceListCadence(t *testing.T) {
 	target, err := os.Readlink(link)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(link))
-	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"} })
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"} })
 	_, err = s.scrape(context.Background())
 	require.NoError(t, err)
-	require.Len(t, s.ports, 1)
+	require.Len(t, s.plan.ports, 1)
 
 	require.NoError(t, os.Symlink(target, link))
 	md, err := s.scrape(context.Background())
@@ -608,7 +637,7 @@ func TestDefaultScrapeFiles(t *testing.T) {
 		require.NoError(t, err)
 		return cost{s.reader.Reads() - r0, s.reader.Opened() - o0}
 	}
-	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
+	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) { cfg.Include.Devices = []string{"mlx5_bond_0"} })
 	count(s) // discovery: the static files once, then everything
 	assert.Equal(t, cost{fast, 0}, count(s))
 	assert.Equal(t, cost{fast, 0}, count(s))
@@ -618,7 +647,7 @@ func TestDefaultScrapeFiles(t *testing.T) {
 	assert.Equal(t, fast, s.keptFiles())
 
 	s, _ = newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0"}
+		cfg.Include.Devices = []string{"mlx5_bond_0"}
 		cfg.SlowInterval = 0
 	})
 	count(s)
@@ -633,7 +662,7 @@ func TestDefaultScrapeFiles(t *testing.T) {
 func TestSlowCounters(t *testing.T) {
 	root := t.TempDir()
 	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
-	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.Include.Devices = []string{"mlx5_bond_0"} })
 	ooo := map[string]any{"device": "mlx5_bond_0/1", "counter": "out_of_sequence"}
 	symErr := map[string]any{"device": "mlx5_bond_0/1", "counter": "symbol_error"}
 	port := "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_bond_0/ports/1/"
@@ -730,7 +759,7 @@ func TestEthtoolPFC(t *testing.T) {
 		drivers: map[string]string{"ens1f0np0": "mlx5_core", "ens1f1np1": "mlx5_core", "bond0": "bonding"},
 	}
 	root := fixtureCopy(t, fleetRoot("lag"))
-	s, _ := newTestScraper(t, root, func(cfg *Config) {
+	s, logs := newTestScraper(t, root, func(cfg *Config) {
 		cfg.Ethtool.Enabled = true
 		cfg.Metrics.RnicPauseDuration.Enabled = true
 	})
@@ -754,13 +783,15 @@ func TestEthtoolPFC(t *testing.T) {
 	// The bond's own byte counters still give component=netdev.
 	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}))
 
-	// A netdev outside the collector's network namespace: one error, then quiet.
+	// A netdev outside the collector's network namespace: an error on every scrape (its points
+	// are missing), logged once.
 	fake.err = unix.ENODEV
-	_, err = s.scrape(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "ens1f0np0")
-	_, err = s.scrape(context.Background())
-	assert.NoError(t, err)
+	for range 2 {
+		_, err = s.scrape(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "ens1f0np0")
+	}
+	assert.Equal(t, 1, logs.FilterMessage("Read failed; its points are missing").FilterField(zap.String("key", "ethtool:ens1f0np0")).Len())
 }
 
 // TestEthtoolPerDriverNames: PFC and pause counters under the names bnxt_en, ice and i40e give
