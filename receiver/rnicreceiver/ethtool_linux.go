@@ -65,4 +65,3 @@ func ethtoolCount(req any, field string) uint64 {
 func (e *ioctlEthtool) Driver(netdev string) (string, error) { return e.tool.DriverName(netdev) }
 
 func (e *ioctlEthtool) Close() { e.tool.Close() }
-

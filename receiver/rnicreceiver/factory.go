@@ -50,8 +50,8 @@ func createDefaultConfig() component.Config {
 			Exclude: devicefilter.Match{MatchType: devicefilter.Glob},
 		},
 		Topology:     TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
-		SlowInterval:         defaultSlowInterval,
-		ReadTimeout:          defaultReadTimeout,
+		SlowInterval: defaultSlowInterval,
+		ReadTimeout:  defaultReadTimeout,
 	}
 }
 

@@ -129,6 +129,7 @@ func cumulativePoints(md pmetric.Metrics) map[string]pmetric.NumberDataPoint {
 // a container's mount), and the two errnos with which the kernel says the hardware does not
 // provide a counter: EINVAL (a PMA query that failed on a modern kernel) and EOPNOTSUPP.
 var injectedFailures = []string{"mlx5_bad/ports/1/counters/port_rcv_data", "mlx5_bad/ports/1/counters/port_xmit_packets", "mlx5_bad/ports/1/counters/symbol_error"}
+
 func injectFaults(s *rnicScraper) {
 	s.reader.OnOpen = func(p string) error {
 		switch {
