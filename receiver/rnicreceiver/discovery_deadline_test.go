@@ -2,6 +2,7 @@ package rnicreceiver
 
 import (
 	"context"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,7 +40,7 @@ func TestDiscoveryDoesNotWaitForStuckRead(t *testing.T) {
 	assert.Contains(t, err.Error(), named)
 	t.Logf("first scrape with a stuck discovery read: %s", took)
 	assert.Less(t, took, 5*time.Second, "the scrape waited for the stuck discovery")
-	_, ok := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	_, ok := metrictest.Find(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.True(t, ok, "the other devices are discovered and read")
 	absent(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
 	absent(t, md, "interconnect.io", rnicIO("mlx4_1/2", "transmit"))
@@ -49,7 +50,7 @@ func TestDiscoveryDoesNotWaitForStuckRead(t *testing.T) {
 		md, err = s.scrape(context.Background())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "mlx4_1: discovery reads still blocked", "returned on every scrape")
-		_, ok = point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+		_, ok = metrictest.Find(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 		assert.True(t, ok)
 		absent(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
 	}
@@ -58,7 +59,7 @@ func TestDiscoveryDoesNotWaitForStuckRead(t *testing.T) {
 	released := time.Now()
 	require.Eventually(t, func() bool {
 		md, _ := s.scrape(context.Background())
-		_, ok := point(md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
+		_, ok := metrictest.Find(md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
 		return ok
 	}, 5*time.Second, 20*time.Millisecond, "mlx4_1 is discovered once its reads return")
 	t.Logf("released to discovered: %s", time.Since(released))

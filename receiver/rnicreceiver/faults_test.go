@@ -2,6 +2,7 @@ package rnicreceiver
 
 import (
 	"context"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"math"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ func TestStuckDeviceSkippedOthersRead(t *testing.T) {
 	unblock()
 	require.Eventually(t, func() bool {
 		md, _ = s.scrape(context.Background())
-		_, ok := point(md, "rnic.port.state", map[string]any{"device": "mlx5_4/1"})
+		_, ok := metrictest.Find(md, "rnic.port.state", map[string]any{"device": "mlx5_4/1"})
 		return ok
 	}, 5*time.Second, 50*time.Millisecond)
 	assert.Equal(t, 1, logs.FilterMessage("reads of the device returned; reading it again").Len())
@@ -107,7 +108,7 @@ func TestNumbersThatCannotBeServed(t *testing.T) {
 	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.SlowInterval = 0 })
 	bond := "sys/class/infiniband/mlx5_bond_0/ports/1/counters/port_xmit_data"
 	saturated := func(md pmetric.Metrics, dev string) (int64, bool) {
-		dp, ok := point(md, "rnic.counter.saturated", map[string]any{"device": dev, "counter": "port_xmit_data"})
+		dp, ok := metrictest.Find(md, "rnic.counter.saturated", map[string]any{"device": dev, "counter": "port_xmit_data"})
 		return dp.IntValue(), ok
 	}
 

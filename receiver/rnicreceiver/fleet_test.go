@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
@@ -73,7 +72,7 @@ func TestBroadcomBytesFromHWCounters(t *testing.T) {
 
 	assert.Equal(t, int64(3000000000*4), value(t, md, "interconnect.io", rnicIO("bnxt_re1/1", "transmit")))
 	assert.Equal(t, int64(2500000000*4), value(t, md, "interconnect.io", rnicIO("bnxt_re1/1", "receive")))
-	assert.Equal(t, 1, len(pointsWith(md, "interconnect.io", rnicIO("bnxt_re1/1", "transmit"))), "PMA only, not hw_counters too")
+	assert.Equal(t, 1, len(metrictest.Select(md, "interconnect.io", rnicIO("bnxt_re1/1", "transmit"))), "PMA only, not hw_counters too")
 
 	_, err = s.scrape(context.Background())
 	assert.NoError(t, err, "the PMA counters are not read again")
@@ -115,8 +114,8 @@ func TestBroadcomPMAErrorsWrap(t *testing.T) {
 	sel := map[string]any{"device": "bnxt_re1/1", "counter": "symbol_error"}
 	assert.Equal(t, int64(0), value(t, md1, "rnic.port.errors", sel), "the first reading is the baseline")
 	assert.Equal(t, int64(10), value(t, md2, "rnic.port.errors", sel), "65530 -> 4 across the 16-bit wrap")
-	p1, _ := point(md1, "rnic.port.errors", sel)
-	p2, _ := point(md2, "rnic.port.errors", sel)
+	p1, _ := metrictest.Find(md1, "rnic.port.errors", sel)
+	p2, _ := metrictest.Find(md2, "rnic.port.errors", sel)
 	assert.Equal(t, p1.StartTimestamp(), p2.StartTimestamp(), "a wrap continues the series")
 }
 
@@ -163,8 +162,8 @@ func TestIrdmaSumAcrossScrapes(t *testing.T) {
 	require.NoError(t, err)
 	tx := rnicIO("irdma0/1", "transmit")
 	assert.Equal(t, int64(500+1000), value(t, md2, "interconnect.io", tx), "IPv4 + IPv6 bytes since the baseline")
-	p1, _ := point(md1, "interconnect.io", tx)
-	p2, _ := point(md2, "interconnect.io", tx)
+	p1, _ := metrictest.Find(md1, "interconnect.io", tx)
+	p2, _ := metrictest.Find(md2, "interconnect.io", tx)
 	assert.Equal(t, p1.StartTimestamp(), p2.StartTimestamp())
 
 	testfs.SetUint(t, root, hw+"ip4OutOctets", 10)
@@ -172,7 +171,7 @@ func TestIrdmaSumAcrossScrapes(t *testing.T) {
 	md3, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, int64(30), value(t, md3, "interconnect.io", tx))
-	p3, _ := point(md3, "interconnect.io", tx)
+	p3, _ := metrictest.Find(md3, "interconnect.io", tx)
 	assert.Equal(t, p2.Timestamp(), p3.StartTimestamp(), "a reset starts a new series")
 }
 
@@ -239,15 +238,6 @@ func TestHWCacheRefreshFirst(t *testing.T) {
 }
 
 // pointsWith returns the points of metric name whose attributes include want.
-func pointsWith(md pmetric.Metrics, name string, want map[string]any) []pmetric.NumberDataPoint {
-	var out []pmetric.NumberDataPoint
-	for _, dp := range metrictest.Points(md, name) {
-		if metrictest.Matches(dp, want) {
-			out = append(out, dp)
-		}
-	}
-	return out
-}
 
 // TestMultiPlaneNotCountedTwice: smi1 shares mlx5_0's PCI function (an XDR multi-plane HCA,
 // Mellanox/rdmamap PR #17); its per-plane counters are not added to the RDMA bytes, its ports
@@ -260,7 +250,7 @@ func TestMultiPlaneNotCountedTwice(t *testing.T) {
 	md, err := scrapeGrown(t, s, root)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1000000*4), value(t, md, "interconnect.io", rnicIO("mlx5_0/1", "transmit")))
-	assert.Len(t, pointsWith(md, "interconnect.io", map[string]any{"component": "rnic", "pci.bus_id": "0000:0b:00.0", "direction": "transmit"}), 1,
+	assert.Len(t, metrictest.Select(md, "interconnect.io", map[string]any{"component": "rnic", "pci.bus_id": "0000:0b:00.0", "direction": "transmit"}), 1,
 		"one byte series per PCI function")
 	absent(t, md, "rnic.packets", map[string]any{"device": "smi1/1"})
 	for _, n := range []string{"1", "2", "3", "4"} {

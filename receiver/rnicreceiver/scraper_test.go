@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
@@ -34,6 +35,13 @@ import (
 // tweaks, a fake ethtool, and an observed logger.
 func newTestScraper(t testing.TB, root string, tweak func(*Config)) (*rnicScraper, *observer.ObservedLogs) {
 	t.Helper()
+	return newTestScraperWith(t, root, tweak, nil)
+}
+
+// newTestScraperWith is newTestScraper with a hook run before start (to inject a clock or an
+// ethtool source).
+func newTestScraperWith(t testing.TB, root string, tweak func(*Config), before func(*rnicScraper)) (*rnicScraper, *observer.ObservedLogs) {
+	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.RootPath = root
 	cfg.Ethtool.Enabled = false
@@ -44,26 +52,44 @@ func newTestScraper(t testing.TB, root string, tweak func(*Config)) (*rnicScrape
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
 	s := newScraper(cfg, set)
+	if before != nil {
+		before(s)
+	}
 	require.NoError(t, s.start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
 	return s, logs
 }
 
-// point finds the data point of metric name whose attributes include want.
+// testEpoch is where the tests' injected clocks start.
+var testEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// stepClock returns a clock that starts at testEpoch and moves on by one second each time it is
+// read: the receiver reads it once at start and once per scrape, so the timestamps of golden
+// files are fixed.
+func stepClock() func() time.Time {
+	n := 0
+	return func() time.Time {
+		t := testEpoch.Add(time.Duration(n) * time.Second)
+		n++
+		return t
+	}
+}
+
+// point is metrictest.Find; topology_test.go still calls it by this name.
 func point(md pmetric.Metrics, name string, want map[string]any) (pmetric.NumberDataPoint, bool) {
 	return metrictest.Find(md, name, want)
 }
 
 func value(t *testing.T, md pmetric.Metrics, name string, want map[string]any) int64 {
 	t.Helper()
-	dp, ok := point(md, name, want)
+	dp, ok := metrictest.Find(md, name, want)
 	require.True(t, ok, "no %s point with %v", name, want)
 	return dp.IntValue()
 }
 
 func absent(t *testing.T, md pmetric.Metrics, name string, want map[string]any) {
 	t.Helper()
-	_, ok := point(md, name, want)
+	_, ok := metrictest.Find(md, name, want)
 	assert.False(t, ok, "unexpected %s point with %v", name, want)
 }
 
@@ -101,25 +127,13 @@ func (f *fakeEthtool) grow() {
 	}
 }
 
-// cumulativePoints returns the points of every cumulative sum of md, by metric name and
-// attributes.
+// cumulativePoints returns the points of every sum of md (all of the receiver's sums are
+// cumulative), by metric name and attributes.
 func cumulativePoints(md pmetric.Metrics) map[string]pmetric.NumberDataPoint {
 	out := map[string]pmetric.NumberDataPoint{}
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeSum || m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
-					continue
-				}
-				for d := 0; d < m.Sum().DataPoints().Len(); d++ {
-					dp := m.Sum().DataPoints().At(d)
-					out[fmt.Sprint(m.Name(), dp.Attributes().AsRaw())] = dp
-				}
-			}
+	for name, dps := range metrictest.ByType(md, pmetric.MetricTypeSum) {
+		for _, dp := range dps {
+			out[fmt.Sprint(name, dp.Attributes().AsRaw())] = dp
 		}
 	}
 	return out
@@ -151,9 +165,9 @@ func injectFaults(s *rnicScraper) {
 // values against the fixture's inputs, then against the golden file (which shows every point).
 func TestScrapeSyntheticNode(t *testing.T) {
 	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
-	s, logs := newTestScraper(t, root, func(cfg *Config) {
+	s, logs := newTestScraperWith(t, root, func(cfg *Config) {
 		cfg.Metrics.RnicDriverCounter.Enabled = true
-	})
+	}, func(s *rnicScraper) { s.clock = stepClock() })
 	injectFaults(s)
 	_, err := s.scrape(context.Background())
 
@@ -189,7 +203,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	// RoCE LAG port, telegraf's values: port_xmit_data counts 4-octet words.
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
 	assert.Equal(t, int64(34600185253*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive")))
-	dp, _ := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	dp, _ := metrictest.Find(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.Equal(t, "0000:3b:00.0", dp.Attributes().AsRaw()["pci.bus_id"])
 	assert.Equal(t, int64(0), dp.Attributes().AsRaw()["numa.node"])
 	// The bond carries the port's IP traffic (gid_attrs/ndevs/0 = bond0), not the function's netdev.
@@ -201,7 +215,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	assert.Equal(t, int64(100e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "mlx5_bond_0/1"}))
 	assert.Equal(t, int64(4), value(t, md, "rnic.port.width", map[string]any{"device": "mlx5_bond_0/1"}))
 	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_bond_0/1"}))
-	info, _ := point(md, "rnic.port.info", map[string]any{"device": "mlx5_bond_0/1"})
+	info, _ := metrictest.Find(md, "rnic.port.info", map[string]any{"device": "mlx5_bond_0/1"})
 	assert.Equal(t, map[string]any{
 		"device": "mlx5_bond_0/1", "link_layer": "Ethernet", "netdev": "bond0", "pci.bus_id": "0000:3b:00.0",
 		"numa.node": int64(0), "hca_type": "MT4125", "fw_version": "22.39.1002", "node_guid": "b83f:d203:00a1:b2c4",
@@ -219,7 +233,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 
 	// Twelve ports, all found; multi-plane state per port; IPoIB netdev; behind a PCIe switch.
 	for _, n := range []string{"1", "2", "3", "6", "9", "12"} {
-		_, ok := point(md, "rnic.port.state", map[string]any{"device": "mlx5_4/" + n})
+		_, ok := metrictest.Find(md, "rnic.port.state", map[string]any{"device": "mlx5_4/" + n})
 		assert.True(t, ok, "port %s", n)
 	}
 	assert.Equal(t, int64(1), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_4/1"}))
@@ -248,18 +262,44 @@ func TestScrapeSyntheticNode(t *testing.T) {
 
 	expected := filepath.Join("testdata", "expected", "synthetic.yaml")
 	if *update {
-		require.NoError(t, golden.WriteMetrics(t, expected, md))
+		require.NoError(t, golden.WriteMetrics(t, expected, md, golden.SkipMetricTimestampNormalization()))
 	}
 	want, err := golden.ReadMetrics(expected)
 	require.NoError(t, err)
+	// Start timestamps are compared: the clock is injected (stepClock), so the gauges carry the
+	// receiver's start and the counters their first reading's time.
 	require.NoError(t, pmetrictest.CompareMetrics(want, md,
-		pmetrictest.IgnoreStartTimestamp(), pmetrictest.IgnoreTimestamp(),
 		pmetrictest.IgnoreMetricsOrder(), pmetrictest.IgnoreMetricDataPointsOrder()))
+}
+
+// TestGaugesCarryReceiverStart: every gauge point (port state, physical state, rate, width, info,
+// saturation, topology) carries the receiver's start time, whatever was recorded before it. The
+// generated builder holds one start time for every point it records; before counter.Series the
+// first port's rnic.port.state carried the builder's creation time and the others the start of
+// the counter recorded before them.
+func TestGaugesCarryReceiverStart(t *testing.T) {
+	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
+	s, _ := newTestScraperWith(t, root, nil, func(s *rnicScraper) { s.clock = stepClock() })
+	require.Equal(t, pcommon.NewTimestampFromTime(testEpoch), s.startTime)
+	gauges := map[string]int{}
+	for range 3 {
+		md, _ := scrapeGrown(t, s, root)
+		for name, dps := range metrictest.ByType(md, pmetric.MetricTypeGauge) {
+			for _, dp := range dps {
+				gauges[name]++
+				assert.Equal(t, s.startTime, dp.StartTimestamp(), "%s %v", name, dp.Attributes().AsRaw())
+				assert.Greater(t, dp.Timestamp(), s.startTime)
+			}
+		}
+	}
+	for _, name := range []string{"rnic.port.state", "rnic.port.physical_state", "rnic.port.rate", "rnic.port.width", "rnic.port.info", "rnic.counter.saturated"} {
+		assert.Positive(t, gauges[name], name)
+	}
 }
 
 func mustAttr(t *testing.T, md pmetric.Metrics, metric, device, attr string) any {
 	t.Helper()
-	dp, ok := point(md, metric, map[string]any{"device": device})
+	dp, ok := metrictest.Find(md, metric, map[string]any{"device": device})
 	require.True(t, ok, "no %s for %s", metric, device)
 	return dp.Attributes().AsRaw()[attr]
 }
@@ -292,17 +332,17 @@ func TestCountersAcrossScrapes(t *testing.T) {
 		FilterField(zap.String("key", filepath.Join(root, "sys/class/infiniband", injectedFailures[1]))).Len())
 
 	assert.Equal(t, int64(1000*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "1000 words since the baseline")
-	tx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
-	tx2, _ := point(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	tx1, _ := metrictest.Find(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	tx2, _ := metrictest.Find(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.Equal(t, tx1.StartTimestamp(), tx2.StartTimestamp(), "growth keeps the series")
 
 	testfs.SetUint(t, root, bond+"port_rcv_data", 5) // cleared (perfquery -R)
 	md3, err3 := s.scrape(context.Background())
 	require.Error(t, err3)
 	assert.Contains(t, err3.Error(), injectedFailures[0], "still failing, still returned")
-	rx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
-	rx2, _ := point(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
-	rx3, _ := point(md3, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	rx1, _ := metrictest.Find(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	rx2, _ := metrictest.Find(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	rx3, _ := metrictest.Find(md3, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
 	assert.Equal(t, int64(20), rx3.IntValue(), "after a reset the counter restarts: 5 words = 20 bytes, no negative delta")
 	assert.Equal(t, rx2.Timestamp(), rx3.StartTimestamp(), "a reset starts a new series after the last good reading")
 	assert.Greater(t, rx3.StartTimestamp(), rx1.StartTimestamp())
@@ -350,7 +390,7 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 		assert.Equal(t, int64(0), dp.IntValue(), "%s: the fixture's reading counts from before the start", k)
 		assert.Equal(t, dp.Timestamp(), dp.StartTimestamp(), k)
 	}
-	t1, _ := point(md1, "interconnect.io", tx)
+	t1, _ := metrictest.Find(md1, "interconnect.io", tx)
 
 	// 2. Later points: the reading minus the baseline, same start.
 	md2, err := scrapeGrown(t, s, root)
@@ -367,15 +407,15 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 	assert.Equal(t, int64(4000), value(t, md2, "interconnect.io", netdevTx))
 	assert.Equal(t, int64(19000), value(t, md2, "rnic.driver.counter", map[string]any{"device": "mlx5_bond_0/1", "counter": "rx_write_requests"}))
 	assert.Equal(t, int64(120), value(t, md2b, "rnic.pfc.pause_frames", pause))
-	p2, _ := point(md2b, "rnic.pfc.pause_frames", pause)
+	p2, _ := metrictest.Find(md2b, "rnic.pfc.pause_frames", pause)
 	assert.Equal(t, t1.Timestamp(), p2.StartTimestamp())
-	r2, _ := point(md2b, "interconnect.io", rx)
+	r2, _ := metrictest.Find(md2b, "interconnect.io", rx)
 
 	// 3. A decrease is a reset: start = the previous reading's time, value = the raw reading.
 	testfs.SetUint(t, root, bond+"port_rcv_data", 5)
 	md3, err := s.scrape(ctx)
 	require.NoError(t, err)
-	r3, _ := point(md3, "interconnect.io", rx)
+	r3, _ := metrictest.Find(md3, "interconnect.io", rx)
 	assert.Equal(t, int64(5*4), r3.IntValue())
 	assert.Equal(t, r2.Timestamp(), r3.StartTimestamp())
 
@@ -409,19 +449,19 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 		sel  map[string]any
 		want int64
 	}{{tx, (85378896588 + 1000) * 4}, {netdevTx, 4000 + 300}} {
-		dp, ok := point(md5, "interconnect.io", c.sel)
+		dp, ok := metrictest.Find(md5, "interconnect.io", c.sel)
 		require.True(t, ok, "%v", c.sel)
 		assert.Equal(t, c.want, dp.IntValue(), "%v: counted from the same baseline", c.sel)
 		assert.Equal(t, t1.Timestamp(), dp.StartTimestamp(), "%v: same start", c.sel)
 	}
-	dp, _ := point(md5, "rnic.pfc.pause_frames", pause)
+	dp, _ := metrictest.Find(md5, "rnic.pfc.pause_frames", pause)
 	assert.Equal(t, int64(120+7), dp.IntValue())
 	assert.Equal(t, t1.Timestamp(), dp.StartTimestamp())
 
 	// 5. A port that vanishes is forgotten once a whole sweep period (slow_interval, cadence.go)
 	// has passed without it; when it comes back it is a new series (rule 1).
 	mlx4 := rnicIO("mlx4_1/1", "transmit")
-	before, ok := point(md5, "interconnect.io", mlx4)
+	before, ok := metrictest.Find(md5, "interconnect.io", mlx4)
 	require.True(t, ok)
 	assert.Equal(t, int64(1000*4), before.IntValue(), "mlx4_1/1 grew by its fixture's 1000 words")
 	link := filepath.Join(root, "sys/class/infiniband/mlx4_1")
@@ -439,7 +479,7 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 	s.slowAt = time.Time{}
 	md7, err := s.scrape(ctx)
 	require.NoError(t, err)
-	back, ok := point(md7, "interconnect.io", mlx4)
+	back, ok := metrictest.Find(md7, "interconnect.io", mlx4)
 	require.True(t, ok, "picked up again")
 	assert.Equal(t, int64(0), back.IntValue(), "a new series: its first reading is its baseline")
 	assert.Equal(t, back.Timestamp(), back.StartTimestamp())
@@ -461,7 +501,7 @@ func TestRealFixtures(t *testing.T) {
 		assert.Equal(t, int64(2880761508848*4), value(t, md, "interconnect.io", rnicIO("mlx5_0/1", "transmit")))
 		assert.Equal(t, int64(25e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "mlx5_0/1"}))
 		assert.Equal(t, int64(1), value(t, md, "rnic.port.width", map[string]any{"device": "mlx5_0/1"}))
-		_, ok := point(md, "rnic.port.state", map[string]any{"device": "mlx4_0/2"})
+		_, ok := metrictest.Find(md, "rnic.port.state", map[string]any{"device": "mlx4_0/2"})
 		assert.True(t, ok, "both mlx4_0 ports")
 		// OmniPath: no hca_type, a 17-file table whose data counter is above 2^32: 64-bit, not saturated.
 		assert.Equal(t, int64(345091702026*4), value(t, md, "interconnect.io", rnicIO("hfi1_0/1", "receive")))
@@ -557,7 +597,7 @@ func TestDeviceVanishes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sys/class/infiniband/mlx4_1/ports/1/counters/port_xmit_data: no such device")
 	assert.True(t, s.rediscovery.Due(time.Now()), "a device gone (ENODEV) makes the next scrape rediscover")
-	_, ok := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	_, ok := metrictest.Find(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.True(t, ok, "the other device is still scraped")
 
 	require.NoError(t, os.Remove(filepath.Join(root, "sys/class/infiniband/mlx4_1")))
@@ -615,7 +655,7 @@ func TestDeviceListCadence(t *testing.T) {
 	md, err = s.scrape(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/1"}), "picked up with the slow counters")
-	_, ok := point(md, "rnic.port.info", map[string]any{"device": "mlx4_1/1"})
+	_, ok := metrictest.Find(md, "rnic.port.info", map[string]any{"device": "mlx4_1/1"})
 	assert.True(t, ok, "a new port's facts come with its first scrape")
 }
 
@@ -672,7 +712,7 @@ func TestSlowCounters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), value(t, md1, "rnic.transport.events", ooo))
 	assert.Equal(t, int64(0), value(t, md1, "rnic.port.errors", symErr))
-	first, _ := point(md1, "rnic.transport.events", ooo)
+	first, _ := metrictest.Find(md1, "rnic.transport.events", ooo)
 
 	testfs.SetUint(t, root, port+"hw_counters/out_of_sequence", 7)
 	testfs.SetUint(t, root, port+"counters/port_xmit_data", 85378896588+10)
@@ -688,7 +728,7 @@ func TestSlowCounters(t *testing.T) {
 	assert.Equal(t, int64(10*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "traffic is read on every scrape")
 	assert.Equal(t, int64(4), value(t, md2, "rnic.port.state", map[string]any{"device": "mlx5_bond_0/1"}))
 	info := map[string]any{"device": "mlx5_bond_0/1"}
-	_, ok := point(md1, "rnic.port.info", info)
+	_, ok := metrictest.Find(md1, "rnic.port.info", info)
 	assert.True(t, ok, "the static facts are recorded with the slow counters")
 	absent(t, md2, "rnic.port.info", info)
 
@@ -696,9 +736,9 @@ func TestSlowCounters(t *testing.T) {
 	md3, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), value(t, md3, "rnic.transport.events", ooo))
-	_, ok = point(md3, "rnic.port.info", info)
+	_, ok = metrictest.Find(md3, "rnic.port.info", info)
 	assert.True(t, ok)
-	third, _ := point(md3, "rnic.transport.events", ooo)
+	third, _ := metrictest.Find(md3, "rnic.transport.events", ooo)
 	assert.Equal(t, first.StartTimestamp(), third.StartTimestamp(), "the series outlived the scrape in between")
 }
 
@@ -816,7 +856,7 @@ func TestEthtoolPerDriverNames(t *testing.T) {
 	assert.Equal(t, int64(12), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f0np0", "direction": "transmit", "priority": int64(3)}))
 	assert.Equal(t, int64(13), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens2f0np0", "direction": "receive"}))
 	assert.Equal(t, int64(21), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1", "priority": int64(5)}))
-	assert.Len(t, pointsWith(md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1"}), 1, "an mlx5 name on a bnxt_en netdev is not read")
+	assert.Len(t, metrictest.Select(md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1"}), 1, "an mlx5 name on a bnxt_en netdev is not read")
 
 	fake = &fakeEthtool{
 		stats: map[string]map[string]uint64{
