@@ -142,6 +142,27 @@ func TestNumbersThatCannotBeServed(t *testing.T) {
 	}
 }
 
+// TestSaturationFlagSurvivesRediscovery: the scraper carries what it knows of a series across a
+// rediscovery by series key. mlx4_1/2's 32-bit port_xmit_data is stuck at all ones (flagged 1);
+// in the scrape where another device (rxe0) goes away, and the plan is rebuilt, the counter is
+// cleared (perfquery -R): the new plan still knows the series was flagged, so the flag drops to 0
+// instead of vanishing.
+func TestSaturationFlagSurvivesRediscovery(t *testing.T) {
+	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
+	s, _ := newTestScraper(t, root, nil)
+	sel := map[string]any{"device": "mlx4_1/2", "counter": "port_xmit_data"}
+	md, _ := s.scrape(context.Background())
+	assert.Equal(t, int64(1), value(t, md, "rnic.counter.saturated", sel))
+
+	require.NoError(t, os.Remove(filepath.Join(root, "sys", "class", "infiniband", "rxe0")))
+	testfs.SetUint(t, root, "sys/class/infiniband/mlx4_1/ports/2/counters/port_xmit_data", 5000)
+	s.slowAt = time.Time{} // the device list is read with the slow counters
+	md, _ = s.scrape(context.Background())
+	absent(t, md, "rnic.port.state", map[string]any{"device": "rxe0/1"})
+	assert.Equal(t, int64(0), value(t, md, "rnic.counter.saturated", sel), "the flag outlives the plan")
+	assert.Equal(t, int64(20000), value(t, md, "interconnect.io", rnicIO("mlx4_1/2", "transmit")))
+}
+
 // TestVanishedDeviceKernfsENODEV: mlx4_1 is removed while its counters are kept open. The fixture
 // answers those reads as sysfs does, with ENODEV (testfs.KernfsRemoved), not with the deleted
 // file's old content: the receiver rediscovers at once, and from the next scrape on reports no

@@ -80,6 +80,8 @@ func (s *rnicScraper) keptFiles() int {
 }
 
 // deviceDeadline returns the device's deadline: read_timeout from now, never past the scrape's.
+// Deadlines are waited for on the wall clock (the scrape context's deadline is one), not on the
+// scrape's injected clock.
 func (s *rnicScraper) deviceDeadline(ctx context.Context) time.Time {
 	d := time.Now().Add(s.cfg.ReadTimeout)
 	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
@@ -116,7 +118,7 @@ func (s *rnicScraper) readGroupFiles(ctx context.Context, g *readGroup, run *scr
 			st.reader.CloseKept()
 			delete(s.stuck, g.name)
 			s.log.Recover(key, "reads of the device returned; reading it again", zap.String("device", g.name),
-				zap.Duration("stuck_for", time.Since(st.since)))
+				zap.Duration("stuck_for", run.at.Sub(st.since)))
 		default:
 			s.fail(run, key, g.points(), fmt.Errorf("%s: reads blocked since %s; the device is skipped until they return",
 				g.name, st.since.UTC().Format(time.RFC3339)))
@@ -146,7 +148,7 @@ func (s *rnicScraper) readGroupFiles(ctx context.Context, g *readGroup, run *scr
 		return true
 	case <-s.timer.C:
 	}
-	s.stuck[g.name] = &stuckRead{since: time.Now(), done: done, reader: r}
+	s.stuck[g.name] = &stuckRead{since: run.at, done: done, reader: r}
 	g.reader = s.reader.Fork()
 	s.fail(run, key, g.points(), fmt.Errorf("%s: reads did not return within %s (read_timeout or the scrape's deadline); "+
 		"the device is skipped until they do", g.name, given.Round(time.Millisecond)))
