@@ -2,12 +2,13 @@ package rnicreceiver
 
 import (
 	"context"
-	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

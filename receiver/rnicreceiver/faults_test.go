@@ -1,8 +1,9 @@
+//go:build linux
+
 package rnicreceiver
 
 import (
 	"context"
-	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
