@@ -218,7 +218,7 @@ type counterFile struct {
 	// source is set when the file also feeds rnic.driver.counter.
 	source metadata.AttributeCounterSource
 	driver bool
-	// slow marks a counter read only every slow_interval (Config.SlowInterval, cadence.go).
+	// slow marks a counter read only every slow_interval (Config.SlowInterval, slowCountersDue).
 	slow bool
 	// primer marks mlx5CacheRefresh read only to refresh the driver's counter cache.
 	primer bool

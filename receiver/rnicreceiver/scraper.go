@@ -154,7 +154,7 @@ func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	s.checkStuckDiscoveries(run)
 	// The device list is read with the slow counters, on every scrape while there is no port, and
-	// when a rediscovery is due (cadence.go).
+	// when a rediscovery is due (README.md, "Slow counters").
 	if s.rediscovery.Due(at) || len(s.plan.ports) == 0 || s.slowCountersDue(at) {
 		s.refresh(ctx, run)
 	}
@@ -175,7 +175,7 @@ func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 	if run.slow {
-		// Only now has every live series been observed since the last sweep (cadence.go).
+		// Only now has every live series been observed since the last sweep (README.md, "Slow counters").
 		s.series.Sweep()
 		s.slowAt = at
 	}
@@ -422,7 +422,7 @@ func (s *rnicScraper) scrapePort(p *port, run *scrapeRun) {
 		s.series.Gauge(func() { g.def.record(s.mb, run.now, p.name, g.v, g.extra) })
 	}
 	if run.slow {
-		// Static facts, resolved at discovery: they follow the slow cadence (cadence.go).
+		// Static facts, resolved at discovery: they follow the slow cadence (README.md, "Slow counters").
 		s.series.Gauge(func() {
 			s.mb.RecordRnicPortInfoDataPoint(run.now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
 				p.hcaType, p.fwVersion, p.nodeGUID, p.boardID, p.plane)

@@ -390,10 +390,10 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 	assert.Equal(t, back.Timestamp(), back.StartTimestamp())
 }
 
-// TestRealFixtures scrapes the real sysfs dumps from ../shared/data/sysfs-infiniband: the
-// InfiniBand section of prometheus/procfs testdata/fixtures.ttar (mlx5_0, mlx4_0, hfi1_0) and of
-// node_exporter collector/fixtures/sys.ttar (i40iw0 with every counter "N/A (no PMA)", mlx4_0 with
-// counters_ext and a saturated port_xmit_wait).
+// TestRealFixtures scrapes real sysfs dumps: the InfiniBand section of prometheus/procfs
+// testdata/fixtures.ttar at v0.21.1 (commit 3c943fdba94a: mlx5_0, mlx4_0, hfi1_0) and of
+// prometheus/node_exporter collector/fixtures/sys.ttar at a7dcc3a01545 (i40iw0 with every counter
+// "N/A (no PMA)", mlx4_0 with counters_ext and a saturated port_xmit_wait).
 func TestRealFixtures(t *testing.T) {
 	t.Run("procfs", func(t *testing.T) {
 		root := fixtureCopy(t, filepath.Join("testdata", "procfs"))
