@@ -4,9 +4,11 @@ package rnicreceiver
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,4 +121,38 @@ func TestStartFailsOnBadRecording(t *testing.T) {
 			require.NoError(t, s.shutdown(context.Background()))
 		})
 	}
+}
+
+// TestRecordingOneFilePerStart: the recording is created once per start and every discovery
+// after it (a device gone, another back) appends its tree to the same file: a rediscovery never
+// truncates what was recorded before it.
+func TestRecordingOneFilePerStart(t *testing.T) {
+	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
+	file := filepath.Join(t.TempDir(), "node1-rnic.jsonl")
+	s, _ := newTestScraper(t, root, func(cfg *Config) {
+		cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"}
+		cfg.Recording.Write = file
+	})
+	link := filepath.Join(root, "sys", "class", "infiniband", "mlx4_1")
+	target, err := os.Readlink(link)
+	require.NoError(t, err)
+	_, _ = s.scrape(context.Background())
+	require.NoError(t, os.Remove(link))
+	s.slowAt = time.Time{}
+	_, _ = s.scrape(context.Background()) // rediscovers without mlx4_1
+	require.NoError(t, os.Symlink(target, link))
+	s.slowAt = time.Time{}
+	_, _ = s.scrape(context.Background()) // and with it again
+	require.NoError(t, s.shutdown(context.Background()))
+
+	rec, err := recording.Open(file)
+	require.NoError(t, err)
+	require.Len(t, rec.Samples(), 3, "every scrape's readings, in one file")
+	trees := 0
+	for _, r := range rec.Records {
+		if r.Tree != nil {
+			trees++
+		}
+	}
+	assert.Equal(t, 3, trees, "one tree per discovery")
 }
