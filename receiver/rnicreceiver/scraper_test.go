@@ -99,6 +99,14 @@ func TestScrapeSyntheticNode(t *testing.T) {
 			return strings.HasSuffix(e.ContextMap()["key"].(string), f) && e.Level == zapcore.InfoLevel
 		}), "%s said at info level", f)
 	}
+	faults := s.reader.OnOpen
+	var opened []string
+	s.reader.OnOpen = func(p string) error { opened = append(opened, p); return faults(p) }
+	defer func() {
+		for _, f := range []string{"mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/port_xmit_wait"} {
+			assert.False(t, slices.ContainsFunc(opened, func(p string) bool { return strings.HasSuffix(p, f) }), "%s not read again", f)
+		}
+	}()
 	var perr scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &perr)
 	assert.Equal(t, 6, perr.Failed, "each failed file costs its metric's point and its rnic.driver.counter point")
@@ -738,6 +746,26 @@ func TestEthtoolPFC(t *testing.T) {
 		assert.Contains(t, err.Error(), "ens1f0np0")
 	}
 	assert.Equal(t, 1, logs.FilterMessage("Read failed; its points are missing").FilterField(zap.String("key", "ethtool:ens1f0np0")).Len())
+}
+
+// TestEthtoolNotProvided: a netdev whose driver has no statistics answers ETHTOOL_GSTRINGS with
+// EOPNOTSUPP (net/ethtool/ioctl.c ethtool_get_sset_info without get_sset_count): a fact about the
+// hardware, said once at info level and not asked again, never a scrape error.
+func TestEthtoolNotProvided(t *testing.T) {
+	fake := &fakeEthtool{
+		stats:   map[string]map[string]uint64{"ens1f0np0": {"rx_prio3_pause": 120}},
+		drivers: map[string]string{"ens1f0np0": "mlx5_core"},
+	}
+	s, logs := newTestScraper(t, fleetRoot("lag"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	s.ethtool = fake
+	for range 3 {
+		_, err := s.scrape(context.Background())
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 2+1+1, fake.calls, "ens1f1np1 asked once, ens1f0np0 on every scrape")
+	said := logs.FilterMessage("Counter not provided by the hardware; not read again").FilterField(zap.String("key", "ethtool:ens1f1np1"))
+	require.Equal(t, 1, said.Len())
+	assert.Equal(t, zapcore.InfoLevel, said.All()[0].Level)
 }
 
 // TestEthtoolPerDriverNames: PFC and pause counters under the names bnxt_en, ice and i40e give
