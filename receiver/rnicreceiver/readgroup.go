@@ -33,6 +33,8 @@ type readGroup struct {
 	ports   []*port
 	netdevs []*netdev
 	reader  *sysfs.Reader
+	// points is what the group's readings feed (pointsOf).
+	points int
 }
 
 // stuckRead is a group whose reads did not return in time: the goroutine still blocked in them,
@@ -58,6 +60,9 @@ func (s *rnicScraper) groupsOf(pl *plan) []*readGroup {
 	}
 	for _, nd := range pl.netdevs {
 		out = append(out, &readGroup{name: "net/" + nd.name, netdevs: []*netdev{nd}, reader: s.reader.Fork()})
+	}
+	for _, g := range out {
+		g.points = pointsOf(g.ports, g.netdevs)
 	}
 	return out
 }
@@ -90,18 +95,19 @@ func (s *rnicScraper) deviceDeadline(ctx context.Context) time.Time {
 	return d
 }
 
-// points is what the group's readings feed: what a scrape that cannot read them loses.
-func (g *readGroup) points() int {
+// pointsOf is what the readings of ports and netdevs feed: what a scrape that cannot read them
+// loses. It is counted when the group is made, before any goroutine writes its readings.
+func pointsOf(ports []*port, netdevs []*netdev) int {
 	n := 0
-	for _, p := range g.ports {
-		for _, gf := range p.gauges {
-			n += gf.def.points
+	for _, p := range ports {
+		for i := range p.gauges {
+			n += p.gauges[i].def.points
 		}
 		for i := range p.counters {
 			n += p.counters[i].points()
 		}
 	}
-	for _, nd := range g.netdevs {
+	for _, nd := range netdevs {
 		n += 2 + len(nd.ethtool)
 	}
 	return n
@@ -120,14 +126,14 @@ func (s *rnicScraper) readGroupFiles(ctx context.Context, g *readGroup, run *scr
 			s.log.Recover(key, "reads of the device returned; reading it again", zap.String("device", g.name),
 				zap.Duration("stuck_for", run.at.Sub(st.since)))
 		default:
-			s.fail(run, key, g.points(), fmt.Errorf("%s: reads blocked since %s; the device is skipped until they return",
+			s.fail(run, key, g.points, fmt.Errorf("%s: reads blocked since %s; the device is skipped until they return",
 				g.name, st.since.UTC().Format(time.RFC3339)))
 			return false
 		}
 	}
 	deadline := s.deviceDeadline(ctx)
 	if !time.Now().Before(deadline) {
-		s.fail(run, "deadline:"+g.name, g.points(), fmt.Errorf("%s: not read, the scrape's deadline had passed", g.name))
+		s.fail(run, "deadline:"+g.name, g.points, fmt.Errorf("%s: not read, the scrape's deadline had passed", g.name))
 		return false
 	}
 	given := time.Until(deadline)
@@ -150,7 +156,7 @@ func (s *rnicScraper) readGroupFiles(ctx context.Context, g *readGroup, run *scr
 	}
 	s.stuck[g.name] = &stuckRead{since: run.at, done: done, reader: r}
 	g.reader = s.reader.Fork()
-	s.fail(run, key, g.points(), fmt.Errorf("%s: reads did not return within %s (read_timeout or the scrape's deadline); "+
+	s.fail(run, key, g.points, fmt.Errorf("%s: reads did not return within %s (read_timeout or the scrape's deadline); "+
 		"the device is skipped until they do", g.name, given.Round(time.Millisecond)))
 	return false
 }
