@@ -3,7 +3,6 @@ package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 )
 
@@ -129,8 +127,8 @@ type dcgmSource struct {
 	logger *zap.Logger
 	// want is what the enabled metrics need; nothing else is watched.
 	want quantitySet
-	// notes reports each missing series and each failing call once.
-	notes *errtrack.Tracker
+	// faults says each missing series and failing call once, and returns the failures of a poll.
+	faults *faults
 	// numaNode resolves a PCI address to its NUMA node (sysfs under root_path).
 	numaNode func(busID string) int64
 
@@ -147,6 +145,9 @@ type dcgmSource struct {
 	migParent map[[2]uint]uint
 	// failing[i] holds the quantities of devices[i] whose last value was refused with a reason.
 	failing []quantitySet
+	// unsupported holds, per GPU UUID (or name), the quantities DCGM answered NOT_SUPPORTED for:
+	// they leave the plan (said once) and are not watched again, even after rediscovery.
+	unsupported map[string]quantitySet
 
 	// proven holds, per GPU UUID (or name), the cumulative counters that have produced a valid
 	// value. DCGM 4.6 lists the GPM counters 1091/1092 (and the C2C and NVLink ranges) on every
@@ -160,10 +161,11 @@ type dcgmSource struct {
 	// sources is the per-GPU description of where each link's bytes come from, as last logged.
 	sources map[string]string
 
-	now func() time.Time
 	// lastPoll is when the history was last read; keep is how long DCGM keeps it.
 	lastPoll time.Time
 	keep     time.Duration
+	// replan: a field answered NOT_SUPPORTED in this poll; the plan drops it.
+	replan bool
 	// lost says that samples were lost before the next ones (history expired, or skipped past
 	// go-dcgm's value cap): the integrators must not charge the gap to the next sample.
 	lost bool
@@ -227,8 +229,8 @@ func openDCGM(api dcgmAPI, cfg *Config, logger *zap.Logger, want quantitySet, nu
 	if err := api.connect(cfg.DCGM); err != nil {
 		return nil, err
 	}
-	s := &dcgmSource{api: api, cfg: cfg, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode,
-		proven: map[string]quantitySet{}, sources: map[string]string{}, now: time.Now}
+	s := &dcgmSource{api: api, cfg: cfg, logger: logger, want: want, faults: newFaults(logger), numaNode: numaNode,
+		proven: map[string]quantitySet{}, unsupported: map[string]quantitySet{}, sources: map[string]string{}}
 	if err := s.refresh(); err != nil {
 		_ = s.close()
 		return nil, err
@@ -243,20 +245,6 @@ func (s *dcgmSource) devices() []gpuDevice {
 		return nil
 	}
 	return s.plan.devices
-}
-
-// note logs a problem the first time it is seen (and again when it changes).
-func (s *dcgmSource) note(key string, err error) {
-	if s.notes.Fail(key, err) {
-		s.logger.Info("GPU series not collected", zap.String("series", key), zap.String("reason", err.Error()))
-	}
-}
-
-// recovered logs that a problem is gone.
-func (s *dcgmSource) recovered(key string) {
-	if s.notes.Recover(key) {
-		s.logger.Info("GPU series collected again", zap.String("series", key))
-	}
 }
 
 // refresh discovers the GPUs and what each supports, and re-creates the watches if that changed.
@@ -309,7 +297,7 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 	}
 	plan.ids, plan.devices = plan.ids[:kept], plan.devices[:kept]
 	if kept == 0 {
-		return nil, errors.New("no GPU left after include_devices / exclude_devices")
+		return nil, errors.New("no GPU left after include / exclude")
 	}
 	ids = plan.ids
 	plan.reads = make([]quantitySet, len(ids))
@@ -340,7 +328,7 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 					}
 					continue
 				}
-				if _, ok, _ := convertDCGM(v, dcgmSpecByID[v.field]); ok {
+				if _, err := convertDCGM(v, dcgmSpecByID[v.field]); err == nil {
 					if i := slices.Index(ids, v.gpu); i >= 0 {
 						key := plan.devices[i].key()
 						p := s.proven[key]
@@ -403,15 +391,16 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 				missing = slices.DeleteFunc(missing, func(m string) bool { return m == q.String() })
 			}
 		}
+		reads &^= s.unsupported[dev.key()]
 		plan.reads[i] = reads
 		key := dev.name + "/profiling"
 		switch {
 		case len(missing) == 0:
-			s.recovered(key)
+			s.faults.recover(key)
 		case profErr != nil:
-			s.note(key, fmt.Errorf("%s missing: %w", strings.Join(missing, ", "), profErr))
+			s.faults.missing(key, fmt.Errorf("%s missing: %w", strings.Join(missing, ", "), profErr))
 		default:
-			s.note(key, fmt.Errorf("%s missing: not among the profiling metrics DCGM supports on this GPU (%s)", strings.Join(missing, ", "), dev.model))
+			s.faults.missing(key, fmt.Errorf("%s missing: not among the profiling metrics DCGM supports on this GPU (%s)", strings.Join(missing, ", "), dev.model))
 		}
 	}
 
@@ -450,10 +439,10 @@ func (s *dcgmSource) identify(plan *dcgmPlan) {
 	}
 	vals, err := s.api.latestValues(plan.ids, []uint16{dcgmFieldGPUName, dcgmFieldGPUUUID, dcgmFieldPCIBusID}, true)
 	if err != nil {
-		s.note("identity", err)
+		s.faults.missing("identity", err)
 		return
 	}
-	s.recovered("identity")
+	s.faults.recover("identity")
 	pos := make(map[uint]int, len(plan.ids))
 	for i, id := range plan.ids {
 		pos[id] = i
@@ -499,10 +488,10 @@ func (s *dcgmSource) watchAll() error {
 	}
 	w, merr := s.api.watchMIG("iclens-mig-xid", p.mig, []uint16{dcgmFieldXID}, s.cfg.DCGM.SampleInterval, keep)
 	if merr != nil {
-		s.note("iclens-mig-xid", fmt.Errorf("XIDs of MIG instances missing: %w", merr))
+		s.faults.missing("iclens-mig-xid", fmt.Errorf("XIDs of MIG instances missing: %w", merr))
 		return nil
 	}
-	s.recovered("iclens-mig-xid")
+	s.faults.recover("iclens-mig-xid")
 	s.migXID, s.hasMIG = w, true
 	return nil
 }
@@ -521,7 +510,7 @@ func (s *dcgmSource) watchFields(name string, fields *[]uint16, every, keep time
 	}
 	w, err := s.api.watch(name, s.plan.ids, *fields, every, keep, keepSamples)
 	if err == nil {
-		s.recovered(name)
+		s.faults.recover(name)
 		return w, true, nil
 	}
 	var kept []uint16
@@ -560,7 +549,7 @@ func (s *dcgmSource) watchFields(name string, fields *[]uint16, every, keep time
 	for _, id := range lostFields {
 		lost = append(lost, dcgmSpecByID[id].q.String())
 	}
-	s.note(name, fmt.Errorf("%s missing on every GPU: %w", strings.Join(lost, ", "), firstErr))
+	s.faults.missing(name, fmt.Errorf("%s missing on every GPU: %w", strings.Join(lost, ", "), firstErr))
 	*fields = kept
 	for i := range s.plan.reads {
 		for _, id := range lostFields {
@@ -590,12 +579,12 @@ func (s *dcgmSource) unwatchAll() {
 }
 
 // poll reads every history sample since the previous poll and the latest value of every other field.
-func (s *dcgmSource) poll(buf []sample) ([]sample, error) {
+func (s *dcgmSource) poll(now time.Time, buf []sample) ([]sample, error) {
 	if s.plan == nil {
 		return buf, nil
 	}
+	gpus := len(s.plan.ids)
 	if s.hasHistory {
-		now := s.now()
 		if !s.lastPoll.IsZero() && now.Sub(s.lastPoll) > s.keep {
 			// DCGM dropped what is older than keep: the gap up to the first sample is not the
 			// period that sample averages.
@@ -608,57 +597,59 @@ func (s *dcgmSource) poll(buf []sample) ([]sample, error) {
 			// collection interval before now and ask again; what lies before is lost, and said once.
 			s.since = max(s.since, now.Add(-s.cfg.CollectionInterval).UnixMicro())
 			s.lost = true
-			s.note("history", fmt.Errorf("%w: samples older than one collection interval skipped", err))
+			s.faults.missing("history", fmt.Errorf("%w: samples older than one collection interval skipped", err))
 			vals, next, err = s.api.valuesSince(s.history, s.since)
 		}
 		switch {
 		case err == nil:
-			s.recovered("history")
+			s.faults.recover("history")
 			if next > s.since {
 				s.since = next
 			}
 			buf = s.appendSamples(buf, vals)
 		case dcgmErrorCode(err) == dcgmStConnectionNotValid:
-			return buf, err
+			return buf, sourceLost(err)
 		case isValueCapError(err):
 			// Even one collection interval is over the cap: start from now next time.
 			s.since = max(s.since, now.UnixMicro())
 		default:
-			s.note("history", err)
+			s.faults.fail("history", err, gpus*len(s.plan.history))
 		}
 	}
 	if s.hasMIG {
 		vals, next, err := s.api.valuesSince(s.migXID, s.migSince)
 		switch {
 		case err == nil:
-			s.recovered("mig-xid")
+			s.faults.recover("mig-xid")
 			s.migSince = max(s.migSince, next)
 			buf = s.appendSamples(buf, vals)
 		case dcgmErrorCode(err) == dcgmStConnectionNotValid:
-			return buf, err
+			return buf, sourceLost(err)
 		default:
-			s.note("mig-xid", err)
+			s.faults.fail("mig-xid", err, gpus)
 		}
 	}
 	if s.hasLatest {
 		vals, err := s.api.latestValues(s.plan.ids, s.plan.latest, false)
 		switch {
 		case err == nil:
-			s.recovered("latest")
+			s.faults.recover("latest")
 			buf = s.appendSamples(buf, vals)
 		case dcgmErrorCode(err) == dcgmStConnectionNotValid:
-			return buf, err
+			return buf, sourceLost(err)
 		default:
-			s.note("latest", err)
+			s.faults.fail("latest", err, gpus*len(s.plan.latest))
 		}
 	}
-	if s.settleSources(buf) {
-		// A counter proved itself: watch it alone, without the rate it replaces.
+	if s.settleSources(buf) || s.replan {
+		// A counter proved itself (watch it alone, without the rate it replaces), or a field
+		// turned out unsupported (stop watching it).
+		s.replan = false
 		if err := s.refresh(); err != nil {
-			s.note("refresh", err)
+			s.faults.missing("refresh", err)
 		}
 	}
-	return buf, nil
+	return buf, s.faults.take()
 }
 
 // settleSources records which counters produced a valid value in this poll, logs once per GPU
@@ -757,86 +748,38 @@ func (s *dcgmSource) appendSamples(buf []sample, vals []dcgmValue) []sample {
 		if !ok || !s.plan.reads[i].has(spec.q) {
 			continue
 		}
-		smp, valid, why := convertDCGM(v, spec)
+		smp, err := convertDCGM(v, spec)
 		smp.gpu, smp.entity = i, entity
 		// The series name is built only when there is something to say: this loop runs for
 		// every sample of every GPU.
+		dev := s.plan.devices[i]
 		switch {
-		case valid && s.failing[i].has(spec.q):
+		case err == nil && s.failing[i].has(spec.q):
 			s.failing[i] &^= 1 << spec.q
-			s.recovered(s.plan.devices[i].name + "/" + spec.q.String())
-		case !valid && v.status == dcgmStGPUIsLost:
+			s.faults.recover(dev.name + "/" + spec.q.String())
+		case err == nil, errors.Is(err, errBlank):
+		case errors.Is(err, errNotSupported):
+			// Not an error: the GPU does not have it. It leaves the plan at the end of the poll.
+			u := s.unsupported[dev.key()]
+			u.add(spec.q)
+			s.unsupported[dev.key()] = u
+			s.replan = true
+			s.faults.notProvided(dev.name+"/"+spec.q.String(), err.Error())
+			continue
+		case v.status == dcgmStGPUIsLost:
 			// One message for the GPU, not one per field.
 			s.failing[i].add(spec.q)
-			s.note(s.plan.devices[i].name, errors.New(why))
-		case !valid && why != "":
+			s.faults.fail(dev.name, err, 1)
+		default:
 			s.failing[i].add(spec.q)
-			s.note(s.plan.devices[i].name+"/"+spec.q.String(), errors.New(why))
+			s.faults.fail(dev.name+"/"+spec.q.String(), err, 1)
 		}
 		buf = append(buf, smp)
 	}
 	return buf
 }
 
-// convertDCGM turns one DCGM value into a sample. An invalid sample comes back with valid=false
-// and, where it is worth telling the operator, a reason; a plain blank (no data yet, as the first
-// sample of a profiling field usually is) has no reason.
-func convertDCGM(v dcgmValue, spec dcgmFieldSpec) (sample, bool, string) {
-	smp := sample{q: spec.q, ts: v.ts}
-	if v.status != dcgmStOK {
-		if v.status == dcgmStNoData {
-			return smp, false, ""
-		}
-		return smp, false, dcgmStatusReason(v.status)
-	}
-	var x float64
-	switch v.fieldType {
-	case dcgmTypeInt64:
-		switch {
-		case v.i == dcgmInt64NotSupported:
-			return smp, false, dcgmStatusReason(dcgmStNotSupported)
-		case v.i == dcgmInt64NotPermissioned:
-			return smp, false, "not permitted (DCGM_INT64_NOT_PERMISSIONED): nv-hostengine lacks the privilege"
-		case v.i >= dcgmInt64Blank:
-			return smp, false, ""
-		case v.i < 0:
-			return smp, false, fmt.Sprintf("negative value %d", v.i)
-		}
-		if spec.q.isCounter() || spec.q == qXID || (spec.q >= qPCIeLinkGen && spec.q <= qPCIeMaxLinkWidth) {
-			smp.u = uint64(v.i)
-			smp.valid = true
-			return smp, true, ""
-		}
-		x = float64(v.i)
-	case dcgmTypeDouble:
-		switch {
-		case v.f == dcgmFP64Blank+2:
-			return smp, false, dcgmStatusReason(dcgmStNotSupported)
-		case v.f >= dcgmFP64Blank:
-			return smp, false, ""
-		case math.IsNaN(v.f) || math.IsInf(v.f, 0) || v.f < 0:
-			return smp, false, fmt.Sprintf("invalid value %v", v.f)
-		}
-		if spec.q.isCounter() || spec.q == qXID || (spec.q >= qPCIeLinkGen && spec.q <= qPCIeMaxLinkWidth) {
-			smp.u = uint64(v.f)
-			smp.valid = true
-			return smp, true, ""
-		}
-		x = v.f
-	default:
-		return smp, false, fmt.Sprintf("unexpected field type %q", v.fieldType)
-	}
-	if spec.percent {
-		x /= 100
-	}
-	smp.f = x
-	smp.valid = true
-	return smp, true, ""
-}
-
 func (s *dcgmSource) close() error {
 	s.unwatchAll()
 	return s.api.disconnect()
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
