@@ -232,3 +232,22 @@ func convertDCGM(v dcgmValue, spec dcgmFieldSpec) (sample, error) {
 	smp.f = x
 	return smp, nil
 }
+
+// dcgmSpecByID maps a field id to its spec.
+var dcgmSpecByID = func() map[uint16]dcgmFieldSpec {
+	m := make(map[uint16]dcgmFieldSpec, len(dcgmFieldSpecs))
+	for _, f := range dcgmFieldSpecs {
+		m[f.id] = f
+	}
+	return m
+}()
+
+// dcgmFieldOf returns the DCGM field that carries quantity q.
+func dcgmFieldOf(q quantity) dcgmFieldSpec {
+	for _, f := range dcgmFieldSpecs {
+		if f.q == q {
+			return f
+		}
+	}
+	panic("no DCGM field for " + q.String())
+}
