@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"go.uber.org/zap"
 )
 
@@ -305,8 +307,9 @@ func TestNVMLGPM(t *testing.T) {
 
 func TestNVMLDeviceSelection(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.IncludeDevices = []string{"gpu[0-3]"}
-	cfg.ExcludeDevices = []string{"0000:3b:00.0"} // gpu1 by its PCI address
+	cfg.Include = devicefilter.Match{Devices: []string{"gpu[0-3]"}, MatchType: devicefilter.Glob}
+	cfg.Exclude = devicefilter.Match{Devices: []string{"0000:3b:00.0"}, MatchType: devicefilter.Strict} // gpu1 by its PCI address
+	require.NoError(t, cfg.Validate())
 	src, err := openNVML(newNVMLNode(), zap.NewNop(), 0, nil, cfg.selects)
 	require.NoError(t, err)
 	var names []string

@@ -491,17 +491,17 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 
 		if l.set[qPCIeReplays] {
 			s.series.Record(seriesKey{key, qPCIeReplays}, l.u[qPCIeReplays], counter.Spec{Kind: counter.Monotonic}, now, func(v int64) {
-				s.mb.RecordGpuPcieReplaysDataPoint(now, v, d.name)
+				s.mb.RecordGpuPcieReplaysDataPoint(now, v, d.name, d.busID)
 			})
 		}
 		for _, g := range ratioGauges {
 			if l.set[g.q] {
-				s.series.Gauge(func() { g.record(s.mb, now, l.f[g.q], d.name) })
+				s.series.Gauge(func() { g.record(s.mb, now, l.f[g.q], d.name, d.busID) })
 			}
 		}
 		for _, g := range levelGauges {
 			if l.set[g.q] {
-				s.series.Gauge(func() { g.record(s.mb, now, int64(l.u[g.q]), d.name) })
+				s.series.Gauge(func() { g.record(s.mb, now, int64(l.u[g.q]), d.name, d.busID) })
 			}
 		}
 	}
@@ -509,8 +509,9 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 		if !present[k.gpu] {
 			continue
 		}
+		d := s.device(devs, keys, k.gpu)
 		s.series.RecordValue(c.start, func() {
-			s.mb.RecordGpuXidErrorsDataPoint(now, int64(c.count), s.deviceName(devs, keys, k.gpu), int64(k.xid))
+			s.mb.RecordGpuXidErrorsDataPoint(now, int64(c.count), d.name, d.busID, int64(k.xid))
 		})
 	}
 
@@ -580,7 +581,7 @@ func (s *gpuScraper) recordCounterLink(now pcommon.Timestamp, key string, d gpuD
 // ratioGauges and levelGauges are the per-GPU gauges, each the latest value of its quantity.
 var ratioGauges = []struct {
 	q      quantity
-	record func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, string)
+	record func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, string, string)
 }{
 	{qDRAMActive, (*metadata.MetricsBuilder).RecordGpuDramActiveDataPoint},
 	{qMemCopyUtil, (*metadata.MetricsBuilder).RecordGpuMemoryCopyUtilizationDataPoint},
@@ -591,7 +592,7 @@ var ratioGauges = []struct {
 
 var levelGauges = []struct {
 	q      quantity
-	record func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string)
+	record func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string, string)
 }{
 	{qPCIeLinkGen, (*metadata.MetricsBuilder).RecordGpuPcieLinkGenerationDataPoint},
 	{qPCIeMaxLinkGen, (*metadata.MetricsBuilder).RecordGpuPcieLinkMaxGenerationDataPoint},
@@ -599,13 +600,14 @@ var levelGauges = []struct {
 	{qPCIeMaxLinkWidth, (*metadata.MetricsBuilder).RecordGpuPcieLinkMaxWidthDataPoint},
 }
 
-func (s *gpuScraper) deviceName(devs []gpuDevice, keys []string, key string) string {
+// device returns the GPU whose key is key (present this scrape).
+func (s *gpuScraper) device(devs []gpuDevice, keys []string, key string) gpuDevice {
 	for i, k := range keys {
 		if k == key {
-			return devs[i].name
+			return devs[i]
 		}
 	}
-	return key
+	return gpuDevice{name: key}
 }
 
 // openLibraries opens DCGM, else NVML, as the configuration allows.

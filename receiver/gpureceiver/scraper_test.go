@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
@@ -536,7 +537,7 @@ func TestDeviceSelection(t *testing.T) {
 		f.setInt(g, dcgmFieldGPUUtil, 1)
 	}
 	s, _, _ := newTestScraper(t, f, func(c *Config) {
-		c.ExcludeDevices = []string{"GPU-00000002-*", "gpu3"}
+		c.Exclude = devicefilter.Match{Devices: []string{"GPU-00000002-*", "gpu3"}, MatchType: devicefilter.Glob}
 	})
 	require.NoError(t, s.start(context.Background(), nil))
 	m := scrapeOnce(t, s)
@@ -547,7 +548,9 @@ func TestDeviceSelection(t *testing.T) {
 	assert.ElementsMatch(t, []any{"gpu0", "gpu1"}, devices)
 
 	f2 := newFakeDCGM(2)
-	s2, logs, _ := newTestScraper(t, f2, func(c *Config) { c.IncludeDevices = []string{"gpu7"} })
+	s2, logs, _ := newTestScraper(t, f2, func(c *Config) {
+		c.Include = devicefilter.Match{Devices: []string{"gpu7"}, MatchType: devicefilter.Strict}
+	})
 	require.NoError(t, s2.start(context.Background(), nil))
 	assert.Nil(t, s2.src)
 	assert.False(t, f2.connected, "nothing left connected when no GPU is selected")
@@ -585,4 +588,35 @@ func TestGaugesCarryTheReceiverStart(t *testing.T) {
 				"the integrated link keeps its own start")
 		}
 	}
+}
+
+// TestEveryGPUSeriesCarriesItsBusID: pci.bus_id (the kernel's form) is the key other components
+// join GPU series on (rnic topology, the diagnosis connector, the view); device is this
+// receiver's own name. Every point of every GPU metric carries it.
+func TestEveryGPUSeriesCarriesItsBusID(t *testing.T) {
+	f := newFakeDCGM(2)
+	for g := uint(0); g < 2; g++ {
+		for _, id := range []uint16{dcgmFieldGPUUtil, dcgmFieldMemCopyUtil, dcgmFieldPCIeReplay, dcgmFieldPCIeGen, dcgmFieldPCIeMaxGen, dcgmFieldPCIeWidth, dcgmFieldPCIeMaxWidth} {
+			f.setInt(g, id, 4)
+		}
+		for _, id := range []uint16{dcgmFieldDRAMActive, dcgmFieldSMActive, dcgmFieldGREngineActive} {
+			f.setDouble(g, id, 0.5)
+		}
+		f.addSample(g, dcgmFieldPCIeTxRate, 1*sec, 10)
+		f.addSample(g, dcgmFieldPCIeTxRate, 2*sec, 10)
+		f.addSample(g, dcgmFieldXID, 2*sec, 79)
+	}
+	s, _, _ := newTestScraper(t, f, nil)
+	require.NoError(t, s.start(context.Background(), nil))
+	m := scrapeOnce(t, s)
+	want := map[string]string{"gpu0": "0000:1b:00.0", "gpu1": "0000:3b:00.0"}
+	names := map[string]bool{}
+	ms := m.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		names[ms.At(i).Name()] = true
+		for _, p := range points(m, ms.At(i).Name()) {
+			assert.Equal(t, want[p.attrs["device"].(string)], p.attrs["pci.bus_id"], "%s %v", ms.At(i).Name(), p.attrs)
+		}
+	}
+	assert.Len(t, names, 13, "every metric of the receiver was looked at")
 }
