@@ -157,3 +157,16 @@ type source interface {
 
 // errBuiltWithoutGPU is returned by sources compiled without cgo (go-dcgm and go-nvml both need it).
 var errBuiltWithoutGPU = errors.New("this collector was built without cgo (CGO_ENABLED=0), so it has no GPU support: build it with cgo enabled to read DCGM or NVML")
+
+// errUnsupportedPlatform is returned by the sources of a collector built for another OS than
+// Linux: go-dcgm exists for Linux only, and the receiver reads NUMA nodes from Linux sysfs.
+var errUnsupportedPlatform = errors.New("unsupported platform: the gpu receiver reads NVIDIA GPUs on Linux only")
+
+// noGPUSupport says why a build without go-dcgm and go-nvml (dcgm_nocgo.go) has no GPU: errors.Is
+// errBuiltWithoutGPU either way, so that the receiver stops looking for a library.
+func noGPUSupport(goos string) error {
+	if goos != "linux" {
+		return fmt.Errorf("%w (%w)", errUnsupportedPlatform, errBuiltWithoutGPU)
+	}
+	return errBuiltWithoutGPU
+}
