@@ -26,5 +26,5 @@ func TestGoldenNVML(t *testing.T) {
 			s, clock := newNVMLScraper(t, node)
 			s.now = func() time.Time { return clock.t }
 			return s
-		}})
+		}}, *update)
 }

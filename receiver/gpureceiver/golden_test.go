@@ -3,6 +3,7 @@ package gpureceiver
 import (
 	"context"
 	"flag"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,9 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/expected_metrics and testdata/replay")
@@ -99,11 +103,11 @@ func goldenScenarios() []goldenScenario {
 // rewrites them).
 func TestGoldenScenarios(t *testing.T) {
 	for _, sc := range goldenScenarios() {
-		t.Run(sc.name, func(t *testing.T) { runGolden(t, sc) })
+		t.Run(sc.name, func(t *testing.T) { runGolden(t, sc, *update) })
 	}
 }
 
-func runGolden(t *testing.T, sc goldenScenario) {
+func runGolden(t *testing.T, sc goldenScenario, write bool) {
 	s := sc.setup(t)
 	start := s.now()
 	require.NoError(t, s.start(context.Background(), nil))
@@ -114,19 +118,50 @@ func runGolden(t *testing.T, sc goldenScenario) {
 		setClock(s, start.Add(time.Duration(i+1)*10*time.Second))
 		md = scrapeOnce(t, s)
 	}
-	compareGolden(t, filepath.Join("testdata", "expected_metrics", sc.name+".yaml"), md)
+	compareGolden(t, filepath.Join("testdata", "expected_metrics", sc.name+".yaml"), md, write)
 }
 
 // setClock moves the scraper's injected clock.
 func setClock(s *gpuScraper, t time.Time) { s.now = func() time.Time { return t } }
 
-func compareGolden(t *testing.T, file string, md pmetric.Metrics) {
+func compareGolden(t *testing.T, file string, md pmetric.Metrics, write bool) {
 	t.Helper()
-	if *update {
+	if write {
 		require.NoError(t, golden.WriteMetrics(t, file, md, golden.SkipMetricTimestampNormalization()))
 	}
 	want, err := golden.ReadMetrics(file)
 	require.NoError(t, err, "go test -run TestGoldenScenarios -update writes it")
 	require.NoError(t, pmetrictest.CompareMetrics(want, md,
 		pmetrictest.IgnoreMetricsOrder(), pmetrictest.IgnoreMetricDataPointsOrder()))
+}
+
+// replayFixture is a recording of the dcgm_h100 scenario: the mdatagen lifecycle tests replay it
+// (metadata.yaml tests: config:), so that they never load the host's GPU libraries.
+var replayFixture = filepath.Join("testdata", "replay", "dcgm_h100.jsonl")
+
+// TestReplayFixture replays testdata/replay/dcgm_h100.jsonl on the clock it was recorded on: the
+// metrics are the live scenario's golden file, start times and timestamps included. -update
+// records it again from the fake.
+func TestReplayFixture(t *testing.T) {
+	live := goldenScenarios()[0]
+	require.Equal(t, "dcgm_h100", live.name)
+	if *update {
+		require.NoError(t, os.Remove(replayFixture))
+		record := live
+		record.setup = func(t *testing.T) *gpuScraper {
+			s := live.setup(t)
+			s.cfg.Recording.Write = replayFixture
+			return s
+		}
+		runGolden(t, record, false)
+	}
+	runGolden(t, goldenScenario{name: live.name, scrapes: live.scrapes, before: func(int) {},
+		setup: func(t *testing.T) *gpuScraper {
+			cfg := createDefaultConfig().(*Config)
+			cfg.Recording.Replay = replayFixture
+			require.NoError(t, cfg.Validate())
+			s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+			setClock(s, time.Unix(1_800_000_000, 0))
+			return s
+		}}, false)
 }
