@@ -67,7 +67,7 @@ func scrapeOnce(t *testing.T, s *gpuScraper) pmetric.Metrics {
 	return m
 }
 
-// point is one data point flattened for assertions.
+// point is one data point flattened for assertions; the lookups are internal/metrictest's.
 type point struct {
 	attrs map[string]any
 	i     int64
@@ -75,26 +75,22 @@ type point struct {
 	start pcommon.Timestamp
 }
 
-func points(m pmetric.Metrics, name string) []point {
-	var out []point
-	for _, dp := range metrictest.Points(m, name) {
-		out = append(out, point{attrs: dp.Attributes().AsRaw(), i: dp.IntValue(), f: dp.DoubleValue(), start: dp.StartTimestamp()})
-	}
-	return out
+func flatten(dp pmetric.NumberDataPoint) point {
+	return point{attrs: dp.Attributes().AsRaw(), i: dp.IntValue(), f: dp.DoubleValue(), start: dp.StartTimestamp()}
 }
 
-// find returns the points whose attributes include every key/value given.
+func points(m pmetric.Metrics, name string) []point { return find(m, name) }
+
+// find returns the points of name whose attributes include every key/value pair of kv.
 func find(m pmetric.Metrics, name string, kv ...any) []point {
+	want := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		want[kv[i].(string)] = kv[i+1]
+	}
 	var out []point
-	for _, p := range points(m, name) {
-		ok := true
-		for i := 0; i+1 < len(kv); i += 2 {
-			if p.attrs[kv[i].(string)] != kv[i+1] {
-				ok = false
-			}
-		}
-		if ok {
-			out = append(out, p)
+	for _, dp := range metrictest.Points(m, name) {
+		if metrictest.Matches(dp, want) {
+			out = append(out, flatten(dp))
 		}
 	}
 	return out
