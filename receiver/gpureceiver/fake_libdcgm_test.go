@@ -29,7 +29,8 @@ import (
 // libdcgm.so.4 written in C against the DCGM headers that ship in the go-dcgm module. go-dcgm keeps
 // one global connection and dlopen handle per process, so each scenario runs in its own child
 // process (this test binary again, with LD_LIBRARY_PATH pointing at the fake), which is also how
-// the library is found: the same way a node finds the real one (research/gpu.md §7).
+// the library is found: the same way a node finds the real one (go-dcgm pkg/dcgm/admin.go
+// dlopens "libdcgm.so.4" by its soname, through the dynamic loader's search path).
 
 const childEnv = "GPURECEIVER_FAKE_DCGM_SCENARIO"
 
