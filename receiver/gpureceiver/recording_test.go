@@ -141,3 +141,20 @@ func TestBadReplayFailsStart(t *testing.T) {
 		require.NoError(t, s.shutdown(context.Background()))
 	}
 }
+
+// TestRecordingWriteFailureSaidOnce: a recording that cannot be written (here: its file already
+// closed, as after a full disk took the descriptor) is said once at warn level, and the live
+// source goes on.
+func TestRecordingWriteFailureSaidOnce(t *testing.T) {
+	w, err := recording.CreateFor(filepath.Join(t.TempDir(), "gpu.jsonl"), "gpu", 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	core, logs := observer.New(zap.DebugLevel)
+	rl := newRecordLog(zap.New(core), w)
+	for i := 0; i < 3; i++ {
+		rl.write(recording.Record{Time: time.Unix(1_800_000_000, 0), Sample: []byte(`{"samples":[]}`)})
+	}
+	failed := logs.FilterMessage(msgRecordingFailed).All()
+	require.Len(t, failed, 1, "said once")
+	assert.Equal(t, zap.WarnLevel, failed[0].Level)
+}
