@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"time"
 
@@ -517,36 +518,12 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 
 	// A GPU that is gone loses its state, so that one that comes back starts new series.
 	s.series.Sweep()
-	for k := range s.handover {
-		if !present[k.gpu] {
-			delete(s.handover, k)
-		}
-	}
-	for k := range s.byCounter {
-		if !present[k.gpu] {
-			delete(s.byCounter, k)
-		}
-	}
-	for k := range s.integ {
-		if !present[k.gpu] {
-			delete(s.integ, k)
-		}
-	}
-	for k := range s.xids {
-		if !present[k.gpu] {
-			delete(s.xids, k)
-		}
-	}
-	for k := range s.firstSeen {
-		if !present[k] {
-			delete(s.firstSeen, k)
-		}
-	}
-	for k := range s.lastXID {
-		if !present[k.gpu] {
-			delete(s.lastXID, k)
-		}
-	}
+	maps.DeleteFunc(s.handover, func(k seriesKey, _ handover) bool { return !present[k.gpu] })
+	maps.DeleteFunc(s.byCounter, func(k seriesKey, _ bool) bool { return !present[k.gpu] })
+	maps.DeleteFunc(s.integ, func(k seriesKey, _ *integrator) bool { return !present[k.gpu] })
+	maps.DeleteFunc(s.xids, func(k xidKey, _ *xidCount) bool { return !present[k.gpu] })
+	maps.DeleteFunc(s.firstSeen, func(k string, _ pcommon.Timestamp) bool { return !present[k] })
+	maps.DeleteFunc(s.lastXID, func(k xidSource, _ int64) bool { return !present[k.gpu] })
 }
 
 // recordCounterLink records a link whose bytes come from its cumulative counter.
