@@ -87,7 +87,7 @@ type gpuScraper struct {
 	// live opens the GPU library (openLibraries; tests inject fakes). Start composes open from it:
 	// the library as it is, the library recorded, or a replay instead.
 	live sourceOpener
-	open func() (source, error)
+	open func(now time.Time) (source, error)
 	now  func() time.Time
 	want quantitySet
 
@@ -218,7 +218,7 @@ func (s *gpuScraper) start(context.Context, component.Host) error {
 			return err
 		}
 		s.replay = r
-		s.open = func() (source, error) {
+		s.open = func(time.Time) (source, error) {
 			if r := s.replay; r != nil {
 				s.replay = nil
 				return r, nil
@@ -232,15 +232,15 @@ func (s *gpuScraper) start(context.Context, component.Host) error {
 		}
 		s.rec = w
 		rl := newRecordLog(s.logger, w)
-		s.open = func() (source, error) {
+		s.open = func(now time.Time) (source, error) {
 			src, err := s.live(s.cfg, s.logger, want, numa)
 			if err != nil {
 				return nil, err
 			}
-			return newRecordingSource(src, rl, s.cfg.DCGM.SampleInterval, s.now()), nil
+			return newRecordingSource(src, rl, s.cfg.DCGM.SampleInterval, now), nil
 		}
 	default:
-		s.open = func() (source, error) { return s.live(s.cfg, s.logger, want, numa) }
+		s.open = func(time.Time) (source, error) { return s.live(s.cfg, s.logger, want, numa) }
 	}
 	s.connect(now)
 	return nil
@@ -250,7 +250,7 @@ func (s *gpuScraper) start(context.Context, component.Host) error {
 // the discovery schedule (retry_interval).
 func (s *gpuScraper) connect(now time.Time) {
 	s.discovery.Done(now)
-	src, err := s.open()
+	src, err := s.open(now)
 	if err != nil {
 		s.log.Once(keyNoLibrary, zapcore.InfoLevel, msgNoLibrary,
 			zap.String("reason", err.Error()), zap.Duration("retry_interval", s.cfg.RetryInterval))
@@ -320,10 +320,14 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		if s.src == nil {
 			return pmetric.NewMetrics(), nil
 		}
-	} else if s.discovery.Due(now) {
+	}
+	var refreshErr error
+	if s.discovery.Due(now) {
 		s.discovery.Done(now)
-		if err := s.src.refresh(); err != nil {
-			s.log.Fail(keyRefresh, msgRediscoveryFailed, err)
+		// A failed rediscovery is an error of this scrape: what it could not set up is not read.
+		if refreshErr = s.src.refresh(); refreshErr != nil {
+			s.log.Fail(keyRefresh, msgRediscoveryFailed, refreshErr)
+			refreshErr = fmt.Errorf("rediscovery: %w", refreshErr)
 		} else {
 			s.log.Recover(keyRefresh, "GPU rediscovery works again")
 		}
@@ -349,7 +353,7 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.resync = true
 	}
 	s.record(pcommon.NewTimestampFromTime(now))
-	return s.mb.Emit(), err
+	return s.mb.Emit(), joinPollErrors(refreshErr, err)
 }
 
 // isStuck reports whether a poll that did not return in time is still blocked; when it has

@@ -518,7 +518,9 @@ func TestWatchFailureRetried(t *testing.T) {
 		return &dcgmError{op: "watching fields", code: -3, msg: "Generic unspecified error"}
 	}
 	clock.t = clock.t.Add(30 * time.Second)
-	assert.Zero(t, scrapeOnce(t, s).MetricCount())
+	m, err := s.scrape(context.Background())
+	assert.ErrorContains(t, err, "rediscovery: watching fields", "what could not be set up is an error of the scrape")
+	assert.Zero(t, m.MetricCount())
 	assert.Equal(t, 1, logs.FilterMessage("GPU rediscovery failed; trying again after retry_interval").Len())
 
 	f.watchErr = nil
