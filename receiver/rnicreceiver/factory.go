@@ -45,13 +45,10 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 		RootPath:             "/",
 		Ethtool:              EthtoolConfig{Enabled: true},
-		Filter: devicefilter.Filter{
-			Include: devicefilter.Match{MatchType: devicefilter.Glob},
-			Exclude: devicefilter.Match{MatchType: devicefilter.Glob},
-		},
-		Topology:     TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
-		SlowInterval: defaultSlowInterval,
-		ReadTimeout:  defaultReadTimeout,
+		Filter:               devicefilter.Default(),
+		Topology:             TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
+		SlowInterval:         defaultSlowInterval,
+		ReadTimeout:          defaultReadTimeout,
 	}
 }
 
