@@ -3,13 +3,13 @@ package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/re
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
 
@@ -28,7 +28,8 @@ type Config struct {
 
 	// RootPath is the host's filesystem root: sysfs is read under RootPath/sys and cpuinfo under
 	// RootPath/proc, so that a container with the host's / mounted at /hostfs works (as in
-	// contrib's hostmetrics receiver). perf_event_open itself always talks to the running kernel.
+	// contrib's hostmetrics receiver). Empty means "/". perf_event_open itself always talks to
+	// the running kernel.
 	RootPath string `mapstructure:"root_path"`
 
 	// Memory configures host memory bandwidth (component cpu_memory).
@@ -85,56 +86,50 @@ var pmuNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
-	var errs []error
-	if cfg.CollectionInterval <= 0 {
-		errs = append(errs, errors.New("collection_interval must be positive"))
-	}
-	if cfg.RootPath == "" || !filepath.IsAbs(cfg.RootPath) {
-		errs = append(errs, fmt.Errorf("root_path %q must be an absolute path", cfg.RootPath))
-	}
+	// collection_interval is ControllerConfig's (its Validate runs too).
+	errs := []error{sysfs.ValidateRootPath(cfg.RootPath)}
 	if !cfg.Memory.Enabled && !cfg.PCIe.Enabled {
-		errs = append(errs, errors.New("memory and pcie are both disabled: nothing to collect"))
+		errs = append(errs, fmt.Errorf("memory.enabled: memory and pcie are both disabled, nothing to collect, got %v", cfg.Memory.Enabled))
 	}
 	switch cfg.Memory.Granularity {
 	case GranularitySocket, GranularityController:
 	default:
-		errs = append(errs, fmt.Errorf("memory.granularity %q: must be %q or %q", cfg.Memory.Granularity, GranularitySocket, GranularityController))
+		errs = append(errs, fmt.Errorf("memory.granularity: must be %q or %q, got %q", GranularitySocket, GranularityController, cfg.Memory.Granularity))
 	}
 	switch cfg.PCIe.Granularity {
 	case GranularityStack, GranularityPort:
 	default:
-		errs = append(errs, fmt.Errorf("pcie.granularity %q: must be %q or %q", cfg.PCIe.Granularity, GranularityStack, GranularityPort))
+		errs = append(errs, fmt.Errorf("pcie.granularity: must be %q or %q, got %q", GranularityStack, GranularityPort, cfg.PCIe.Granularity))
 	}
 	for i, e := range cfg.Events {
-		if err := e.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("events[%d]: %w", i, err))
-		}
+		errs = append(errs, e.validate(fmt.Sprintf("events[%d]", i)))
 	}
 	return errors.Join(errs...)
 }
 
-func (e EventConfig) validate() error {
+// validate checks one event override; prefix is its key (events[2]).
+func (e EventConfig) validate(prefix string) error {
 	var errs []error
 	switch e.Domain {
 	case "memory":
 		if e.Direction != dirRead && e.Direction != dirWrite {
-			errs = append(errs, fmt.Errorf("direction %q: memory events are read or write", e.Direction))
+			errs = append(errs, fmt.Errorf("%s.direction: memory events are read or write, got %q", prefix, e.Direction))
 		}
 	case "pcie":
 		if e.Direction != dirReceive && e.Direction != dirTransmit {
-			errs = append(errs, fmt.Errorf("direction %q: pcie events are receive or transmit", e.Direction))
+			errs = append(errs, fmt.Errorf("%s.direction: pcie events are receive or transmit, got %q", prefix, e.Direction))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("domain %q: must be memory or pcie", e.Domain))
+		errs = append(errs, fmt.Errorf("%s.domain: must be memory or pcie, got %q", prefix, e.Domain))
 	}
 	if !pmuNameRE.MatchString(e.PMU) {
-		errs = append(errs, fmt.Errorf("pmu %q: must be a PMU name such as uncore_imc", e.PMU))
+		errs = append(errs, fmt.Errorf("%s.pmu: must be a PMU name such as uncore_imc, got %q", prefix, e.PMU))
 	}
 	if strings.TrimSpace(e.Event) == "" {
-		errs = append(errs, errors.New("event is empty"))
+		errs = append(errs, fmt.Errorf("%s.event: must not be empty, got %q", prefix, e.Event))
 	}
 	if e.BytesPerCount < 0 {
-		errs = append(errs, fmt.Errorf("bytes_per_count %v must not be negative", e.BytesPerCount))
+		errs = append(errs, fmt.Errorf("%s.bytes_per_count: must not be negative, got %v", prefix, e.BytesPerCount))
 	}
 	return errors.Join(errs...)
 }

@@ -50,29 +50,28 @@ func TestValidate(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{"relative root", func(c *Config) { c.RootPath = "hostfs" }, `root_path "hostfs" must be an absolute path`},
+		{"relative root", func(c *Config) { c.RootPath = "hostfs" }, `root_path: must be an absolute path, got "hostfs"`},
 		{"nothing enabled", func(c *Config) { c.Memory.Enabled, c.PCIe.Enabled = false, false }, "nothing to collect"},
-		{"memory granularity", func(c *Config) { c.Memory.Granularity = "port" }, `memory.granularity "port"`},
-		{"pcie granularity", func(c *Config) { c.PCIe.Granularity = "socket" }, `pcie.granularity "socket"`},
-		{"interval", func(c *Config) { c.CollectionInterval = 0 }, "collection_interval must be positive"},
+		{"memory granularity", func(c *Config) { c.Memory.Granularity = "port" }, `memory.granularity: must be "socket" or "controller", got "port"`},
+		{"pcie granularity", func(c *Config) { c.PCIe.Granularity = "socket" }, `pcie.granularity: must be "stack" or "port", got "socket"`},
 		{"event domain", func(c *Config) {
 			c.Events = []EventConfig{{Domain: "disk", PMU: "uncore_imc", Event: "x", Direction: "read"}}
-		}, `events[0]: domain "disk"`},
+		}, `events[0].domain: must be memory or pcie, got "disk"`},
 		{"event direction", func(c *Config) {
 			c.Events = []EventConfig{{Domain: "memory", PMU: "uncore_imc", Event: "x", Direction: "receive"}}
-		}, `direction "receive": memory events are read or write`},
+		}, `events[0].direction: memory events are read or write, got "receive"`},
 		{"pcie direction", func(c *Config) {
-			c.Events = []EventConfig{{Domain: "pcie", PMU: "uncore_iio_free_running", Event: "x", Direction: "read"}}
-		}, `pcie events are receive or transmit`},
+			c.Events = []EventConfig{{Domain: "memory", PMU: "uncore_imc", Event: "x", Direction: "read"}, {Domain: "pcie", PMU: "uncore_iio_free_running", Event: "x", Direction: "read"}}
+		}, `events[1].direction: pcie events are receive or transmit, got "read"`},
 		{"event pmu", func(c *Config) {
 			c.Events = []EventConfig{{Domain: "memory", PMU: "../imc", Event: "x", Direction: "read"}}
-		}, `pmu "../imc"`},
+		}, `events[0].pmu: must be a PMU name such as uncore_imc, got "../imc"`},
 		{"event empty", func(c *Config) {
 			c.Events = []EventConfig{{Domain: "memory", PMU: "uncore_imc", Direction: "read"}}
-		}, "event is empty"},
+		}, `events[0].event: must not be empty, got ""`},
 		{"negative size", func(c *Config) {
 			c.Events = []EventConfig{{Domain: "memory", PMU: "uncore_imc", Event: "x", Direction: "read", BytesPerCount: -1}}
-		}, "must not be negative"},
+		}, "events[0].bytes_per_count: must not be negative, got -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := createDefaultConfig().(*Config)
@@ -81,4 +80,21 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	assert.NoError(t, createDefaultConfig().(*Config).Validate())
+}
+
+// An empty root_path means the host's "/" (contrib hostmetrics' ValidateRootPath); on main it was
+// refused.
+func TestEmptyRootPathMeansHostRoot(t *testing.T) {
+	c := createDefaultConfig().(*Config)
+	c.RootPath = ""
+	require.NoError(t, c.Validate())
+	assert.Equal(t, "/sys/bus/event_source/devices", newHostPaths(c.RootPath).pmus)
+}
+
+// collection_interval is checked once, by scraperhelper's ControllerConfig.
+func TestIntervalCheckedByController(t *testing.T) {
+	c := createDefaultConfig().(*Config)
+	c.CollectionInterval = 0
+	assert.NoError(t, c.Validate(), "not the receiver's own check")
+	assert.Error(t, confmap.Validate(c))
 }

@@ -9,8 +9,8 @@ import (
 // PCIe bytes, the event encodings, the true bytes per count and the counter widths. Sources, per
 // entry: Linux arch/x86/events/intel/uncore_snbep.c (intel/mainline-tracking, with GNR support,
 // read 2026), arch/x86/events/amd/uncore.c, and Intel's perfmon event files
-// (github.com/intel/perfmon, copies in /work/shared/data/intel-perfmon). research/uncore.md has
-// the citations in full.
+// (github.com/intel/perfmon: <platform>/events/*_uncore_experimental.json), Intel PCM
+// (github.com/intel/pcm src/opCode-*.txt) and perf's pmu-events (tools/perf/pmu-events/arch/x86).
 
 // direction values, as the shared vocabulary spells them.
 const (

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -123,6 +125,7 @@ func (f *fakeOpener) openAttrs(typ uint32, cpu int) [][]uint64 {
 
 type testScraper struct {
 	*uncoreScraper
+	t     testing.TB
 	fake  *fakeOpener
 	logs  *observer.ObservedLogs
 	clock time.Time
@@ -143,7 +146,8 @@ func newTestScraper(t testing.TB, fixture string, edit func(*Config)) *testScrap
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
 	fake := newFakeOpener()
-	ts := &testScraper{uncoreScraper: newScraper(cfg, set, fake), fake: fake, logs: logs,
+	live := func() (perf.Opener, error) { return fake, nil }
+	ts := &testScraper{uncoreScraper: newScraper(cfg, set, live), t: t, fake: fake, logs: logs,
 		clock: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)}
 	ts.now = func() time.Time { return ts.clock }
 	require.NoError(t, ts.start(t.Context(), nil))
@@ -157,22 +161,33 @@ type point struct {
 	start pcommon.Timestamp
 }
 
-// ioPoints indexes the interconnect.io points by "component direction device bus numa".
-func ioPoints(t testing.TB, md pmetric.Metrics) map[string]point {
-	out := map[string]point{}
+// ioKey is the attributes of one interconnect.io point.
+type ioKey struct {
+	component, direction, device, busID string
+	numa                                int64
+}
+
+// io names an interconnect.io point by its attributes.
+func io(component, direction, device, busID string, numa int64) ioKey {
+	return ioKey{component, direction, device, busID, numa}
+}
+
+// ioPoints returns the interconnect.io points (metrictest.Points) by their attributes, after
+// checking that the metric is a monotonic sum and that no two points share attributes.
+func ioPoints(t testing.TB, md pmetric.Metrics) map[ioKey]point {
 	for _, m := range metrictest.Metrics(md, "interconnect.io") {
 		require.Equal(t, pmetric.MetricTypeSum, m.Type())
 		require.True(t, m.Sum().IsMonotonic())
-		dps := m.Sum().DataPoints()
-		for i := 0; i < dps.Len(); i++ {
-			dp := dps.At(i)
-			a := dp.Attributes()
-			get := func(k string) string { v, _ := a.Get(k); return v.AsString() }
-			key := fmt.Sprintf("%s %s %s %s %s", get("component"), get("direction"), get("device"), get("pci.bus_id"), get("numa.node"))
-			_, dup := out[key]
-			require.False(t, dup, "duplicate point %s", key)
-			out[key] = point{dp.IntValue(), dp.StartTimestamp()}
-		}
+	}
+	out := map[ioKey]point{}
+	for _, dp := range metrictest.Points(md, "interconnect.io") {
+		a := dp.Attributes()
+		get := func(k string) string { v, _ := a.Get(k); return v.Str() }
+		numa, _ := a.Get("numa.node")
+		key := io(get("component"), get("direction"), get("device"), get("pci.bus_id"), numa.Int())
+		_, dup := out[key]
+		require.False(t, dup, "duplicate point %v", key)
+		out[key] = point{dp.IntValue(), dp.StartTimestamp()}
 	}
 	return out
 }
@@ -193,13 +208,42 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// messages returns the logged messages at level or above.
+// messages returns the log entries at level or above, each as its message followed by its fields
+// (key=value, sorted), so that a test can look for a value the receiver put in a field.
 func messages(logs *observer.ObservedLogs, level zapcore.Level) []string {
 	var out []string
 	for _, e := range logs.All() {
 		if e.Level >= level {
-			out = append(out, e.Message)
+			out = append(out, entryText(e))
 		}
 	}
 	return out
+}
+
+// logged returns the log entries at exactly level that mention sub, in the message or a field.
+func logged(ts *testScraper, level zapcore.Level, sub string) []string {
+	var out []string
+	for _, e := range ts.logs.All() {
+		if t := entryText(e); e.Level == level && strings.Contains(t, sub) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func entryText(e observer.LoggedEntry) string {
+	ctx := e.ContextMap()
+	var b strings.Builder
+	b.WriteString(e.Message)
+	for _, k := range keys(ctx) {
+		fmt.Fprintf(&b, " %s=%v", k, ctx[k])
+	}
+	return b.String()
+}
+
+// partialFailed returns the number of points a partial scrape error says were lost.
+func partialFailed(t testing.TB, err error) int {
+	var pe scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &pe)
+	return pe.Failed
 }

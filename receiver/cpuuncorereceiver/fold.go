@@ -1,10 +1,11 @@
 package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver"
 
 import (
-	"fmt"
+	"math"
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Skylake-SP IIO free-running counters are 36 bits wide (uncore_snbep.c skx_iio_freerunning):
@@ -48,8 +49,9 @@ func (s *uncoreScraper) ensureFolding() {
 	if every == 0 || s.foldStop != nil {
 		return
 	}
-	s.once(zap.InfoLevel, fmt.Sprintf("collection_interval %s is longer than half the wrap time of the %s IIO free-running counters; "+
-		"reading them every %s in between so that no wrap is lost", s.cfg.CollectionInterval, s.plat.name, every.Round(time.Second)))
+	s.log.Once("fold", zapcore.InfoLevel, "collection_interval is longer than half the wrap time of the IIO free-running counters: "+
+		"reading them in between so that no wrap is lost",
+		zap.Duration("collection_interval", s.cfg.CollectionInterval), zap.String("platform", s.plat.name), zap.Duration("every", every.Round(time.Second)))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	s.foldStop, s.foldDone = stop, done
@@ -78,4 +80,21 @@ func (s *uncoreScraper) stopFolding() {
 	close(s.foldStop)
 	<-s.foldDone
 	s.foldStop, s.foldDone = nil, nil
+}
+
+// pcie3x16 is the payload rate of a PCIe 3.0 x16 link: 8 GT/s x 16 lanes x 128/130 / 8.
+const pcie3x16 = 8e9 * 16 * 128 / 130 / 8
+
+// wrapWindow is how long a free-running counter of bits width takes to wrap when one port runs
+// at PCIe 3.0 x16 line rate (the fastest link an SKX port has): 2^36 counts x 4 B = 256 GiB,
+// about 17 s.
+func wrapWindow(bits uint, bytesPerCount float64) time.Duration {
+	if bits >= 64 || bytesPerCount <= 0 {
+		return 0
+	}
+	secs := math.Ldexp(1, int(bits)) * bytesPerCount / pcie3x16
+	if secs > 365*24*3600 {
+		return 0
+	}
+	return time.Duration(secs * float64(time.Second))
 }

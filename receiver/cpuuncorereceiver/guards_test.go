@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -12,31 +13,26 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// Each test here covers one correctness guard of research/uncore.md §7.3, on a fixture of the
-// kernel version that has the bug and on one that has the fix.
+// Each test here covers one correctness guard of resolve.go, on a fixture of the kernel version
+// that has the bug and on one that has the fix; each names the upstream commit or perfmon entry.
 
-func warnings(ts *testScraper, sub string) []string {
-	var out []string
-	for _, m := range messages(ts.logs, zapcore.WarnLevel) {
-		if strings.Contains(m, sub) {
-			out = append(out, m)
-		}
-	}
-	return out
+// corrections returns the Info lines that mention sub: a kernel bug the receiver corrects is a
+// fact about the host, not lost data.
+func corrections(ts *testScraper, sub string) []string {
+	assert.Empty(ts.t, logged(ts, zapcore.WarnLevel, sub), "a corrected kernel bug is no warning")
+	return logged(ts, zapcore.InfoLevel, sub)
 }
 
-// scales returns cpuuncore.event.bytes_per_count as "pmu event source" -> bytes.
-func scales(md pmetric.Metrics) map[string]float64 {
-	out := map[string]float64{}
-	forEachMetric(md, "cpuuncore.event.bytes_per_count", func(m pmetric.Metric) {
-		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
-			dp := m.Gauge().DataPoints().At(i)
-			p, _ := dp.Attributes().Get("pmu")
-			e, _ := dp.Attributes().Get("event")
-			s, _ := dp.Attributes().Get("scale.source")
-			out[p.Str()+" "+e.Str()+" "+s.Str()] = dp.DoubleValue()
-		}
-	})
+// scaleKey is the attributes of one cpuuncore.event.bytes_per_count point.
+type scaleKey struct{ pmu, event, source string }
+
+// scales returns cpuuncore.event.bytes_per_count (metrictest.Points) by its attributes.
+func scales(md pmetric.Metrics) map[scaleKey]float64 {
+	out := map[scaleKey]float64{}
+	for _, dp := range metrictest.Points(md, "cpuuncore.event.bytes_per_count") {
+		get := func(k string) string { v, _ := dp.Attributes().Get(k); return v.Str() }
+		out[scaleKey{get("pmu"), get("event"), get("scale.source")}] = dp.DoubleValue()
+	}
 	return out
 }
 
@@ -52,10 +48,10 @@ func TestGuardICXCASUmasks(t *testing.T) {
 		t.Run(tc.fixture, func(t *testing.T) {
 			ts := newTestScraper(t, tc.fixture, func(c *Config) { c.PCIe.Enabled = false })
 			assert.Equal(t, [][]uint64{{0x0f04, 0x3004}}, ts.fake.openAttrs(40, 0), "the fixed encodings are counted either way")
-			notes := warnings(ts, "96fd2e89fba1")
+			notes := corrections(ts, "96fd2e89fba1")
 			if tc.noted {
 				require.Len(t, notes, 2, "once per alias, not once per PMU: %v", notes)
-				assert.Contains(t, notes[0], `"event=0x04,umask=0x03"`)
+				assert.Contains(t, notes[0], `kernel_encoding=event=0x04,umask=0x03 `)
 			} else {
 				assert.Empty(t, notes)
 			}
@@ -63,7 +59,7 @@ func TestGuardICXCASUmasks(t *testing.T) {
 			ts.tick(5 * time.Second)
 			md, err := ts.scrape(t.Context())
 			require.NoError(t, err)
-			assert.Equal(t, int64(3*64), ioPoints(t, md)["cpu_memory read socket0/imc  0"].value)
+			assert.Equal(t, int64(3*64), ioPoints(t, md)[io("cpu_memory", "read", "socket0/imc", "", 0)].value)
 		})
 	}
 }
@@ -91,16 +87,16 @@ func TestGuardIIOScale(t *testing.T) {
 			md, err := ts.scrape(t.Context())
 			require.NoError(t, err)
 			got := ioPoints(t, md)
-			assert.Equal(t, int64(10*32), got["cpu_pcie receive socket0/iio1  0"].value)
+			assert.Equal(t, int64(10*32), got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value)
 			// Transmit comes from the programmable events of uncore_iio_1, not from bw_out.
-			assert.Equal(t, int64(0), got["cpu_pcie transmit socket0/iio1  0"].value)
+			assert.Equal(t, int64(0), got[io("cpu_pcie", "transmit", "socket0/iio1", "", 0)].value)
 			assert.Equal(t, [][]uint64{{0x00070ff000000483, 0x00070ff0000001c0}}, ts.fake.openAttrs(tc.box+1, 0))
-			pmu := "uncore_iio_free_running_1 bw_in_port0 " + tc.source
-			assert.Equal(t, 32.0, scales(md)[pmu], "%v", keys(scales(md)))
-			notes := warnings(ts, "Fix the scale of IIO free running counters")
+			pmu := scaleKey{"uncore_iio_free_running_1", "bw_in_port0", tc.source}
+			assert.Equal(t, 32.0, scales(md)[pmu], "%v", scales(md))
+			notes := corrections(ts, "Fix the scale of IIO free running counters")
 			if tc.source == "corrected" {
 				assert.Len(t, notes, 8, "one per port alias: %v", notes)
-				assert.Contains(t, notes[0], "(4 bytes a count)")
+				assert.Contains(t, notes[0], "kernel_bytes_per_count=4 ")
 			} else {
 				assert.Empty(t, notes)
 			}
@@ -129,13 +125,13 @@ func TestGuardGNRSubchannels(t *testing.T) {
 			md, err := ts.scrape(t.Context())
 			require.NoError(t, err)
 			got := ioPoints(t, md)
-			assert.Equal(t, int64((100+90)*64), got["cpu_memory read socket1/imc  1"].value)
-			assert.Equal(t, int64(7*64), got["cpu_memory write socket1/imc  1"].value)
-			assert.Equal(t, 64.0, scales(md)["uncore_imc_0 cas_count_read_sch1 "+tc.source])
+			assert.Equal(t, int64((100+90)*64), got[io("cpu_memory", "read", "socket1/imc", "", 1)].value)
+			assert.Equal(t, int64(7*64), got[io("cpu_memory", "write", "socket1/imc", "", 1)].value)
+			assert.Equal(t, 64.0, scales(md)[scaleKey{"uncore_imc_0", "cas_count_read_sch1", tc.source}])
 			if tc.source == "builtin" {
-				assert.Len(t, warnings(ts, "6a8a48644c4b"), 4)
+				assert.Len(t, corrections(ts, "6a8a48644c4b"), 4)
 			} else {
-				assert.Empty(t, warnings(ts, "6a8a48644c4b"))
+				assert.Empty(t, corrections(ts, "6a8a48644c4b"))
 			}
 		})
 	}
@@ -146,18 +142,19 @@ func TestGuardGNRSubchannels(t *testing.T) {
 func TestGuardSPRWithoutAliases(t *testing.T) {
 	ts := newTestScraper(t, "spr_v6.1", func(c *Config) { c.PCIe.Enabled = false })
 	assert.Equal(t, [][]uint64{{0xcf05, 0xf005}}, ts.fake.openAttrs(70, 56))
-	assert.Len(t, warnings(ts, "743767d6f6b8"), 2)
+	assert.Len(t, corrections(ts, "743767d6f6b8"), 2)
 	ts.fake.add(56, 77, 0xf005, 11)
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(11*64), ioPoints(t, md)["cpu_memory write socket1/imc  1"].value)
+	assert.Equal(t, int64(11*64), ioPoints(t, md)[io("cpu_memory", "write", "socket1/imc", "", 1)].value)
 }
 
 // SKX IIO free-running counters are 36 bits (skx_iio_freerunning BW width 36): 256 GiB at 4 B
 // a count, about 17 s at PCIe 3.0 x16 line rate. With a longer collection_interval the receiver
 // reads them in between (fold.go), so no wrap is lost; a read that still comes too late is
-// reported once, and the series stays a lower bound: no reset, no invented traffic.
+// returned as a scrape error (logged once), and the series stays a lower bound: no reset, no
+// invented traffic.
 func TestGuardSKXWrap(t *testing.T) {
 	ts := newTestScraper(t, "skx", func(c *Config) {
 		c.Memory.Enabled = false
@@ -167,7 +164,7 @@ func TestGuardSKXWrap(t *testing.T) {
 	require.NotNil(t, ts.foldStop, "background reader running")
 	var said []string
 	for _, m := range messages(ts.logs, zapcore.InfoLevel) {
-		if strings.Contains(m, "reading them every 9s in between") {
+		if strings.Contains(m, "reading them in between") && strings.Contains(m, "every=9s") {
 			said = append(said, m)
 		}
 	}
@@ -177,7 +174,7 @@ func TestGuardSKXWrap(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	first := ioPoints(t, md)["cpu_pcie receive socket0/iio1  0"]
+	first := ioPoints(t, md)[io("cpu_pcie", "receive", "socket0/iio1", "", 0)]
 	assert.Equal(t, int64(4000), first.value)
 
 	// Folded in between: a 30 s scrape interval is fine.
@@ -193,7 +190,7 @@ func TestGuardSKXWrap(t *testing.T) {
 	ts.tick(6 * time.Second)
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(4040), ioPoints(t, md)["cpu_pcie receive socket0/iio1  0"].value)
+	assert.Equal(t, int64(4040), ioPoints(t, md)[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value)
 
 	// Not folded (the reader could not run): the late read is reported once.
 	ts.fake.add(0, skxFree0+1, bwIn0, 10)
@@ -203,12 +200,14 @@ func TestGuardSKXWrap(t *testing.T) {
 	assert.True(t, scrapererror.IsPartialScrapeError(err))
 	assert.Contains(t, err.Error(), "12 IIO free-running groups")
 	assert.Contains(t, err.Error(), "36-bit")
-	p := ioPoints(t, md)["cpu_pcie receive socket0/iio1  0"]
+	p := ioPoints(t, md)[io("cpu_pcie", "receive", "socket0/iio1", "", 0)]
 	assert.Equal(t, int64(4080), p.value, "what the kernel counted is still reported")
 	assert.Equal(t, first.start, p.start, "never a reset")
+	assert.Zero(t, partialFailed(t, err), "no point is lost: the series is a lower bound")
 	ts.tick(30 * time.Second)
 	_, err = ts.scrape(t.Context())
-	assert.NoError(t, err, "said once")
+	assert.ErrorContains(t, err, errWrapRisk.Error(), "returned on every scrape it happens")
+	assert.Len(t, logged(ts, zapcore.WarnLevel, "read less often than they wrap"), 1, "logged once")
 
 	require.NoError(t, ts.shutdown(t.Context()))
 	assert.Nil(t, ts.foldStop, "background reader stopped on shutdown")
@@ -233,7 +232,7 @@ func TestGuardUMCSaturation(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	first := ioPoints(t, md)["cpu_memory read socket0/umc  0"]
+	first := ioPoints(t, md)[io("cpu_memory", "read", "socket0/umc", "", 0)]
 	assert.Equal(t, int64(1<<47)*64, first.value)
 	assert.Equal(t, 25, ts.fake.opened, "the group reached 2^47 counts and was reopened")
 	assert.Equal(t, 1, ts.fake.closed)
@@ -242,7 +241,7 @@ func TestGuardUMCSaturation(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
-	p := ioPoints(t, md)["cpu_memory read socket0/umc  0"]
+	p := ioPoints(t, md)[io("cpu_memory", "read", "socket0/umc", "", 0)]
 	assert.Equal(t, (int64(1<<47)+5)*64, p.value, "counts after the reopen add to the series")
 	assert.Equal(t, first.start, p.start, "no reset")
 	assert.Equal(t, 25, ts.fake.opened)
@@ -257,7 +256,7 @@ func TestZen3DataFabricCombined(t *testing.T) {
 	assert.Equal(t, "zen2/3", ts.plat.name)
 	groups := ts.fake.openAttrs(11, 64)
 	require.Len(t, groups, 8, "one event per group")
-	assert.Equal(t, []uint64{0x3807}, groups[0], "research/uncore.md §4.2: controller0 0x3807")
+	assert.Equal(t, []uint64{0x3807}, groups[0], "amdzen3/data-fabric.json dram_channel_data_controller_0: EventCode 0x07, UMask 0x38")
 	assert.Equal(t, []uint64{0x0000000100003807}, groups[4], "controller4: event 0x107, high bits at config:32-35")
 
 	ts.fake.runningPercent = 50
@@ -287,7 +286,7 @@ func TestZen4DataFabricBeforeUMC(t *testing.T) {
 	assert.Equal(t, "zen4", ts.plat.name)
 	groups := ts.fake.openAttrs(11, 96)
 	require.Len(t, groups, 48, "one event per group: 12 channels x local/remote x read/write")
-	assert.Equal(t, []uint64{0x000000000700fe1f}, groups[0], "research/uncore.md §4.2: Zen4 cs0 read")
+	assert.Equal(t, []uint64{0x000000000700fe1f}, groups[0], "amdzen4/data-fabric.json local_processor_read_data_beats_cs0: EventCode 0x1f, UMask 0x7fe")
 	assert.Equal(t, []uint64{0x000000000700ff1f}, groups[1], "cs0 write")
 	assert.Equal(t, []uint64{0x000000010700fe1f}, groups[16], "cs4 read: event 0x11f, bit 8 of the event at config:32")
 
@@ -299,7 +298,7 @@ func TestZen4DataFabricBeforeUMC(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Equal(t, int64((100+48)*64), got["cpu_memory read socket1/df  1"].value, "extrapolated by time_enabled/time_running")
-	assert.Equal(t, int64(12*64), got["cpu_memory write socket1/df  1"].value)
-	assert.Equal(t, int64(0), got["cpu_memory read socket0/df  0"].value)
+	assert.Equal(t, int64((100+48)*64), got[io("cpu_memory", "read", "socket1/df", "", 1)].value, "extrapolated by time_enabled/time_running")
+	assert.Equal(t, int64(12*64), got[io("cpu_memory", "write", "socket1/df", "", 1)].value)
+	assert.Equal(t, int64(0), got[io("cpu_memory", "read", "socket0/df", "", 0)].value)
 }

@@ -40,9 +40,9 @@ func TestSierraForestUsesGraniteRapidsTables(t *testing.T) {
 			md, err := ts.scrape(t.Context())
 			require.NoError(t, err)
 			got := ioPoints(t, md)
-			assert.Equal(t, int64((100+90)*64), got["cpu_memory read socket1/imc  1"].value, "all reads, not SCH0's half")
-			assert.Equal(t, int64(10*32), got["cpu_pcie receive socket0/iio1  0"].value, "32 B a count whatever scale the kernel prints")
-			assert.Equal(t, 64.0, scales(md)["uncore_imc_0 cas_count_read_sch1 "+tc.source])
+			assert.Equal(t, int64((100+90)*64), got[io("cpu_memory", "read", "socket1/imc", "", 1)].value, "all reads, not SCH0's half")
+			assert.Equal(t, int64(10*32), got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value, "32 B a count whatever scale the kernel prints")
+			assert.Equal(t, 64.0, scales(md)[scaleKey{"uncore_imc_0", "cas_count_read_sch1", tc.source}])
 		})
 	}
 }
@@ -60,16 +60,16 @@ func TestGenericPMUNames(t *testing.T) {
 	assert.Equal(t, 0, ts.plan.pciePMUs)
 	assert.Equal(t, [][]uint64{{0xcf05, 0xcf06, 0xf005, 0xf006}}, ts.fake.openAttrs(110, 0))
 	assert.Empty(t, ts.fake.openAttrs(150, 0), "other generic types are not touched")
-	assert.Len(t, warnings(ts, "GENERIC_PMON_RAW_EVENT_MASK"), 1, "the missing CPU PCIe is explained once")
+	assert.Len(t, corrections(ts, "GENERIC_PMON_RAW_EVENT_MASK"), 1, "the missing CPU PCIe is explained once")
 	ts.fake.add(0, 111, 0xf006, 5)
 	ts.fake.add(128, 110, 0xcf05, 3)
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Equal(t, int64(5*64), got["cpu_memory write socket0/imc  0"].value)
-	assert.Equal(t, int64(3*64), got["cpu_memory read socket1/imc  1"].value)
-	assert.Equal(t, 64.0, scales(md)["uncore_type_6_0 cas_count_read_sch1 builtin"], "%v", keys(scales(md)))
+	assert.Equal(t, int64(5*64), got[io("cpu_memory", "write", "socket0/imc", "", 0)].value)
+	assert.Equal(t, int64(3*64), got[io("cpu_memory", "read", "socket1/imc", "", 1)].value)
+	assert.Equal(t, 64.0, scales(md)[scaleKey{"uncore_type_6_0", "cas_count_read_sch1", "builtin"}], "%v", scales(md))
 }
 
 // GNR on Linux 6.8 to 6.14 (testdata/gnr_v6.8): bw_in at the old 4-byte scale plus bw_out, which
@@ -87,9 +87,9 @@ func TestGraniteRapidsV68FreeRunning(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Equal(t, int64(10*32), got["cpu_pcie receive socket0/iio1  0"].value)
-	assert.Equal(t, int64(0), got["cpu_pcie transmit socket0/iio1  0"].value)
-	assert.Len(t, warnings(ts, "Fix the scale of IIO free running counters"), 8)
+	assert.Equal(t, int64(10*32), got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value)
+	assert.Equal(t, int64(0), got[io("cpu_pcie", "transmit", "socket0/iio1", "", 0)].value)
+	assert.Len(t, corrections(ts, "Fix the scale of IIO free running counters"), 8)
 }
 
 // U2: on a 2-socket Zen 4 with a kernel before 6.7 (no amd_umc; testdata/zen4_v6.1, amd_df type
@@ -111,8 +111,8 @@ func TestZen4DataFabricRemoteProcessor(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Equal(t, int64((100+40)*64), got["cpu_memory read socket0/df  0"].value)
-	assert.Equal(t, int64(9*64), got["cpu_memory write socket0/df  0"].value)
+	assert.Equal(t, int64((100+40)*64), got[io("cpu_memory", "read", "socket0/df", "", 0)].value)
+	assert.Equal(t, int64(9*64), got[io("cpu_memory", "write", "socket0/df", "", 0)].value)
 }
 
 // G2, the start-time rule (metadata/start-time.md): a point's value is what was counted since its
@@ -163,7 +163,7 @@ func TestGraniteRapidsPeerWrites(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64((10+5)*4), ioPoints(t, md)["cpu_pcie transmit socket0/iio1  0"].value)
+	assert.Equal(t, int64((10+5)*4), ioPoints(t, md)[io("cpu_pcie", "transmit", "socket0/iio1", "", 0)].value)
 
 	icx := newTestScraper(t, "icx", func(c *Config) { c.Memory.Enabled = false })
 	assert.Equal(t, [][]uint64{{memRead, memWrite}}, icx.fake.openAttrs(57, 0), "no peer event listed for ICX")
@@ -178,10 +178,10 @@ func TestICXDMIStackParts(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio5/port0 0000:00:00.0 0", "PCH traffic on the DMI stack")
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio5/port3 0000:00:01.0 0", "CBDMA")
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio5/port1  0", "no root port for part 1 on the DMI stack")
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio0/port0 0000:16:02.0 0", "PCIe stacks unchanged")
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio5/port0", "0000:00:00.0", 0), "PCH traffic on the DMI stack")
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio5/port3", "0000:00:01.0", 0), "CBDMA")
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio5/port1", "", 0), "no root port for part 1 on the DMI stack")
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio0/port0", "0000:16:02.0", 0), "PCIe stacks unchanged")
 }
 
 // U6: uncore_iio_N/dieX is the logical die id (uncore_snbep.c pmu_set_mapping: die0 ..
@@ -201,8 +201,11 @@ func TestIIOMappingRefusedWhenDiesDisagree(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio1/port0  0", "no bus id rather than a wrong one")
-	assert.Len(t, warnings(ts, "die mapping files but 1 dies"), 1, "said once for all stacks")
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio1/port0", "", 0), "no bus id rather than a wrong one")
+	said := corrections(ts, "IIO stack mapping has more die files")
+	require.Len(t, said, 1, "said once for all stacks")
+	assert.Contains(t, said[0], "dies=1 ")
+	assert.Contains(t, said[0], "mapping_files=2 ")
 }
 
 // U5: SKX transmit. The kernel's free-running bw_out (4 B a count, skx_uncore_iio_freerunning_events)
@@ -226,7 +229,7 @@ func TestSKXTransmitFromProgrammableEvents(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64((10+2)*4), ioPoints(t, md)["cpu_pcie transmit socket0/iio1  0"].value)
+	assert.Equal(t, int64((10+2)*4), ioPoints(t, md)[io("cpu_pcie", "transmit", "socket0/iio1", "", 0)].value)
 }
 
 // U8: under sub-NUMA clustering the IMCs of one socket belong to different NUMA nodes, and sysfs
@@ -238,13 +241,13 @@ func TestSubNUMAClusteringMemoryHasNoNode(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Contains(t, got, "cpu_memory read socket0/imc  -1")
-	assert.Contains(t, got, "cpu_memory write socket1/imc  -1")
-	assert.Contains(t, got, "cpu_pcie receive socket1/iio0  2", "the IIO stack keeps its CPU's node")
+	assert.Contains(t, got, io("cpu_memory", "read", "socket0/imc", "", -1))
+	assert.Contains(t, got, io("cpu_memory", "write", "socket1/imc", "", -1))
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket1/iio0", "", 2), "the IIO stack keeps its CPU's node")
 
 	plain := newTestScraper(t, "spr", nil)
 	plain.tick(5 * time.Second)
 	md, err = plain.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Contains(t, ioPoints(t, md), "cpu_memory read socket1/imc  1", "without SNC the socket's node")
+	assert.Contains(t, ioPoints(t, md), io("cpu_memory", "read", "socket1/imc", "", 1), "without SNC the socket's node")
 }

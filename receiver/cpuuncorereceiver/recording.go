@@ -2,7 +2,6 @@ package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/re
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
 
 // The cpuuncore receiver records at two seams (internal/recording/FORMAT.md): the sysfs and /proc
@@ -103,6 +103,60 @@ func skipHostPath(rel string) bool {
 	return false
 }
 
+// seam is where the scraper's counters and files come from, chosen once per Start: the live
+// kernel, the live kernel with every reading recorded, or a replay.
+type seam struct {
+	opener perf.Opener
+	// root is where discovery reads sys/ and proc/: root_path, or the replay's materialized tree.
+	root string
+	// replayed: root is a tree from a recording made elsewhere, read confined to it.
+	replayed bool
+	// afterScrape writes the scrape's readings (recording) or moves to the next recorded sample
+	// (replay); nil live.
+	afterScrape func(now time.Time) error
+	close       func() error
+}
+
+// openSeam prepares the perf opener and root for the configured mode. The recording's Writer
+// is created here, once per Start, and serves every group the scraper opens however often it
+// rediscovers; a replay that cannot be read, or a recording that cannot be created, fails Start.
+func openSeam(cfg *Config, live func() (perf.Opener, error), now time.Time) (*seam, error) {
+	if cfg.Recording.Replay != "" {
+		p, err := recording.OpenReplay(cfg.Recording.Replay, metadata.Type.String(), cfg.Recording.Loop)
+		if err != nil {
+			return nil, err
+		}
+		o := newReplayOpener(p)
+		// The first sample answers discovery's opens and the first scrape.
+		if err := o.advance(now); err != nil {
+			_ = p.Close()
+			return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Replay, err)
+		}
+		if len(o.cur) == 0 {
+			_ = p.Close()
+			return nil, fmt.Errorf("recording %s: the first sample holds no perf readings", cfg.Recording.Replay)
+		}
+		return &seam{opener: o, root: p.Root(), replayed: true, afterScrape: o.advance, close: p.Close}, nil
+	}
+	opener, err := live()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Recording.Write == "" {
+		return &seam{opener: opener, root: cfg.RootPath, close: func() error { return nil }}, nil
+	}
+	w, err := recording.CreateFor(cfg.Recording.Write, metadata.Type.String(), cfg.CollectionInterval)
+	if err != nil {
+		return nil, err
+	}
+	o, err := newRecordingOpener(opener, sysfs.HostRoot(cfg.RootPath), w, now)
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Write, err)
+	}
+	return &seam{opener: o, root: cfg.RootPath, afterScrape: o.flush, close: w.Close}, nil
+}
+
 // recordingOpener passes groups through to the real opener and collects their reads.
 type recordingOpener struct {
 	inner perf.Opener
@@ -113,12 +167,13 @@ type recordingOpener struct {
 	pending []recording.PerfReading
 }
 
-func newRecordingOpener(inner perf.Opener, root string, w *recording.Writer) (*recordingOpener, error) {
+// newRecordingOpener writes the host's tree as the recording's first record.
+func newRecordingOpener(inner perf.Opener, root string, w *recording.Writer, now time.Time) (*recordingOpener, error) {
 	tree, err := snapshotHost(root)
 	if err != nil && len(tree) == 0 {
 		return nil, err
 	}
-	if err := w.Write(recording.Record{Time: time.Now().UTC(), Tree: tree}); err != nil {
+	if err := w.Write(recording.Record{Time: now.UTC(), Tree: tree}); err != nil {
 		return nil, err
 	}
 	return &recordingOpener{inner: inner, names: pmuNames(root), w: w}, nil
@@ -133,7 +188,7 @@ func (o *recordingOpener) OpenGroup(cpu int, attrs []perf.Attr) (perf.Group, err
 }
 
 // flush writes the reads of one scrape as its Sample.
-func (o *recordingOpener) flush() error {
+func (o *recordingOpener) flush(now time.Time) error {
 	o.mu.Lock()
 	events := o.pending
 	o.pending = nil
@@ -142,7 +197,7 @@ func (o *recordingOpener) flush() error {
 	if err != nil {
 		return err
 	}
-	return o.w.Write(recording.Record{Time: time.Now().UTC(), Sample: b})
+	return o.w.Write(recording.Record{Time: now.UTC(), Sample: b})
 }
 
 type recordingGroup struct {
@@ -165,32 +220,85 @@ func (g *recordingGroup) Read(r *perf.Reading) error {
 	return nil
 }
 
-// replayOpener answers group reads from a recording: each event's readings in recorded order.
+// replayOpener answers group reads from a replay, one recorded sample per scrape: every read of an
+// event until the next scrape returns what that event read in the recorded scrape, so that the
+// background reader of fold.go reads the same values as the scrape. At the end of the recording a
+// looping replay starts over (continuing the counts, see lapCarry); otherwise the last sample
+// repeats, as idle counters would.
 type replayOpener struct {
-	names map[uint32]string
-	loop  bool
+	player *recording.Player
+	names  map[uint32]string
 
-	mu     sync.Mutex
-	queues map[eventKey][]recording.PerfReading
-	pos    map[eventKey]int
+	mu    sync.Mutex
+	cur   map[eventKey]recording.PerfReading
+	carry map[eventKey]*lapCarry
 }
 
-func newReplayOpener(rec *recording.Recording, root string, loop bool) (*replayOpener, error) {
-	o := &replayOpener{names: pmuNames(root), loop: loop, queues: map[eventKey][]recording.PerfReading{}, pos: map[eventKey]int{}}
-	for _, r := range rec.Samples() {
-		var s recording.PerfSample
-		if err := json.Unmarshal(r.Sample, &s); err != nil {
-			return nil, fmt.Errorf("sample at %s: %w", r.Time, err)
-		}
-		for _, e := range s.Perf {
-			k := eventKey{cpu: e.CPU, pmu: e.PMU, config: e.Config, config1: e.Config1, config2: e.Config2}
-			o.queues[k] = append(o.queues[k], e)
-		}
+func newReplayOpener(p *recording.Player) *replayOpener {
+	return &replayOpener{player: p, names: pmuNames(p.Root()), carry: map[eventKey]*lapCarry{}}
+}
+
+// advance moves to the next recorded sample.
+func (o *replayOpener) advance(now time.Time) error {
+	r, ok, err := o.player.Next(now)
+	if err != nil || !ok {
+		return err
 	}
-	if len(o.queues) == 0 {
-		return nil, errors.New("the recording holds no perf readings")
+	var s recording.PerfSample
+	if err := json.Unmarshal(r.Sample, &s); err != nil {
+		return fmt.Errorf("sample at %s: %w", r.Time, err)
 	}
-	return o, nil
+	laps := o.player.Laps()
+	cur := make(map[eventKey]recording.PerfReading, len(s.Perf))
+	for _, e := range s.Perf {
+		k := eventKey{cpu: e.CPU, pmu: e.PMU, config: e.Config, config1: e.Config1, config2: e.Config2}
+		c := o.carry[k]
+		if c == nil {
+			c = &lapCarry{}
+			o.carry[k] = c
+		}
+		if laps == 0 {
+			c.observe(e)
+		}
+		cur[k] = c.shift(e, laps)
+	}
+	o.mu.Lock()
+	o.cur = cur
+	o.mu.Unlock()
+	return nil
+}
+
+// lapCarry continues an event's counts from lap to lap of a looping replay. The count of an open
+// perf event never goes backwards, and the receiver relies on that (a lower count is taken for a
+// multiplexing dip, not a reset): each lap continues from where the previous one ended, one
+// recorded interval later, so that the replayed traffic repeats instead of stopping.
+type lapCarry struct {
+	first, second, last recording.PerfReading
+	seen                int
+}
+
+// observe notes a reading of the first lap.
+func (c *lapCarry) observe(p recording.PerfReading) {
+	switch c.seen {
+	case 0:
+		c.first = p
+	case 1:
+		c.second = p
+	}
+	c.last = p
+	c.seen++
+}
+
+// shift returns reading p of lap laps: each lap adds the first lap's increase plus one step.
+func (c *lapCarry) shift(p recording.PerfReading, laps int) recording.PerfReading {
+	if laps == 0 || c.seen < 2 {
+		return p
+	}
+	lap := func(first, second, last, v uint64) uint64 { return v + uint64(laps)*(last-first+second-first) }
+	p.Value = lap(c.first.Value, c.second.Value, c.last.Value, p.Value)
+	p.Enabled = lap(c.first.Enabled, c.second.Enabled, c.last.Enabled, p.Enabled)
+	p.Running = lap(c.first.Running, c.second.Running, c.last.Running, p.Running)
+	return p
 }
 
 func (o *replayOpener) key(cpu int, a perf.Attr) eventKey {
@@ -198,8 +306,10 @@ func (o *replayOpener) key(cpu int, a perf.Attr) eventKey {
 }
 
 func (o *replayOpener) OpenGroup(cpu int, attrs []perf.Attr) (perf.Group, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	for _, a := range attrs {
-		if _, ok := o.queues[o.key(cpu, a)]; !ok {
+		if _, ok := o.cur[o.key(cpu, a)]; !ok {
 			// What the kernel answers for an event the PMU does not have.
 			return nil, fmt.Errorf("recording has no readings of %s %s on cpu %d: %w", o.names[a.Type], a, cpu, os.ErrNotExist)
 		}
@@ -213,106 +323,16 @@ type replayGroup struct {
 	attrs []perf.Attr
 }
 
-// Read returns each event's next recorded reading. At the end a looping replay starts over;
-// otherwise the last reading repeats, as an idle counter would.
+// Read returns each event's reading in the current sample.
 func (g *replayGroup) Read(r *perf.Reading) error {
 	g.o.mu.Lock()
 	defer g.o.mu.Unlock()
 	for i, a := range g.attrs {
-		k := g.o.key(g.cpu, a)
-		q := g.o.queues[k]
-		n := g.o.pos[k]
-		g.o.pos[k] = n + 1
-		idx, lap := n, 0
-		switch {
-		case n < len(q):
-		case g.o.loop:
-			idx, lap = n%len(q), n/len(q)
-		default:
-			idx = len(q) - 1
-		}
-		r.Values[i] = lapped(q, idx, lap, func(p recording.PerfReading) uint64 { return p.Value })
-		r.Enabled = lapped(q, idx, lap, func(p recording.PerfReading) uint64 { return p.Enabled })
-		r.Running = lapped(q, idx, lap, func(p recording.PerfReading) uint64 { return p.Running })
+		p := g.o.cur[g.o.key(g.cpu, a)]
+		r.Values[i] = p.Value
+		r.Enabled, r.Running = p.Enabled, p.Running
 	}
 	return nil
 }
 
-// lapped returns field of reading idx in lap lap of a looping replay. The count of an open perf
-// event never goes backwards, and the receiver relies on that (a lower count is taken for a
-// multiplexing dip, not a reset): each lap continues from where the previous one ended, one
-// recorded interval later, so that the replayed traffic repeats instead of stopping.
-func lapped(q []recording.PerfReading, idx, lap int, field func(recording.PerfReading) uint64) uint64 {
-	v := field(q[idx])
-	if lap == 0 || len(q) < 2 {
-		return v
-	}
-	first, last := field(q[0]), field(q[len(q)-1])
-	step := field(q[1]) - first
-	return v + uint64(lap)*(last-first+step)
-}
-
 func (g *replayGroup) Close() error { return nil }
-
-// replayRoot materializes the recording's tree into a new directory and returns it.
-func replayRoot(rec *recording.Recording) (string, error) {
-	dir, err := os.MkdirTemp("", "iclens-cpuuncore-replay-")
-	if err != nil {
-		return "", err
-	}
-	for _, r := range rec.Records {
-		if len(r.Tree) > 0 {
-			if err := recording.Materialize(dir, r.Tree); err != nil {
-				_ = os.RemoveAll(dir)
-				return "", err
-			}
-		}
-	}
-	return dir, nil
-}
-
-// seams is how the scraper reaches perf and sysfs: live, recording, or replaying.
-type seams struct {
-	opener perf.Opener
-	root   string
-	// afterScrape writes the scrape's readings (recording); close releases files and trees.
-	afterScrape func() error
-	close       func() error
-}
-
-// openSeams prepares the perf opener and root for the configured mode.
-func openSeams(cfg *Config) (*seams, error) {
-	live := &seams{opener: &perf.Syscalls{}, root: cfg.RootPath}
-	switch {
-	case cfg.Recording.Replay != "":
-		rec, err := recording.Open(cfg.Recording.Replay)
-		if err != nil {
-			return nil, err
-		}
-		if rec.Header.Receiver != "cpuuncore" {
-			return nil, fmt.Errorf("recording %s is of the %q receiver, not cpuuncore", cfg.Recording.Replay, rec.Header.Receiver)
-		}
-		root, err := replayRoot(rec)
-		if err != nil {
-			return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Replay, err)
-		}
-		o, err := newReplayOpener(rec, root, cfg.Recording.Loop)
-		if err != nil {
-			_ = os.RemoveAll(root)
-			return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Replay, err)
-		}
-		return &seams{opener: o, root: root, close: func() error { return os.RemoveAll(root) }}, nil
-	case cfg.Recording.Write != "":
-		w, err := recording.Create(cfg.Recording.Write, recording.Header{Receiver: "cpuuncore", Interval: recording.Duration(cfg.CollectionInterval)})
-		if err != nil {
-			return nil, err
-		}
-		o, err := newRecordingOpener(live.opener, sysfs.HostRoot(cfg.RootPath), w)
-		if err != nil {
-			_ = w.Close()
-			return nil, err
-		}
-		return &seams{opener: o, root: cfg.RootPath, afterScrape: o.flush, close: w.Close}, nil
-	}
-	return live, nil
-}

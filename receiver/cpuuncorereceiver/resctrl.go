@@ -48,6 +48,6 @@ func (d *discovery) resctrl() {
 		d.plan.mbm = append(d.plan.mbm, mbmSource{device: dev, path: path, key: seriesKey{combined: true, device: dev, numa: -1}})
 	}
 	if len(d.plan.mbm) > 0 {
-		d.note(mbmNote)
+		d.note("resctrl", mbmNote)
 	}
 }

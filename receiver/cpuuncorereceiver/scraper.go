@@ -19,27 +19,37 @@ import (
 	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/schedule"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
 
-// rediscoverEvery is how often discovery is retried while something is missing (no uncore PMU
+// rediscoverEvery is how often discovery runs again while something is missing (no uncore PMU
 // yet, a group that could not be opened or read). Discovery reads a few hundred small sysfs files,
-// so it is kept off the scrape path otherwise.
+// so it is kept off the scrape path otherwise. It is not an option: nothing an operator tunes
+// changes how fast a driver loads or a CPU comes back online.
 const rediscoverEvery = time.Minute
 
-// errWrapRisk is the stable part of the wrap warning, so that errtrack reports it once.
+// errWrapRisk is why a scrape reports counters read later than they take to wrap.
 var errWrapRisk = errors.New("read interval longer than the counters take to wrap at line rate")
 
+// monotonic is the counter spec of every uncore series: the byte totals are the receiver's own
+// 64-bit sums, and mbm_total_bytes is a 64-bit count.
+var monotonic = counter.Spec{Kind: counter.Monotonic}
+
 // uncoreScraper reads the uncore counters. Data flows one way: perf counter groups (source) ->
-// per-counter deltas -> per-series byte totals -> counter.Tracker (start timestamps) -> builder.
+// per-counter deltas -> per-series byte totals -> counter.Series (start timestamps) -> builder.
 type uncoreScraper struct {
 	// mu serialises scrapes, discovery, shutdown and the background reader of fold.go.
 	mu sync.Mutex
 
-	cfg    *Config
-	logger *zap.Logger
-	mb     *metadata.MetricsBuilder
+	cfg *Config
+	log *errtrack.Log
+	mb  *metadata.MetricsBuilder
+	// live opens the kernel's perf_event_open (factory_linux.go); start wraps it for recording
+	// or replaces it with a replay (recording.go).
+	live   func() (perf.Opener, error)
+	src    *seam
 	opener perf.Opener
 	reader *sysfs.Reader
 	paths  hostPaths
@@ -48,60 +58,70 @@ type uncoreScraper struct {
 	cpu  cpuID
 	plat platform
 
-	plan    *plan
-	aggs    map[seriesKey]*aggregate
-	tracker *counter.Tracker[seriesKey]
-	errs    *errtrack.Tracker
-	// said holds the one-time messages already logged.
-	said map[string]bool
+	plan   *plan
+	series *counter.Series[seriesKey]
 
-	scrapes         uint64
-	lastDiscovery   time.Time
-	needDiscovery   bool
-	rediscoverEvery time.Duration
-	// starts points the builder at each series' start timestamp.
-	starts *counter.StartTimes
+	scrapes     uint64
+	rediscovery *schedule.Schedule
+	// incomplete: the last discovery missed something (a group not open, no PMU at all), so
+	// discovery runs again when rediscovery is due.
+	incomplete bool
 
 	// foldStop and foldDone control the background reader (fold.go), nil when none runs.
 	foldStop, foldDone chan struct{}
 }
 
-func newScraper(cfg *Config, set receiver.Settings, opener perf.Opener) *uncoreScraper {
-	s := &uncoreScraper{
-		cfg:    cfg,
-		logger: set.Logger,
-		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		opener: opener,
-		reader: &sysfs.Reader{},
-		paths:  newHostPaths(cfg.RootPath),
-		now:    time.Now,
-		plan:   &plan{},
-		aggs:   map[seriesKey]*aggregate{},
-		// The start-time rule (metadata/start-time.md): a series counts from its first reading.
-		tracker:         counter.NewTracker[seriesKey](counter.SinceFirstReading()),
-		errs:            errtrack.New(),
-		said:            map[string]bool{},
-		rediscoverEvery: rediscoverEvery,
+func newScraper(cfg *Config, set receiver.Settings, live func() (perf.Opener, error)) *uncoreScraper {
+	return &uncoreScraper{
+		cfg:         cfg,
+		log:         errtrack.NewLog(set.Logger),
+		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		live:        live,
+		reader:      &sysfs.Reader{},
+		paths:       newHostPaths(cfg.RootPath),
+		now:         time.Now,
+		plan:        &plan{},
+		rediscovery: schedule.New(rediscoverEvery),
 	}
-	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
-	return s
 }
 
-// start identifies the CPU and runs the first discovery. It never fails: a host without uncore
-// PMUs gets one log line and an empty scrape until they appear.
+// start chooses the source (live, recorded or replayed), identifies the CPU and runs the first
+// discovery. It fails only on a replay that cannot be read or a recording that cannot be
+// created: a host without uncore PMUs gets one log line and an empty scrape until they appear.
 func (s *uncoreScraper) start(context.Context, component.Host) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.now()
+	// The start-time rule (metadata/start-time.md): a series counts from its first reading; the
+	// gauges carry the moment the receiver started.
+	s.series = counter.NewSeries[seriesKey](func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) },
+		pcommon.NewTimestampFromTime(now), counter.SinceFirstReading())
+	src, err := openSeam(s.cfg, s.live, now)
+	if errors.Is(err, errUnsupportedPlatform) {
+		s.log.Once("platform", zapcore.InfoLevel, "Unsupported platform: the cpuuncore receiver reads Linux perf uncore PMUs and reports nothing here")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if src.replayed {
+		// A crafted link in a recording must not expose a file of the replaying host.
+		if err := s.reader.Confine(src.root); err != nil {
+			return errors.Join(err, src.close())
+		}
+	}
+	s.src, s.opener, s.paths = src, src.opener, newHostPaths(src.root)
+
 	id, err := readCPUID(s.paths.cpuinfo)
 	if err != nil {
-		s.once(zap.InfoLevel, fmt.Sprintf("cannot identify the CPU (%v); using the kernel's own event aliases and scales without corrections", err))
+		s.log.Once("cpuinfo", zapcore.InfoLevel, "Cannot identify the CPU: using the kernel's own event aliases and scales without corrections", zap.Error(err))
 		id = cpuID{vendor: "unknown"}
 		s.plat = genericIntel
 	} else {
 		s.plat = platformFor(id)
 	}
 	s.cpu = id
-	s.discover(s.now())
+	s.discover(now)
 	return nil
 }
 
@@ -118,112 +138,46 @@ func (s *uncoreScraper) shutdown(context.Context) error {
 			g.handle = nil
 		}
 	}
+	if s.src != nil {
+		errs = append(errs, s.src.close())
+		s.src = nil
+	}
 	return errors.Join(errs...)
 }
 
-// once logs msg at level the first time it is seen.
-func (s *uncoreScraper) once(level zapcore.Level, msg string, fields ...zap.Field) {
-	if s.said[msg] {
-		return
+// discover runs discovery and reconciles its plan with the current one.
+func (s *uncoreScraper) discover(now time.Time) {
+	s.rediscovery.Done(now)
+	d := &discovery{cfg: s.cfg, r: s.reader, paths: s.paths, plat: s.plat}
+	d.run()
+	for _, l := range d.said {
+		s.log.Once(l.key, l.level, l.msg, l.fields...)
 	}
-	s.said[msg] = true
-	if ce := s.logger.Check(level, msg); ce != nil {
-		ce.Write(fields...)
-	}
+	missing := s.reconcile(s.plan, d.plan, now)
+	s.plan = d.plan
+	s.incomplete = missing || len(d.plan.groups) == 0 && len(d.plan.mbm) == 0
+	s.logStatus(missing || anyAtLeast(d.said, zapcore.WarnLevel))
+	s.ensureFolding()
 }
 
-// discover rebuilds the plan, keeping the groups that are open and unchanged, opening new ones
-// and closing the rest.
-func (s *uncoreScraper) discover(now time.Time) {
-	s.lastDiscovery = now
-	d := &discovery{cfg: s.cfg, r: s.reader, paths: s.paths, plat: s.plat, aggs: s.aggs}
-	d.run()
-	for _, n := range d.notes {
-		s.once(zap.WarnLevel, n)
-	}
-	for _, err := range d.errs {
-		s.once(zap.WarnLevel, err.Error())
-	}
-
-	old := map[string]*counterGroup{}
-	for _, g := range s.plan.groups {
-		if g.handle != nil {
-			old[g.signature()] = g
+// anyAtLeast reports whether a line is logged at level or above.
+func anyAtLeast(lines []logLine, level zapcore.Level) bool {
+	for _, l := range lines {
+		if l.level >= level {
+			return true
 		}
 	}
-	var denied []string
-	var firstDenied error
-	missing := false
-	for _, g := range d.plan.groups {
-		if o, ok := old[g.signature()]; ok {
-			g.handle, g.reading, g.lastRead = o.handle, o.reading, o.lastRead
-			for i, m := range g.members {
-				m.last = o.members[i].last
-			}
-			delete(old, g.signature())
-			continue
-		}
-		if err := s.open(g); err != nil {
-			missing = true
-			if perf.IsPermission(err) {
-				denied = append(denied, g.key)
-				if firstDenied == nil {
-					firstDenied = err
-				}
-				continue
-			}
-			s.once(zap.WarnLevel, fmt.Sprintf("cannot open the counters of %s: %v", g.key, err))
-		}
-	}
-	for _, o := range old {
-		_ = o.handle.Close()
-	}
-	if len(denied) > 0 {
-		s.once(zap.WarnLevel, fmt.Sprintf("perf_event_open was denied for %d counter groups (%s): %s",
-			len(denied), abbreviate(denied, 3), perf.Hint(firstDenied)), zap.Error(firstDenied))
-	}
-
-	// Series that left the plan are forgotten: if they come back, they start anew.
-	keep := map[seriesKey]bool{}
-	for _, a := range d.plan.aggs {
-		keep[a.key] = true
-	}
-	for k := range s.aggs {
-		if !keep[k] {
-			delete(s.aggs, k)
-		}
-	}
-	// A new series starts when its counters were opened, not at the first scrape after.
-	ts := pcommon.NewTimestampFromTime(now)
-	for _, a := range d.created {
-		if keep[a.key] {
-			s.tracker.Observe(a.key, 0, counter.Spec{Kind: counter.Monotonic}, ts)
-		}
-	}
-
-	// Failures of groups and files that are no longer in the plan are forgotten.
-	current := map[string]bool{"wrap": true}
-	for _, g := range d.plan.groups {
-		current[g.key], current[g.key+" reopen"] = true, true
-	}
-	for _, m := range d.plan.mbm {
-		current[m.path] = true
-	}
-	s.errs.Forget(func(k string) bool { return current[k] })
-
-	s.plan = d.plan
-	s.needDiscovery = missing || len(d.plan.groups) == 0 && len(d.plan.mbm) == 0
-	s.logStatus(len(d.errs) > 0 || missing)
-	s.ensureFolding()
+	return false
 }
 
 // open opens one group.
 func (s *uncoreScraper) open(g *counterGroup) error {
 	h, err := s.opener.OpenGroup(g.cpu, g.attrs)
 	if err != nil {
+		g.openErr = err
 		return err
 	}
-	g.handle = h
+	g.handle, g.openErr = h, nil
 	g.reading = perf.Reading{Values: make([]uint64, len(g.attrs))}
 	g.lastRead = time.Time{}
 	for _, m := range g.members {
@@ -242,8 +196,10 @@ func (s *uncoreScraper) logStatus(problems bool) {
 				open++
 			}
 		}
-		s.once(zap.InfoLevel, fmt.Sprintf("collecting from %d memory and %d PCIe uncore PMUs and %d resctrl MBM domains on %s (%s): %d of %d counter groups open",
-			p.memoryPMUs, p.pciePMUs, len(p.mbm), s.plat.name, s.cpu, open, len(p.groups)))
+		s.log.Once(fmt.Sprintf("status/%d/%d/%d/%d/%d", p.memoryPMUs, p.pciePMUs, len(p.mbm), open, len(p.groups)), zapcore.InfoLevel,
+			"Collecting uncore counters",
+			zap.Int("memory_pmus", p.memoryPMUs), zap.Int("pcie_pmus", p.pciePMUs), zap.Int("mbm_domains", len(p.mbm)),
+			zap.String("platform", s.plat.name), zap.Stringer("cpu", s.cpu), zap.Int("open_groups", open), zap.Int("groups", len(p.groups)))
 		return
 	}
 	var want []string
@@ -256,20 +212,22 @@ func (s *uncoreScraper) logStatus(problems bool) {
 	if s.cfg.PCIe.Enabled {
 		want = append(want, "uncore_iio_free_running")
 	}
-	msg := fmt.Sprintf("no usable %s PMU under %s", strings.Join(want, " / "), s.paths.pmus)
+	var reason string
 	switch {
 	case problems:
-		msg += ": see the warnings above"
+		reason = "see the warnings above"
 	case s.cpu.hypervisor:
-		msg += ": running under a hypervisor (cpuinfo flag \"hypervisor\"), where the Intel uncore driver does not load and AMD's is not exposed"
+		reason = "running under a hypervisor (cpuinfo flag \"hypervisor\"), where the Intel uncore driver does not load and AMD's is not exposed"
 	case s.cpu.vendor == "AuthenticAMD":
-		msg += ": amd_umc needs an AMD Zen 4 or later CPU and Linux 6.7 or later"
+		reason = "amd_umc needs an AMD Zen 4 or later CPU and Linux 6.7 or later"
 	case s.cpu.vendor == "GenuineIntel":
-		msg += fmt.Sprintf(": no uncore support for %s in this kernel, or the intel_uncore module is not loaded", s.cpu)
+		reason = "no uncore support for this CPU in this kernel, or the intel_uncore module is not loaded"
 	default:
-		msg += fmt.Sprintf(": no supported uncore PMU on %s", s.cpu)
+		reason = "no supported uncore PMU on this CPU"
 	}
-	s.once(zap.InfoLevel, msg+"; nothing to report, will look again every "+s.rediscoverEvery.String())
+	s.log.Once("status/none", zapcore.InfoLevel, "Nothing to report: no usable uncore PMU",
+		zap.String("pmus", strings.Join(want, " / ")), zap.String("dir", s.paths.pmus), zap.String("reason", reason),
+		zap.Stringer("cpu", s.cpu), zap.Duration("retry_every", rediscoverEvery))
 }
 
 func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
@@ -278,33 +236,37 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	now := s.now()
 	ts := pcommon.NewTimestampFromTime(now)
 	s.scrapes++
-	var errs []error
-	failed := 0
+	var errs scrapererror.ScrapeErrors
 
 	ratioPMU, ratio := "", 1.0
-	var wrapped []string
+	var wrapped, closed []string
+	var closedErr error
 	var gap, window time.Duration
 	var bits uint
+	// lost are the series a failed group costs in this scrape, so that each counts once.
+	lost := map[*aggregate]bool{}
+	var readErrs []error
 	for _, g := range s.plan.groups {
 		if g.handle == nil {
-			s.fail(g)
+			// Not open (the open failed, or a read or reopen failed): rediscovery tries again.
+			s.fail(g, lost)
+			closed = append(closed, g.key)
+			if closedErr == nil {
+				closedErr = g.openErr
+			}
 			continue
 		}
 		if err := g.handle.Read(&g.reading); err != nil {
 			// A PMU that disappeared (driver unloaded, box gone): drop the group and look again.
 			_ = g.handle.Close()
-			g.handle = nil
-			s.fail(g)
-			failed += len(g.members)
-			s.needDiscovery = true
-			if s.errs.Fail(g.key, err) {
-				errs = append(errs, fmt.Errorf("reading %s: %w", g.key, err))
-			}
+			g.handle, g.openErr = nil, err
+			s.fail(g, lost)
+			s.incomplete = true
+			s.log.Fail(g.key, "Cannot read uncore counters", err, zap.String("group", g.key))
+			readErrs = append(readErrs, fmt.Errorf("reading %s: %w", g.key, err))
 			continue
 		}
-		if s.errs.Recover(g.key) {
-			s.logger.Info("counters readable again", zap.String("group", g.key))
-		}
+		s.log.Recover(g.key, "Uncore counters readable again", zap.String("group", g.key))
 		if g.wrapWindow > 0 && !g.lastRead.IsZero() && now.Sub(g.lastRead) > g.wrapWindow {
 			wrapped = append(wrapped, g.key)
 			gap, window, bits = now.Sub(g.lastRead), g.wrapWindow, g.counterBits
@@ -314,6 +276,7 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		for i, m := range g.members {
 			v, ok := g.reading.Scaled(i)
 			if !ok {
+				// The group never ran (time_running 0): nothing to extrapolate from.
 				m.agg.failedAt = s.scrapes
 				continue
 			}
@@ -322,7 +285,7 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 				// changes; the kernel's own count never goes backwards for an open event.
 				v = m.last
 			}
-			m.agg.add(v-m.last, m.bpc)
+			m.agg.total.AddCounts(v-m.last, m.bpc)
 			m.last = v
 			maxRaw = max(maxRaw, g.reading.Values[i])
 		}
@@ -330,87 +293,100 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 			s.reopen(g)
 		}
 		if g.pmu != ratioPMU {
-			if ratioPMU != "" {
-				s.mb.RecordCpuuncoreCounterRunningRatioDataPoint(ts, ratio, ratioPMU)
-			}
+			s.recordRatio(ts, ratioPMU, ratio)
 			ratioPMU, ratio = g.pmu, 1
 		}
 		ratio = min(ratio, g.reading.RunningRatio())
 	}
-	if ratioPMU != "" {
-		s.mb.RecordCpuuncoreCounterRunningRatioDataPoint(ts, ratio, ratioPMU)
+	s.recordRatio(ts, ratioPMU, ratio)
+	if len(closed) > 0 {
+		readErrs = append(readErrs, fmt.Errorf("%d counter groups not open (%s): %w", len(closed), abbreviate(closed, 3), closedErr))
+	}
+	if len(readErrs) > 0 {
+		errs.AddPartial(len(lost), errors.Join(readErrs...))
 	}
 	// Counters read further apart than they take to wrap at line rate (the background reader of
 	// fold.go could not keep up, or the host was suspended): the kernel folds each read's delta
 	// modulo 2^36, so whole wraps in between are lost. The values are still a lower bound of the
-	// traffic (never inflated, never a reset); say so once.
+	// traffic (never inflated, never a reset), so no point is lost; the scrape says so.
 	if len(wrapped) > 0 {
-		if s.errs.Fail("wrap", errWrapRisk) {
-			errs = append(errs, fmt.Errorf("%d IIO free-running groups (%s) read %s after the previous read, longer than their %d-bit counters take to wrap at line rate (%s): bytes beyond a wrap are lost, so those series may be short: %w",
-				len(wrapped), abbreviate(wrapped, 3), gap.Round(time.Second), bits, window.Round(time.Second), errWrapRisk))
-		}
-	} else if s.errs.Recover("wrap") {
-		s.logger.Info("IIO free-running counters are read often enough again not to lose wraps")
+		err := fmt.Errorf("%d IIO free-running groups (%s) read %s after the previous read, longer than their %d-bit counters take to wrap at line rate (%s): bytes beyond a wrap are lost, so those series may be short: %w",
+			len(wrapped), abbreviate(wrapped, 3), gap.Round(time.Second), bits, window.Round(time.Second), errWrapRisk)
+		errs.AddPartial(0, err)
+		s.log.Fail("wrap", "IIO free-running counters read less often than they wrap at line rate", errWrapRisk,
+			zap.Int("groups", len(wrapped)), zap.Duration("gap", gap), zap.Duration("wrap_window", window), zap.Uint("bits", bits))
+	} else {
+		s.log.Recover("wrap", "IIO free-running counters are read often enough again not to lose wraps")
 	}
 
 	for _, a := range s.plan.aggs {
 		if a.failedAt == s.scrapes {
 			// Its bytes keep counting from where they were: the series goes on after the failure.
-			s.tracker.Hold(a.key)
+			s.series.Hold(a.key)
 			continue
 		}
-		p := s.tracker.Observe(a.key, a.bytes, counter.Spec{Kind: counter.Monotonic}, ts)
-		if !p.Report() {
-			continue
-		}
-		s.starts.Use(p.Start)
 		if a.key.combined {
-			s.mb.RecordCpuuncoreMemoryIoDataPoint(ts, int64(p.Value), a.key.device, a.key.numa)
+			s.series.Record(a.key, a.total.Total(), monotonic, ts, func(v int64) {
+				s.mb.RecordCpuuncoreMemoryIoDataPoint(ts, v, a.key.device, a.key.numa)
+			})
 			continue
 		}
-		s.mb.RecordInterconnectIoDataPoint(ts, int64(p.Value), a.key.component, a.key.direction, a.key.device, a.key.busID, a.key.numa)
+		s.series.Record(a.key, a.total.Total(), monotonic, ts, func(v int64) {
+			s.mb.RecordInterconnectIoDataPoint(ts, v, a.key.component, a.key.direction, a.key.device, a.key.busID, a.key.numa)
+		})
 	}
 	for _, m := range s.plan.mbm {
-		// A plain 64-bit byte counter; it restarts when resctrl is remounted, which the tracker
-		// turns into a new series start.
+		// A plain 64-bit byte counter; it restarts when resctrl is remounted, which the series
+		// turns into a new start.
 		v, err := s.reader.ReadUint(m.path)
 		if err != nil {
 			// "Unavailable" while the RMID is not available, "Error" on a failed read.
-			if s.errs.Fail(m.path, err) {
-				errs = append(errs, err)
-			}
-			s.tracker.Hold(m.key)
-			failed++
+			s.log.Fail(m.path, "Cannot read resctrl MBM counter", err)
+			errs.AddPartial(1, err)
+			s.series.Hold(m.key)
 			continue
 		}
-		s.errs.Recover(m.path)
-		p := s.tracker.Observe(m.key, v, counter.Spec{Kind: counter.Monotonic}, ts)
-		s.starts.Use(p.Start)
-		s.mb.RecordCpuuncoreMemoryIoDataPoint(ts, int64(p.Value), m.device, m.key.numa)
+		s.log.Recover(m.path, "resctrl MBM counter readable again")
+		s.series.Record(m.key, v, monotonic, ts, func(v int64) {
+			s.mb.RecordCpuuncoreMemoryIoDataPoint(ts, v, m.device, m.key.numa)
+		})
 	}
-	s.tracker.Sweep()
+	s.series.Sweep()
 	for _, dev := range s.plan.devices {
-		s.mb.RecordCpuuncorePcieDeviceDataPoint(ts, 1, dev.device, dev.rootPort, dev.busID, dev.numa)
+		s.series.Gauge(func() { s.mb.RecordCpuuncorePcieDeviceDataPoint(ts, 1, dev.device, dev.rootPort, dev.busID, dev.numa) })
 	}
 	for _, f := range s.plan.scales {
-		s.mb.RecordCpuuncoreEventBytesPerCountDataPoint(ts, f.bpc, f.pmu, f.event, f.source)
+		s.series.Gauge(func() { s.mb.RecordCpuuncoreEventBytesPerCountDataPoint(ts, f.bpc, f.pmu, f.event, f.source) })
 	}
 	md := s.mb.Emit()
+	if s.src != nil && s.src.afterScrape != nil {
+		if err := s.src.afterScrape(now); err != nil {
+			s.log.Fail("recording", "Cannot write the recording", err)
+		} else {
+			s.log.Recover("recording", "Recording written again")
+		}
+	}
 
 	// Rediscovery runs after the reads, so that groups kept open lose nothing.
-	if s.needDiscovery && now.Sub(s.lastDiscovery) >= s.rediscoverEvery {
+	if s.incomplete && s.rediscovery.Due(now) {
 		s.discover(now)
 	}
-	if len(errs) > 0 {
-		return md, scrapererror.NewPartialScrapeError(errors.Join(errs...), failed)
+	return md, errs.Combine()
+}
+
+// recordRatio records the running ratio of one PMU's groups (nothing before the first PMU).
+func (s *uncoreScraper) recordRatio(ts pcommon.Timestamp, pmu string, ratio float64) {
+	if pmu == "" {
+		return
 	}
-	return md, nil
+	s.series.Gauge(func() { s.mb.RecordCpuuncoreCounterRunningRatioDataPoint(ts, ratio, pmu) })
 }
 
 // fail marks the series of a group that could not be read in this scrape.
-func (s *uncoreScraper) fail(g *counterGroup) {
+func (s *uncoreScraper) fail(g *counterGroup, lost map[*aggregate]bool) {
 	for _, m := range g.members {
 		m.agg.failedAt = s.scrapes
+		lost[m.agg] = true
 	}
 }
 
@@ -421,19 +397,11 @@ func (s *uncoreScraper) reopen(g *counterGroup) {
 	_ = g.handle.Close()
 	g.handle = nil
 	if err := s.open(g); err != nil {
-		s.needDiscovery = true
-		if s.errs.Fail(g.key+" reopen", err) {
-			s.logger.Warn("cannot reopen counters before they saturate", zap.String("group", g.key), zap.Error(err))
-		}
+		s.incomplete = true
+		s.log.Fail(g.key, "Cannot reopen counters before they saturate", err, zap.String("group", g.key))
 		return
 	}
-	s.once(zap.InfoLevel, fmt.Sprintf("reopened %s before its 48-bit counters saturate (kernels without upstream 2492e5aba2be stop counting there); this repeats every 2^47 counts", g.key))
-}
-
-// abbreviate lists the first n names and how many more there are.
-func abbreviate(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+	s.log.Once("reopen/"+g.key, zapcore.InfoLevel,
+		"Reopened counters before their 48-bit hardware counters saturate (kernels without upstream 2492e5aba2be stop counting there); this repeats every 2^47 counts",
+		zap.String("group", g.key))
 }

@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"syscall"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap/zapcore"
-	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
@@ -56,17 +57,17 @@ func TestScrapeKnownBytesSKX(t *testing.T) {
 	require.NoError(t, err)
 	got := ioPoints(t, md)
 	assert.Len(t, got, 2*2+2*6*2, "read/write per socket, receive/transmit per stack and socket")
-	want := map[string]int64{
-		"cpu_memory read socket0/imc  0":    (1000 + 10) * 64,
-		"cpu_memory write socket0/imc  0":   500 * 64,
-		"cpu_memory read socket1/imc  1":    7 * 64,
-		"cpu_memory write socket1/imc  1":   0,
-		"cpu_pcie receive socket0/iio1  0":  100 * 4,
-		"cpu_pcie transmit socket0/iio1  0": 50 * 4,
-		"cpu_pcie receive socket1/iio2  1":  3 * 4,
-		"cpu_pcie transmit socket1/iio2  1": 0,
-		"cpu_pcie receive socket0/iio5  0":  0,
-		"cpu_pcie transmit socket1/iio0  1": 0,
+	want := map[ioKey]int64{
+		io("cpu_memory", "read", "socket0/imc", "", 0):    (1000 + 10) * 64,
+		io("cpu_memory", "write", "socket0/imc", "", 0):   500 * 64,
+		io("cpu_memory", "read", "socket1/imc", "", 1):    7 * 64,
+		io("cpu_memory", "write", "socket1/imc", "", 1):   0,
+		io("cpu_pcie", "receive", "socket0/iio1", "", 0):  100 * 4,
+		io("cpu_pcie", "transmit", "socket0/iio1", "", 0): 50 * 4,
+		io("cpu_pcie", "receive", "socket1/iio2", "", 1):  3 * 4,
+		io("cpu_pcie", "transmit", "socket1/iio2", "", 1): 0,
+		io("cpu_pcie", "receive", "socket0/iio5", "", 0):  0,
+		io("cpu_pcie", "transmit", "socket1/iio0", "", 1): 0,
 	}
 	for k, v := range want {
 		require.Contains(t, got, k)
@@ -81,9 +82,9 @@ func TestScrapeKnownBytesSKX(t *testing.T) {
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
 	got = ioPoints(t, md)
-	assert.Equal(t, int64(502*64), got["cpu_memory write socket0/imc  0"].value)
-	assert.Equal(t, int64(101*4), got["cpu_pcie receive socket0/iio1  0"].value)
-	assert.Equal(t, started, got["cpu_pcie receive socket0/iio1  0"].start)
+	assert.Equal(t, int64(502*64), got[io("cpu_memory", "write", "socket0/imc", "", 0)].value)
+	assert.Equal(t, int64(101*4), got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value)
+	assert.Equal(t, started, got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].start)
 
 	// Not multiplexed: running ratio 1 for every PMU.
 	n := 0
@@ -112,31 +113,27 @@ func TestPortGranularitySKX(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	got := ioPoints(t, md)
-	assert.Equal(t, int64(9*4), got["cpu_pcie receive socket0/iio2/port2 0000:3a:02.0 0"].value)
-	assert.Equal(t, int64(5*4), got["cpu_pcie transmit socket1/iio2/port0 0000:ae:00.0 1"].value)
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio1/port0 0000:17:00.0 0")
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio4/port3  0", "unmapped stack: no bus id")
-	assert.Contains(t, got, "cpu_pcie receive socket0/iio1/port1  0", "no root port 17:01.0 in the tree")
+	assert.Equal(t, int64(9*4), got[io("cpu_pcie", "receive", "socket0/iio2/port2", "0000:3a:02.0", 0)].value)
+	assert.Equal(t, int64(5*4), got[io("cpu_pcie", "transmit", "socket1/iio2/port0", "0000:ae:00.0", 1)].value)
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio1/port0", "0000:17:00.0", 0))
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio4/port3", "", 0), "unmapped stack: no bus id")
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio1/port1", "", 0), "no root port 17:01.0 in the tree")
 	assert.Len(t, got, 2*2+2*6*4*2)
 
-	var devices []string
-	forEachMetric(md, "cpuuncore.pcie.device", func(m pmetric.Metric) {
-		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
-			a := m.Gauge().DataPoints().At(i).Attributes()
-			d, _ := a.Get("device")
-			rp, _ := a.Get("pci.root_port")
-			b, _ := a.Get("pci.bus_id")
-			n, _ := a.Get("numa.node")
-			devices = append(devices, d.Str()+" "+rp.Str()+" "+b.Str()+" "+n.AsString())
-		}
-	})
-	assert.ElementsMatch(t, []string{
-		"socket0/iio1/port0 0000:17:00.0 0000:18:00.0 0",
-		"socket0/iio1/port0 0000:17:00.0 0000:18:00.1 0",
-		"socket0/iio2/port2 0000:3a:02.0 0000:3b:00.0 0",
-		"socket0/iio2/port2 0000:3a:02.0 0000:3c:08.0 0",
-		"socket0/iio2/port2 0000:3a:02.0 0000:3d:00.0 0",
-		"socket1/iio2/port0 0000:ae:00.0 0000:af:00.0 1",
+	var devices []map[string]any
+	for _, dp := range metrictest.Points(md, "cpuuncore.pcie.device") {
+		devices = append(devices, dp.Attributes().AsRaw())
+	}
+	dev := func(device, rootPort, busID string, numa int64) map[string]any {
+		return map[string]any{"device": device, "pci.root_port": rootPort, "pci.bus_id": busID, "numa.node": numa}
+	}
+	assert.ElementsMatch(t, []map[string]any{
+		dev("socket0/iio1/port0", "0000:17:00.0", "0000:18:00.0", 0),
+		dev("socket0/iio1/port0", "0000:17:00.0", "0000:18:00.1", 0),
+		dev("socket0/iio2/port2", "0000:3a:02.0", "0000:3b:00.0", 0),
+		dev("socket0/iio2/port2", "0000:3a:02.0", "0000:3c:08.0", 0),
+		dev("socket0/iio2/port2", "0000:3a:02.0", "0000:3d:00.0", 0),
+		dev("socket1/iio2/port0", "0000:ae:00.0", "0000:af:00.0", 1),
 	}, devices)
 }
 
@@ -149,7 +146,7 @@ func TestMultiplexedGroupIsScaled(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(1000*64), ioPoints(t, md)["cpu_memory read socket0/imc  0"].value)
+	assert.Equal(t, int64(1000*64), ioPoints(t, md)[io("cpu_memory", "read", "socket0/imc", "", 0)].value)
 	ratios := 0
 	forEachMetric(md, "cpuuncore.counter.running_ratio", func(m pmetric.Metric) {
 		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
@@ -160,8 +157,10 @@ func TestMultiplexedGroupIsScaled(t *testing.T) {
 	assert.Equal(t, 6, ratios)
 }
 
-// TestReadFailureCostsOnlyItsSeries: one PMU whose read fails loses its series for that scrape,
-// the error names it once, the others are reported, and the group is reopened by rediscovery.
+// TestReadFailureCostsOnlyItsSeries: one PMU whose read fails loses its series, the others are
+// reported, and the group is reopened by rediscovery. The failure is returned on every scrape it
+// lasts, with the points it costs (scraperhelper counts them in
+// otelcol_scraper_errored_metric_points), and logged once.
 func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 	ts := newTestScraper(t, "skx", func(c *Config) {
 		c.Memory.Granularity = GranularityController
@@ -170,7 +169,7 @@ func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 	broken := true
 	ts.fake.readErr = func(cpu int, attrs []perf.Attr) error {
 		if broken && cpu == 28 && attrs[0].Type == skxIMC0+2 {
-			return unix.ENODEV
+			return syscall.ENODEV
 		}
 		return nil
 	}
@@ -181,58 +180,69 @@ func TestReadFailureCostsOnlyItsSeries(t *testing.T) {
 	assert.True(t, scrapererror.IsPartialScrapeError(err))
 	assert.Contains(t, err.Error(), "uncore_imc_2 on CPU 28")
 	got := ioPoints(t, md)
-	assert.NotContains(t, got, "cpu_memory read socket1/imc2  1")
-	assert.Equal(t, int64(4*64), got["cpu_memory read socket0/imc2  0"].value)
+	assert.NotContains(t, got, io("cpu_memory", "read", "socket1/imc2", "", 1))
+	assert.Equal(t, int64(4*64), got[io("cpu_memory", "read", "socket0/imc2", "", 0)].value)
 	assert.Len(t, got, 2*6*2-2)
+	assert.Equal(t, 2, partialFailed(t, err), "read and write of socket1/imc2")
 
-	// The same failure is not reported again.
+	// The group stays closed until rediscovery: the next scrape fails the same two points again
+	// (on main it returned nil: only new failures were returned), and nothing more is logged.
 	ts.tick(5 * time.Second)
 	_, err = ts.scrape(t.Context())
-	assert.NoError(t, err)
+	require.Error(t, err)
+	assert.Equal(t, 2, partialFailed(t, err))
+	assert.Contains(t, err.Error(), "uncore_imc_2 on CPU 28")
+	assert.Len(t, logged(ts, zapcore.WarnLevel, "Cannot read uncore counters"), 1, "logged once")
 
 	// A minute later discovery reopens the group; its series comes back and continues.
 	broken = false
 	ts.tick(time.Minute)
-	_, err = ts.scrape(t.Context()) // rediscovers after reading
-	require.NoError(t, err)
+	_, err = ts.scrape(t.Context()) // still not open when read, then rediscovers
+	require.Error(t, err)
+	assert.Equal(t, 2, partialFailed(t, err))
 	ts.fake.add(28, skxIMC0+2, skxCASRead, 3)
 	ts.tick(5 * time.Second)
 	md, err = ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(3*64), ioPoints(t, md)["cpu_memory read socket1/imc2  1"].value)
+	assert.Equal(t, int64(3*64), ioPoints(t, md)[io("cpu_memory", "read", "socket1/imc2", "", 1)].value)
 }
 
 // TestPermissionDeniedNamesTheFix: EACCES from perf_event_open (perf_event_paranoid 2, no
-// CAP_PERFMON) is said once, with the fix, and the receiver keeps running with nothing open.
+// CAP_PERFMON) is said once, with the fix, and the receiver keeps running with nothing open;
+// every scrape returns the series it cannot read.
 func TestPermissionDeniedNamesTheFix(t *testing.T) {
 	fakeDenied := func(cfg *Config) {}
 	ts := newTestScraper(t, "icx", fakeDenied)
 	// Re-run discovery with a denying source: the first discovery already opened groups.
 	require.NoError(t, ts.shutdown(t.Context()))
 	ts.plan = &plan{}
-	ts.fake.openErr = func(int, []perf.Attr) error { return unix.EACCES }
+	ts.fake.openErr = func(int, []perf.Attr) error { return syscall.EACCES }
 	ts.discover(ts.clock)
 	warns := messages(ts.logs, zapcore.WarnLevel)
 	denied := 0
 	for _, m := range warns {
-		assert.NotContains(t, m, "cannot open")
+		assert.NotContains(t, m, "Cannot open")
 		if strings.Contains(m, "perf_event_open was denied") {
 			denied++
 			assert.Contains(t, m, "perf_event_paranoid")
 			assert.Contains(t, m, "CAP_PERFMON")
 			assert.Contains(t, m, "CAP_SYS_ADMIN")
-			assert.Contains(t, m, "for 48 counter groups (uncore_imc_0 on CPU 0, uncore_imc_0 on CPU 40, uncore_imc_1 on CPU 0 and 45 more)")
+			assert.Contains(t, m, "groups=48 ")
+			assert.Contains(t, m, "first=uncore_imc_0 on CPU 0, uncore_imc_0 on CPU 40, uncore_imc_1 on CPU 0 and 45 more ")
 		}
 	}
 	assert.Equal(t, 1, denied, "one line for all denied groups: %v", warns)
 
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
-	assert.NoError(t, err, "a known, logged condition is not a scrape error every time")
+	require.Error(t, err, "every scrape says what it could not read")
+	assert.Equal(t, len(ts.plan.aggs), partialFailed(t, err), "every series")
+	assert.Contains(t, err.Error(), "48 counter groups not open")
+	assert.Contains(t, err.Error(), "perf_event_paranoid")
 	assert.Empty(t, ioPoints(t, md))
 	ts.tick(time.Minute)
 	_, err = ts.scrape(t.Context()) // retries discovery, still denied: no new log line
-	assert.NoError(t, err)
+	assert.Error(t, err)
 	again := 0
 	for _, m := range messages(ts.logs, zapcore.WarnLevel) {
 		if strings.Contains(m, "perf_event_open was denied") {
@@ -251,7 +261,7 @@ func TestProgrammableTransmitICX(t *testing.T) {
 	const (
 		ibReadAll   = 0x00070ff000000483 // event=0x83,umask=0x04,ch_mask=0xff,fc_mask=0x7
 		obWriteAll  = 0x00070ff0000001c0 // event=0xc0,umask=0x01,ch_mask=0xff,fc_mask=0x7
-		ibReadPart0 = 0x0007001000000483 // ch_mask=0x1 (research/uncore.md §3)
+		ibReadPart0 = 0x0007001000000483 // ch_mask=0x1: part 0 (perfmon icelakex PortMask 0x01, perf's ch_mask)
 		obWritePt0  = 0x00070010000001c0
 		icxIIO0     = 56
 	)
@@ -262,7 +272,7 @@ func TestProgrammableTransmitICX(t *testing.T) {
 	ts.tick(5 * time.Second)
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64((1000+24)*4), ioPoints(t, md)["cpu_pcie transmit socket1/iio1  1"].value)
+	assert.Equal(t, int64((1000+24)*4), ioPoints(t, md)[io("cpu_pcie", "transmit", "socket1/iio1", "", 1)].value)
 
 	port := newTestScraper(t, "icx", func(c *Config) {
 		c.Memory.Enabled = false
@@ -281,8 +291,8 @@ func TestProgrammableTransmitICX(t *testing.T) {
 	require.NoError(t, err)
 	got := ioPoints(t, md)
 	// Stack 0 of die 0 is on root bus 0000:16 (uncore_iio_0/die0); part 0 = root port 16:02.0.
-	assert.Equal(t, int64(400*4), got["cpu_pcie transmit socket0/iio0/port0 0000:16:02.0 0"].value, "extrapolated from a quarter of the time")
-	assert.Equal(t, int64(40*32), got["cpu_pcie receive socket0/iio0/port0 0000:16:02.0 0"].value)
+	assert.Equal(t, int64(400*4), got[io("cpu_pcie", "transmit", "socket0/iio0/port0", "0000:16:02.0", 0)].value, "extrapolated from a quarter of the time")
+	assert.Equal(t, int64(40*32), got[io("cpu_pcie", "receive", "socket0/iio0/port0", "0000:16:02.0", 0)].value)
 	ratios := metrictest.Points(md, "cpuuncore.counter.running_ratio")
 	require.NotEmpty(t, ratios)
 	for _, dp := range ratios {
