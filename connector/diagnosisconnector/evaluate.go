@@ -73,9 +73,22 @@ type nodeView struct {
 	netdevs map[string]float64 // each netdev's bytes/s, for the operator's sentence
 	ports   []portView
 
-	gpuReady     map[string]float64    // gpu -> best gpudirect_ready over its NICs
-	topoDegraded map[string]bool       // PCIe device -> link trained below capability
-	gpuWidth     map[string][2]float64 // gpu -> trained and maximum PCIe width
+	// GPUs are joined by PCI address: the rnic receiver's topology names a GPU by
+	// gpu.pci.bus_id, the gpu receiver by its device (DCGM id, NVML index) with the address on
+	// gpu.info.
+	gpuReady     map[string]float64    // GPU PCI address -> best gpudirect_ready over its NICs
+	gpuByBus     map[string]string     // GPU PCI address -> the gpu receiver's device (gpu.info)
+	topoDegraded map[string]bool       // NIC -> PCIe link trained below capability
+	gpuWidth     map[string][2]float64 // GPU device -> trained and maximum PCIe width
+}
+
+// gpuName is the device a GPU's verdict is reported on: the gpu receiver's name for the GPU at
+// bus, or the address itself on a node without the gpu receiver.
+func (v *nodeView) gpuName(bus string) string {
+	if dev, ok := v.gpuByBus[bus]; ok {
+		return dev
+	}
+	return bus
 }
 
 func (v *nodeView) network() float64       { return v.rdma + v.netdev }
@@ -93,7 +106,7 @@ func (v *nodeView) pathWritePerRDMA() float64 { return v.pathWrite / v.rdma }
 
 // view reads a node's series at now.
 func (n *node) view(cfg *Config, now int64) *nodeView {
-	v := &nodeView{netdevs: map[string]float64{}, gpuReady: map[string]float64{},
+	v := &nodeView{netdevs: map[string]float64{}, gpuReady: map[string]float64{}, gpuByBus: map[string]string{},
 		topoDegraded: map[string]bool{}, gpuWidth: map[string][2]float64{}}
 	ports := map[string]*portView{}
 	port := func(dev string) *portView {
@@ -178,8 +191,12 @@ func (n *node) view(cfg *Config, now int64) *nodeView {
 		case mPortInfo:
 			port(a["device"]).netdev = a["netdev"]
 		case mGPUDirectReady:
-			if old, ok := v.gpuReady[a["gpu"]]; !ok || val > old {
-				v.gpuReady[a["gpu"]] = val
+			if old, ok := v.gpuReady[a["gpu.pci.bus_id"]]; !ok || val > old {
+				v.gpuReady[a["gpu.pci.bus_id"]] = val
+			}
+		case mGPUInfo:
+			if a["pci.bus_id"] != "" {
+				v.gpuByBus[a["pci.bus_id"]] = a["device"]
 			}
 		case mTopoDegraded:
 			v.topoDegraded[a["device"]] = v.topoDegraded[a["device"]] || val == 1
@@ -264,11 +281,13 @@ func conditions(t Thresholds, v *nodeView) map[verdictKey]bool {
 	for dev, d := range v.topoDegraded {
 		out[verdictKey{LinkDegraded, dev}] = out[verdictKey{LinkDegraded, dev}] || d
 	}
+	// A GPU's link is degraded when it trained to fewer lanes than it can use; a generation below
+	// the maximum is not a fault (the driver lowers it on an idle GPU, README.md#link-degraded).
 	for dev, w := range v.gpuWidth {
 		out[verdictKey{LinkDegraded, dev}] = out[verdictKey{LinkDegraded, dev}] || w[0] < w[1]
 	}
-	for gpu, ready := range v.gpuReady {
-		out[verdictKey{GPUDirectNotReady, gpu}] = ready == 0
+	for bus, ready := range v.gpuReady {
+		out[verdictKey{GPUDirectNotReady, v.gpuName(bus)}] = ready == 0
 	}
 	if !v.hasLine {
 		return out

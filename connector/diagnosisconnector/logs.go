@@ -145,6 +145,12 @@ func sentence(verdict, device string, n *node, v *nodeView) string {
 		}
 		return fmt.Sprintf("%s: the PCIe link of %s trained below its capability (rnic.topology.link.width, .speed); reseat the card, check the slot or riser (lspci -vv LnkSta)", name, device)
 	case GPUDirectNotReady:
+		for bus, dev := range v.gpuByBus {
+			if dev == device {
+				device += " (" + bus + ")"
+				break
+			}
+		}
 		return fmt.Sprintf("%s: GPUDirect RDMA cannot work for %s: no NIC is on a PCIe path NCCL uses by default with peer memory, no ACS redirect and no translating IOMMU (rnic.topology.gpu_distance, peer_memory, acs_redirect, iommu say which); load nvidia-peermem, use a NIC on the GPU's PCIe switch, disable ACS redirect or set the IOMMU to passthrough",
 			name, device)
 	}

@@ -34,6 +34,7 @@ var PromNames = map[string]string{
 	mTopoDegraded:         "rnic_topology_link_degraded",
 	mGPULinkWidth:         "gpu_pcie_link_width",
 	mGPULinkMaxWidth:      "gpu_pcie_link_max_width",
+	mGPUInfo:              "gpu_info",
 	mPCIeDevice:           "cpuuncore_pcie_device",
 	"rnic.port.xmit_wait": "rnic_port_xmit_wait_total",
 }
@@ -197,8 +198,15 @@ func PrometheusRules(cfg *Config) RuleFile {
 			recPortRate, port, PromNames[mPortRate], promDuration(cfg.PortRateMemory),
 			port, PromNames[mTopoDegraded],
 			port, PromNames[mGPULinkWidth], port, PromNames[mGPULinkMaxWidth]),
-		GPUDirectNotReady: fmt.Sprintf(`max by (%s) (label_replace(max by (%s, gpu) (%s), "device", "$1", "gpu", "(.*)")) == 0`,
-			port, node, PromNames[mGPUDirectReady]),
+		// Per GPU by PCI address, reported on the gpu receiver's device for that address
+		// (gpu.info), on the address itself where no gpu.info names it (nodeView.gpuName).
+		GPUDirectNotReady: fmt.Sprintf("max by (%[1]s) (\n"+
+			"  label_replace(%[3]s, \"pci_bus_id\", \"$1\", \"gpu_pci_bus_id\", \"(.*)\")\n"+
+			"    * on (%[2]s, pci_bus_id) group_left (device) (0 * max by (%[2]s, pci_bus_id, device) (%[4]s) + 1)\n"+
+			"  or\n"+
+			"  label_replace(%[3]s unless on (%[2]s, gpu_pci_bus_id) label_replace(%[4]s, \"gpu_pci_bus_id\", \"$1\", \"pci_bus_id\", \"(.*)\"), \"device\", \"$1\", \"gpu_pci_bus_id\", \"(.*)\")\n"+
+			") == 0",
+			port, node, fmt.Sprintf("max by (%s, gpu_pci_bus_id) (%s)", node, PromNames[mGPUDirectReady]), PromNames[mGPUInfo]),
 	}
 	hold := ""
 	if cfg.Hold > 1 {

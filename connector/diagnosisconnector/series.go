@@ -25,6 +25,7 @@ const (
 	mTopoDegraded    = "rnic.topology.link.degraded"
 	mGPULinkWidth    = "gpu.pcie.link.width"
 	mGPULinkMaxWidth = "gpu.pcie.link.max_width"
+	mGPUInfo         = "gpu.info"
 	mPCIeDevice      = "cpuuncore.pcie.device"
 )
 
@@ -35,7 +36,7 @@ var counterMetrics = map[string]bool{
 
 var gaugeMetrics = map[string]bool{
 	mPortRate: true, mPortInfo: true, mGPUDirectReady: true, mTopoDegraded: true,
-	mGPULinkWidth: true, mGPULinkMaxWidth: true, mPCIeDevice: true,
+	mGPULinkWidth: true, mGPULinkMaxWidth: true, mGPUInfo: true, mPCIeDevice: true,
 }
 
 // sample is one point: its time (ns since the epoch) and value.

@@ -4,7 +4,8 @@ import (
 	"sort"
 )
 
-// The diagnosis connector's contract (DESIGN §7, issue #13), per node resource (host.name):
+// The diagnosis connector's contract (connector/diagnosisconnector/README.md, "Contract"), per
+// node resource (host.name):
 //   - diagnosis.verdict: Gauge, attributes verdict and device ("" = the node), 1 while that
 //     verdict holds, 0 otherwise;
 //   - diagnosis.evidence: Gauge double, attributes ratio and device: the ratios behind it;

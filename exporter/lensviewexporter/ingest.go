@@ -29,6 +29,9 @@ const (
 	metricTopoIOMMU   = "rnic.topology.iommu"
 	metricTopoDegrade = "rnic.topology.link.degraded"
 	metricTopoPeerMem = "rnic.topology.peer_memory"
+	metricGPUInfo     = "gpu.info"
+	metricGPUWidth    = "gpu.pcie.link.width"
+	metricGPUMaxWidth = "gpu.pcie.link.max_width"
 )
 
 // hostName is the node a resource belongs to.
@@ -91,7 +94,8 @@ func numberPoints(m pmetric.Metric) (pmetric.NumberDataPointSlice, bool) {
 
 func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 	name := m.Name()
-	if name != metricIO && name != metricDRAMActive && !strings.HasPrefix(name, "rnic.") && !strings.HasPrefix(name, "diagnosis.") {
+	if name != metricIO && name != metricDRAMActive && name != metricGPUInfo && name != metricGPUWidth && name != metricGPUMaxWidth &&
+		!strings.HasPrefix(name, "rnic.") && !strings.HasPrefix(name, "diagnosis.") {
 		return
 	}
 	dps, cumulative := numberPoints(m)
@@ -153,10 +157,11 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 				s.portCounter(n, name, a, dp)
 			}
 		case metricTopoDist, metricTopoNearest, metricTopoReady, metricTopoACS:
-			if !room(s, n.topo.pairs, attr(a, "gpu")+"|"+attr(a, "device")) {
+			gpu := attr(a, "gpu.pci.bus_id")
+			if !room(s, n.topo.pairs, gpu+"|"+attr(a, "device")) {
 				continue
 			}
-			p := n.topo.pair(attr(a, "gpu"), attr(a, "device"), t)
+			p := n.topo.pair(gpu, attr(a, "device"), t)
 			v := fact{v: int64(pointValue(dp)), t: t}
 			switch name {
 			case metricTopoDist:
@@ -178,6 +183,19 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 		case metricTopoDegrade:
 			if k := attr(a, "device"); room(s, n.topo.degraded, k) {
 				n.topo.degraded[k] = fact{v: int64(pointValue(dp)), t: t}
+			}
+		case metricGPUInfo:
+			if k := attr(a, "pci.bus_id"); k != "" && room(s, n.topo.gpuNames, k) {
+				n.topo.gpuNames[k] = factString{v: attr(a, "device"), t: t}
+			}
+		case metricGPUWidth, metricGPUMaxWidth:
+			if k := attr(a, "device"); room(s, n.topo.gpuWidth, k) {
+				l, v := n.topo.gpuLinkFor(k), fact{v: int64(pointValue(dp)), t: t}
+				if name == metricGPUWidth {
+					l.width = v
+				} else {
+					l.maxWidth = v
+				}
 			}
 		case metricTopoPeerMem:
 			if k := attr(a, "mechanism"); room(s, n.topo.peerMem, k) {

@@ -146,28 +146,62 @@ func TestPortsAndCongestionCounters(t *testing.T) {
 
 // TestTopologyTable feeds the rnic receiver's rnic.topology.* metrics of a node where
 // nvidia-peermem is missing and the NIC sits under the other socket (the gdr_bounce case of
-// internal/simulate; attributes as receiver/rnicreceiver/topology.go records them).
+// internal/simulate; attributes as receiver/rnicreceiver/topology.go records them: the GPU by its
+// PCI address), and the gpu receiver's gpu.info and link width for the same GPU.
 func TestTopologyTable(t *testing.T) {
 	st := newTestStore(t, nil)
 	at := st.clock
+	const gpu = "0000:1a:00.0"
 	st.feed(at, batch("n", at, at,
-		gauge(metricTopoDist, 5, "gpu", "gpu0", "device", "mlx5_0", "pcie.path", "SYS"),
-		gauge(metricTopoNearest, 5, "gpu", "gpu0", "device", "mlx5_0", "pcie.path", "SYS"),
-		gauge(metricTopoReady, 0, "gpu", "gpu0", "device", "mlx5_0", "gpudirect.reason", "pcie_path"),
-		gauge(metricTopoACS, -1, "gpu", "gpu0", "device", "mlx5_0"),
-		gauge(metricTopoIOMMU, 1, "device", "gpu0", "iommu.mode", "passthrough"),
+		gauge(metricTopoDist, 5, "gpu.pci.bus_id", gpu, "device", "mlx5_0", "pcie.path", "SYS"),
+		gauge(metricTopoNearest, 5, "gpu.pci.bus_id", gpu, "device", "mlx5_0", "pcie.path", "SYS"),
+		gauge(metricTopoReady, 0, "gpu.pci.bus_id", gpu, "device", "mlx5_0", "gpudirect.reason", "pcie_path"),
+		gauge(metricTopoACS, -1, "gpu.pci.bus_id", gpu, "device", "mlx5_0"),
+		gauge(metricTopoIOMMU, 1, "device", gpu, "pci.bus_id", gpu, "iommu.mode", "passthrough"),
 		gauge(metricTopoIOMMU, 1, "device", "mlx5_0", "iommu.mode", "translated"),
-		gauge(metricTopoDegrade, 0, "device", "gpu0"),
 		gauge(metricTopoDegrade, 1, "device", "mlx5_0"),
 		gauge(metricTopoPeerMem, 0, "mechanism", "nvidia_peermem"),
 		gauge(metricTopoPeerMem, -1, "mechanism", "dma_buf"),
+		gauge(metricGPUInfo, 1, "device", "gpu0", "pci.bus_id", gpu),
+		gauge(metricGPUWidth, 16, "device", "gpu0"),
+		gauge(metricGPUMaxWidth, 16, "device", "gpu0"),
 	))
 	tp := st.view(t, "n").Topology
 	assert.Equal(t, map[string]int64{"nvidia_peermem": 0, "dma_buf": -1}, tp.PeerMemory)
 	require.Len(t, tp.Pairs, 1)
-	assert.Equal(t, TopologyPair{GPU: "gpu0", NIC: "mlx5_0", Path: "SYS", Distance: 5, Nearest: true, Ready: 0,
+	assert.Equal(t, TopologyPair{GPU: gpu, GPUDevice: "gpu0", NIC: "mlx5_0", Path: "SYS", Distance: 5, Nearest: true, Ready: 0,
 		ReadyReason: "pcie_path", ACSRedirect: -1,
 		GPUIOMMU: "passthrough", NICIOMMU: "translated", GPULinkDegraded: 0, NICLinkDegraded: 1}, tp.Pairs[0])
+}
+
+// TestTopologyTableJoinsGPUsByBusID: on a node whose AMD GPU comes first in PCI order, the gpu
+// receiver's gpu0 (DCGM GPU 0) is the second GPU in PCI order; its pair's row carries gpu0's
+// name and gpu0's own link (x8 of x16), not those of the GPU an ordinal in PCI order called
+// gpu0, and the GPU that no gpu receiver names keeps its address and an unknown link.
+func TestTopologyTableJoinsGPUsByBusID(t *testing.T) {
+	st := newTestStore(t, nil)
+	at := st.clock
+	st.feed(at, batch("n", at, at,
+		gauge(metricTopoReady, 1, "gpu.pci.bus_id", "0000:06:00.0", "device", "mlx5_0", "gpudirect.reason", "ready"),
+		gauge(metricTopoReady, 0, "gpu.pci.bus_id", "0000:13:00.0", "device", "mlx5_0", "gpudirect.reason", "acs_redirect"),
+		gauge(metricTopoReady, 1, "gpu.pci.bus_id", "0000:33:00.0", "device", "mlx5_1", "gpudirect.reason", "ready"),
+		gauge(metricGPUInfo, 1, "device", "gpu0", "pci.bus_id", "0000:13:00.0"),
+		gauge(metricGPUInfo, 1, "device", "gpu1", "pci.bus_id", "0000:33:00.0"),
+		gauge(metricGPUWidth, 8, "device", "gpu0"), gauge(metricGPUMaxWidth, 16, "device", "gpu0"),
+		gauge(metricGPUWidth, 16, "device", "gpu1"), gauge(metricGPUMaxWidth, 16, "device", "gpu1"),
+	))
+	rows := map[string]TopologyPair{}
+	for _, p := range st.view(t, "n").Topology.Pairs {
+		rows[p.GPU] = p
+	}
+	require.Len(t, rows, 3)
+	assert.Equal(t, "gpu0", rows["0000:13:00.0"].GPUDevice)
+	assert.Equal(t, int64(0), rows["0000:13:00.0"].Ready)
+	assert.Equal(t, int64(1), rows["0000:13:00.0"].GPULinkDegraded, "gpu0's own x8 link")
+	assert.Equal(t, "gpu1", rows["0000:33:00.0"].GPUDevice)
+	assert.Equal(t, int64(0), rows["0000:33:00.0"].GPULinkDegraded)
+	assert.Equal(t, "", rows["0000:06:00.0"].GPUDevice)
+	assert.Equal(t, int64(-1), rows["0000:06:00.0"].GPULinkDegraded)
 }
 
 // TestTopologyTableOrder: pairs are listed as the rnic receiver orders devices (mlx5_2 before
@@ -177,7 +211,7 @@ func TestTopologyTableOrder(t *testing.T) {
 	at := st.clock
 	var pts []pt
 	for _, nic := range []string{"mlx5_10", "mlx5_2", "mlx5_0"} {
-		pts = append(pts, gauge(metricTopoReady, -1, "gpu", "gpu0", "device", nic, "gpudirect.reason", "acs_unknown"))
+		pts = append(pts, gauge(metricTopoReady, -1, "gpu.pci.bus_id", "0000:1a:00.0", "device", nic, "gpudirect.reason", "acs_unknown"))
 	}
 	st.feed(at, batch("n", at, at, pts...))
 	tp := st.view(t, "n").Topology
@@ -306,7 +340,7 @@ func TestBoundsOnNodesAndSeries(t *testing.T) {
 	for i := range 10 {
 		dev := fmt.Sprintf("mlx5_%d/1", i)
 		pts = append(pts, gauge(metricPortRate, 1, "device", dev),
-			gauge(metricTopoReady, 1, "gpu", "gpu0", "device", dev),
+			gauge(metricTopoReady, 1, "gpu.pci.bus_id", "0000:1a:00.0", "device", dev),
 			gauge(metricVerdict, 1, "verdict", "idle", "device", dev))
 	}
 	st.feed(at, batch("a", start, at, pts...))

@@ -8,13 +8,24 @@ import (
 
 // topology is the latest GPUDirect readiness the rnic receiver reported (its rnic.topology.*
 // metrics, receiver/rnicreceiver/metadata.yaml): per GPU-NIC pair the PCIe distance, whether
-// GPUDirect RDMA can work and whether ACS redirects peer traffic; per device the IOMMU mode and
-// whether its PCIe link trained below its capability; per mechanism whether peer memory exists.
+// GPUDirect RDMA can work and whether ACS redirects peer traffic; per device the IOMMU mode and,
+// for NICs, whether its PCIe link trained below its capability; per mechanism whether peer memory
+// exists. The rnic receiver names a GPU by its PCI address (gpu.pci.bus_id); the gpu receiver's
+// gpu.info gives the device name it uses for that address (its DCGM id or NVML index), and its
+// gpu.pcie.link.width and max_width the GPU's own link.
 type topology struct {
 	pairs    map[string]*gpuPair
 	peerMem  map[string]fact
 	iommu    map[string]factString
 	degraded map[string]fact
+	// gpuNames: GPU PCI address -> the gpu receiver's device; gpuWidth: device -> lanes.
+	gpuNames map[string]factString
+	gpuWidth map[string]*gpuLink
+}
+
+// gpuLink is a GPU's trained and maximum lane count, as the gpu receiver reports them.
+type gpuLink struct {
+	width, maxWidth fact
 }
 
 // fact is a value and when it was last reported (unix ms).
@@ -29,7 +40,7 @@ type factString struct {
 }
 
 type gpuPair struct {
-	gpu, nic string
+	gpu, nic string // the GPU's PCI address, the NIC's RDMA device
 	path     string // PIX, PXB, PHB, NODE, SYS
 	distance fact
 	ready    fact
@@ -44,6 +55,8 @@ func (tp *topology) init() {
 	tp.peerMem = map[string]fact{}
 	tp.iommu = map[string]factString{}
 	tp.degraded = map[string]fact{}
+	tp.gpuNames = map[string]factString{}
+	tp.gpuWidth = map[string]*gpuLink{}
 }
 
 func (tp *topology) pair(gpu, nic string, t int64) *gpuPair {
@@ -78,6 +91,26 @@ func (tp *topology) forget(oldest int64) {
 			delete(tp.degraded, k)
 		}
 	}
+	for k, f := range tp.gpuNames {
+		if f.t < oldest {
+			delete(tp.gpuNames, k)
+		}
+	}
+	for k, l := range tp.gpuWidth {
+		if max(l.width.t, l.maxWidth.t) < oldest {
+			delete(tp.gpuWidth, k)
+		}
+	}
+}
+
+// gpuLinkFor returns the link record of a GPU device, created on first use.
+func (tp *topology) gpuLinkFor(dev string) *gpuLink {
+	l := tp.gpuWidth[dev]
+	if l == nil {
+		l = &gpuLink{width: fact{v: -1}, maxWidth: fact{v: -1}}
+		tp.gpuWidth[dev] = l
+	}
+	return l
 }
 
 // Topology is the readiness table of the API.
@@ -87,8 +120,10 @@ type Topology struct {
 }
 
 // TopologyPair is one GPU-NIC pair. -1 means the receiver did not report (or could not read) it.
+// GPU is the GPU's PCI address; GPUDevice the gpu receiver's name for it, "" where none reported.
 type TopologyPair struct {
 	GPU             string `json:"gpu"`
+	GPUDevice       string `json:"gpu_device"`
 	NIC             string `json:"nic"`
 	Path            string `json:"path"`
 	Distance        int64  `json:"distance"`
@@ -113,12 +148,25 @@ func (tp *topology) export() Topology {
 		}
 		return -1
 	}
+	// A GPU's link is degraded when it runs fewer lanes than it supports (a lower PCIe generation
+	// is how an idle GPU saves power, not a fault).
+	gpuDegraded := func(dev string) int64 {
+		l := tp.gpuWidth[dev]
+		if l == nil || l.width.v <= 0 || l.maxWidth.v <= 0 {
+			return -1
+		}
+		if l.width.v < l.maxWidth.v {
+			return 1
+		}
+		return 0
+	}
 	for _, p := range tp.pairs {
+		dev := tp.gpuNames[p.gpu].v
 		out.Pairs = append(out.Pairs, TopologyPair{
-			GPU: p.gpu, NIC: p.nic, Path: p.path, Distance: p.distance.v, Nearest: p.nearest,
+			GPU: p.gpu, GPUDevice: dev, NIC: p.nic, Path: p.path, Distance: p.distance.v, Nearest: p.nearest,
 			Ready: p.ready.v, ReadyReason: p.reason, ACSRedirect: p.acs.v,
 			GPUIOMMU: tp.iommu[p.gpu].v, NICIOMMU: tp.iommu[p.nic].v,
-			GPULinkDegraded: degraded(p.gpu), NICLinkDegraded: degraded(p.nic),
+			GPULinkDegraded: gpuDegraded(dev), NICLinkDegraded: degraded(p.nic),
 		})
 	}
 	sort.Slice(out.Pairs, func(i, j int) bool {

@@ -99,7 +99,7 @@ func TestStatusString(t *testing.T) {
 
 func TestStartTimes(t *testing.T) {
 	var resets []pcommon.Timestamp
-	st := NewStartTimes(func(ts pcommon.Timestamp) { resets = append(resets, ts) })
+	st := newStartTimes(func(ts pcommon.Timestamp) { resets = append(resets, ts) })
 	st.Use(ts(1))
 	st.Use(ts(1))
 	st.Use(ts(2))

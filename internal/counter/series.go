@@ -11,7 +11,7 @@ import "go.opentelemetry.io/collector/pdata/pcommon"
 // points recorded next; every receiver has a test that fails if an mdatagen upgrade changes that.
 type Series[K comparable] struct {
 	*Tracker[K]
-	starts     *StartTimes
+	starts     *startTimes
 	gaugeStart pcommon.Timestamp
 }
 
@@ -20,7 +20,7 @@ type Series[K comparable] struct {
 // the receiver started. Opts configure the tracker (SinceFirstReading for counters read since
 // boot).
 func NewSeries[K comparable](reset func(pcommon.Timestamp), gaugeStart pcommon.Timestamp, opts ...Option) *Series[K] {
-	return &Series[K]{Tracker: NewTracker[K](opts...), starts: NewStartTimes(reset), gaugeStart: gaugeStart}
+	return &Series[K]{Tracker: NewTracker[K](opts...), starts: newStartTimes(reset), gaugeStart: gaugeStart}
 }
 
 // Record observes raw for key at now and, when the point carries a value, sets the builder's start

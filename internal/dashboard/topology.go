@@ -39,11 +39,11 @@ func (g *gen) topology() {
 	g.row("Topology and GPUDirect RDMA readiness")
 
 	g.add(g.table("GPUDirect RDMA readiness per GPU-NIC pair",
-		"ready = PIX or PXB path, a peer-memory mechanism, no ACS redirect on the path, no translating IOMMU; unknown when nothing is known to fail but the ACS state (needs CAP_SYS_ADMIN) or the path cannot be read. The other columns say which condition fails.",
+		"GPUs by PCI address (gpu_pci_bus_id; the GPUs table names each address's device). ready = PIX or PXB path, a peer-memory mechanism, no ACS redirect on the path, no translating IOMMU; unknown when nothing is known to fail but the ACS state (needs CAP_SYS_ADMIN) or the path cannot be read. The other columns say which condition fails.",
 		16, 8,
-		target{expr: `max by (host_name, gpu, device) (rnic_topology_gpudirect_ready{host_name=~"$node"})`},
-		target{expr: `max by (host_name, gpu, device) (rnic_topology_gpu_distance{host_name=~"$node"})`},
-		target{expr: `max by (host_name, gpu, device) (rnic_topology_acs_redirect{host_name=~"$node"})`},
+		target{expr: `max by (host_name, gpu_pci_bus_id, device) (rnic_topology_gpudirect_ready{host_name=~"$node"})`},
+		target{expr: `max by (host_name, gpu_pci_bus_id, device) (rnic_topology_gpu_distance{host_name=~"$node"})`},
+		target{expr: `max by (host_name, gpu_pci_bus_id, device) (rnic_topology_acs_redirect{host_name=~"$node"})`},
 	).
 		WithTransformation(merge()).
 		WithTransformation(organize(map[string]string{
@@ -53,9 +53,9 @@ func (g *gen) topology() {
 		OverrideByName("PCIe distance", cellMapping(distances)).
 		OverrideByName("ACS redirect", cellMapping(triState)))
 	g.add(g.table("Nearest RDMA NIC per GPU",
-		"Each GPU's nearest RDMA NIC and the PCIe path to it; PHB or farther cannot use GPUDirect RDMA at NCCL's default NCCL_NET_GDR_LEVEL.",
+		"Each GPU's (by PCI address) nearest RDMA NIC and the PCIe path to it; PHB or farther cannot use GPUDirect RDMA at NCCL's default NCCL_NET_GDR_LEVEL.",
 		8, 8,
-		target{expr: `max by (host_name, gpu, device, pcie_path) (rnic_topology_nearest_rnic{host_name=~"$node"})`},
+		target{expr: `max by (host_name, gpu_pci_bus_id, device, pcie_path) (rnic_topology_nearest_rnic{host_name=~"$node"})`},
 	).
 		WithTransformation(organize(map[string]string{"Value": "distance"})).
 		OverrideByName("distance", cellMapping(distances)))
@@ -72,8 +72,8 @@ func (g *gen) topology() {
 		6, 8,
 		target{expr: `max by (host_name, device, iommu_mode) (rnic_topology_iommu{host_name=~"$node"})`},
 	).WithTransformation(organize(nil, "Value")))
-	g.add(g.table("PCIe links of GPUs and NICs",
-		"Trained and maximum PCIe width and speed of each GPU and RDMA NIC. GPUs lower their speed when idle; fewer lanes than the maximum is a degraded link.",
+	g.add(g.table("PCIe links of RDMA NICs",
+		"Trained and maximum PCIe width and speed of each RDMA NIC; fewer lanes or a lower speed than the NIC and its slot can reach is a degraded link. GPU links are the gpu receiver's (GPU PCIe link: current vs maximum).",
 		12, 8,
 		target{expr: `max by (host_name, device) (rnic_topology_link_degraded{host_name=~"$node"})`},
 		target{expr: `max by (host_name, device) (rnic_topology_link_width{host_name=~"$node", pcie_link_bound="current"})`},

@@ -10,7 +10,8 @@
 //
 // A device is read when it matches include (or include is empty) and does not match exclude.
 // Besides contrib's strict and regexp, match_type glob takes shell patterns (mlx5_*), the way
-// device names are usually written.
+// device names are usually written; it is the default (Default) where a configuration gives
+// devices without a match_type.
 package devicefilter // import "github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 
 import (
@@ -45,6 +46,12 @@ type Filter struct {
 	Include Match `mapstructure:"include"`
 	// Exclude drops the devices that match; it wins over Include. Excluded devices are never read.
 	Exclude Match `mapstructure:"exclude"`
+}
+
+// Default is the filter a receiver's default configuration holds: nothing filtered, and glob
+// matching for devices given without a match_type.
+func Default() Filter {
+	return Filter{Include: Match{MatchType: Glob}, Exclude: Match{MatchType: Glob}}
 }
 
 // Validate checks both sides, with messages that name the field (include.match_type: ...), and

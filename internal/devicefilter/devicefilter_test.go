@@ -64,3 +64,11 @@ func TestValidate(t *testing.T) {
 	}
 	assert.NoError(t, (&Filter{Include: Match{MatchType: "nonsense"}}).Validate(), "no devices: nothing to match")
 }
+
+func TestDefaultIsGlob(t *testing.T) {
+	f := Default()
+	f.Include.Devices = []string{"mlx5_*"}
+	require.NoError(t, f.Validate())
+	assert.True(t, f.Selects("mlx5_3"))
+	assert.False(t, f.Selects("bnxt_re0"))
+}

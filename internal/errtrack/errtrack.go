@@ -1,21 +1,21 @@
 // Package errtrack decides what a receiver logs about failures and facts, so that each is said
 // once: a counter that cannot be read usually fails the same way on every scrape, and the operator
 // needs to read about it when it starts, changes or ends, not every ten seconds. Receivers use
-// Log; Tracker is the failure bookkeeping under it.
+// Log; tracker is the failure bookkeeping under it.
 package errtrack // import "github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
 
-// Tracker remembers which keys (usually file paths or series names) are failing and with what.
+// tracker remembers which keys (usually file paths or series names) are failing and with what.
 // It is not safe for concurrent use.
-type Tracker struct {
+type tracker struct {
 	failing map[string]string
 }
 
-// New returns an empty tracker.
-func New() *Tracker { return &Tracker{failing: map[string]string{}} }
+// newTracker returns an empty tracker.
+func newTracker() *tracker { return &tracker{failing: map[string]string{}} }
 
 // Fail records that key failed with err and reports whether this is news: the key was not failing
 // before, or failed with another message.
-func (t *Tracker) Fail(key string, err error) bool {
+func (t *tracker) Fail(key string, err error) bool {
 	msg := err.Error()
 	if prev, ok := t.failing[key]; ok && prev == msg {
 		return false
@@ -25,7 +25,7 @@ func (t *Tracker) Fail(key string, err error) bool {
 }
 
 // Recover records that key works and reports whether it was failing until now.
-func (t *Tracker) Recover(key string) bool {
+func (t *tracker) Recover(key string) bool {
 	if _, ok := t.failing[key]; !ok {
 		return false
 	}
@@ -34,11 +34,11 @@ func (t *Tracker) Recover(key string) bool {
 }
 
 // Failing returns the number of keys currently failing.
-func (t *Tracker) Failing() int { return len(t.failing) }
+func (t *tracker) Failing() int { return len(t.failing) }
 
 // Forget drops every key for which keep returns false (for example the files of a device that is
 // gone), so that the tracker does not grow without bound.
-func (t *Tracker) Forget(keep func(key string) bool) {
+func (t *tracker) Forget(keep func(key string) bool) {
 	for k := range t.failing {
 		if !keep(k) {
 			delete(t.failing, k)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestTracker(t *testing.T) {
-	tr := New()
+	tr := newTracker()
 	e1 := errors.New("read /sys/a: invalid argument")
 	assert.True(t, tr.Fail("a", e1))
 	assert.False(t, tr.Fail("a", e1), "the same failure again is not news")

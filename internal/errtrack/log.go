@@ -15,13 +15,13 @@ import (
 // It is not safe for concurrent use.
 type Log struct {
 	logger  *zap.Logger
-	failing *Tracker
+	failing *tracker
 	said    map[string]struct{}
 }
 
 // NewLog returns a Log writing to logger.
 func NewLog(logger *zap.Logger) *Log {
-	return &Log{logger: logger, failing: New(), said: map[string]struct{}{}}
+	return &Log{logger: logger, failing: newTracker(), said: map[string]struct{}{}}
 }
 
 // Fail logs msg at Warn (data is lost) with err and fields when key starts failing or fails with

@@ -7,18 +7,11 @@ import "go.opentelemetry.io/collector/pdata/pmetric"
 // Metrics returns every metric named name, across resources and scopes.
 func Metrics(md pmetric.Metrics, name string) []pmetric.Metric {
 	var out []pmetric.Metric
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				if ms.At(k).Name() == name {
-					out = append(out, ms.At(k))
-				}
-			}
+	eachMetric(md, func(m pmetric.Metric) {
+		if m.Name() == name {
+			out = append(out, m)
 		}
-	}
+	})
 	return out
 }
 
@@ -62,4 +55,41 @@ func Matches(dp pmetric.NumberDataPoint, want map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// Select returns every point of metric name whose attributes include want (see Find).
+func Select(md pmetric.Metrics, name string, want map[string]any) []pmetric.NumberDataPoint {
+	var out []pmetric.NumberDataPoint
+	for _, dp := range Points(md, name) {
+		if Matches(dp, want) {
+			out = append(out, dp)
+		}
+	}
+	return out
+}
+
+// ByType returns the number data points of every metric of type typ (gauge or sum), by metric
+// name.
+func ByType(md pmetric.Metrics, typ pmetric.MetricType) map[string][]pmetric.NumberDataPoint {
+	out := map[string][]pmetric.NumberDataPoint{}
+	eachMetric(md, func(m pmetric.Metric) {
+		if m.Type() == typ && out[m.Name()] == nil {
+			out[m.Name()] = Points(md, m.Name())
+		}
+	})
+	return out
+}
+
+// eachMetric calls f with every metric of md, across resources and scopes.
+func eachMetric(md pmetric.Metrics, f func(pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				f(ms.At(k))
+			}
+		}
+	}
 }

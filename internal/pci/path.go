@@ -58,10 +58,7 @@ func PathBetween(a, b *Device) Path {
 		}
 		return PathSYS
 	}
-	common := 0
-	for common < len(a.Chain) && common < len(b.Chain) && a.Chain[common] == b.Chain[common] {
-		common++
-	}
+	common := commonDepth(a, b)
 	switch {
 	case common == 0:
 		// Different root ports of one host bridge.
@@ -85,10 +82,7 @@ func BridgesBelowCommon(a, b *Device) []string {
 	if a.RootBus != b.RootBus {
 		return nil
 	}
-	common := 0
-	for common < len(a.Chain) && common < len(b.Chain) && a.Chain[common] == b.Chain[common] {
-		common++
-	}
+	common := commonDepth(a, b)
 	var out []string
 	add := func(chain []string) {
 		// chain[len-1] is the endpoint itself; chain[0] is the root port.
@@ -99,4 +93,13 @@ func BridgesBelowCommon(a, b *Device) []string {
 	add(a.Chain)
 	add(b.Chain)
 	return out
+}
+
+// commonDepth is how many bridges (from the root port down) the chains of a and b share.
+func commonDepth(a, b *Device) int {
+	n := 0
+	for n < len(a.Chain) && n < len(b.Chain) && a.Chain[n] == b.Chain[n] {
+		n++
+	}
+	return n
 }

@@ -32,6 +32,12 @@ func gpuSample(tr Traffic, i, node int, at time.Time) []byte {
 	u := func(q string, v uint64) recording.GPUValue {
 		return recording.GPUValue{Q: q, TS: ts, Valid: true, U: v}
 	}
+	// An idle NVIDIA GPU runs its link at Gen1 to save power and retrains to its maximum under
+	// load (nvidia-smi -q: "PCIe Generation Current").
+	linkGen := uint64(4)
+	if tr.SMActive == 0 {
+		linkGen = 1
+	}
 	vals := []recording.GPUValue{
 		f("pcie_tx_rate", tr.GPUPCIeTx*w),
 		f("pcie_rx_rate", tr.GPUPCIeRx*w),
@@ -40,8 +46,8 @@ func gpuSample(tr Traffic, i, node int, at time.Time) []byte {
 		f("sm_active", tr.SMActive*w),
 		f("gr_engine_active", min(1, tr.SMActive*w*1.3)),
 		f("gpu_util", min(1, tr.SMActive*w*1.5)),
-		u("pcie_link_gen", 4), u("pcie_max_link_gen", 4),
-		u("pcie_link_width", 16), u("pcie_max_link_width", 16),
+		u("pcie_link_gen", linkGen), u("pcie_max_link_gen", 4),
+		u("pcie_link_width", tr.gpuLinkWidth()), u("pcie_max_link_width", 16),
 		u("pcie_replays", 0),
 	}
 	if tr.XID != 0 && i%60 == 10 {

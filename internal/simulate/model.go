@@ -68,6 +68,8 @@ type Traffic struct {
 	Lanes    int
 	// NICLinkWidth is the lane count the NIC's PCIe link trained to (0: its full x16).
 	NICLinkWidth int
+	// GPULinkWidth is the lane count the GPU's PCIe link trained to (0: its full x16).
+	GPULinkWidth int
 	// SecondNIC adds a second RDMA NIC (mlx5_1, netdev ens2f0np0) behind the other root port,
 	// whose netdev carries SecondNetdevTx/Rx bytes/s of IP traffic and no RDMA.
 	SecondNIC                      bool
@@ -126,6 +128,14 @@ const (
 
 // On names a verdict that applies to one device (verdict@device).
 func On(verdict, device string) string { return verdict + "@" + device }
+
+// gpuLinkWidth is the lane count of the GPU's link.
+func (t Traffic) gpuLinkWidth() uint64 {
+	if t.GPULinkWidth > 0 {
+		return uint64(t.GPULinkWidth)
+	}
+	return 16
+}
 
 // Devices of the simulated node, as the receivers name them.
 const (
@@ -372,6 +382,16 @@ func Cases() []Case {
 	cases = append(cases, steady("link_degraded_idle",
 		"idle node whose NIC's PCIe link trained to x8 of x16",
 		pair(narrow), both(Idle, On(LinkDegraded, NIC))))
+
+	// A GPU whose PCIe link trained to x8 of x16, on an idle node whose GPU also runs its link at
+	// Gen1 to save power (gpuSample): the lanes are the fault, the generation is not.
+	narrowGPU := healthy(controlIP, controlIP)
+	narrowGPU.GPUPCIeRx = dataLoader
+	narrowGPU.SMActive, narrowGPU.DRAMActive = 0, 0
+	narrowGPU.GPULinkWidth = 8
+	cases = append(cases, steady("gpu_link_degraded_idle",
+		"idle node whose GPU's PCIe link trained to x8 of x16 (and idles at Gen1, which is no fault)",
+		pair(narrowGPU), both(Idle, On(LinkDegraded, GPU))))
 
 	// Transitions: a minute healthy, 40 s of the fault, healthy again.
 	h := pair(healthy(gdr, gdr))

@@ -109,13 +109,12 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		if first.NICOnGPUSwitch && first.PeerMem {
 			ready = 1
 		}
-		gauge("rnic.topology.gpudirect_ready", ready, map[string]string{"gpu": GPU, "device": NIC})
+		gauge("rnic.topology.gpudirect_ready", ready, map[string]string{"gpu.pci.bus_id": gpuBusID, "device": NIC})
 		degraded := 0.0
 		if first.NICLinkWidth > 0 && first.NICLinkWidth < 16 {
 			degraded = 1
 		}
 		gauge("rnic.topology.link.degraded", degraded, map[string]string{"device": NIC, "pci.bus_id": nicBus})
-		gauge("rnic.topology.link.degraded", 0, map[string]string{"device": GPU, "pci.bus_id": gpuBusID})
 		if first.SecondNIC {
 			port2 := ibDev2 + "/1"
 			io("rnic", "transmit", port2, nic2BusID, 0)
@@ -124,7 +123,7 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 			io("netdev", "receive", netdev2Nm, nic2BusID, tr.SecondNetdevRx*ripple)
 			gauge("rnic.port.rate", tr.RateGbps*1e9/8, map[string]string{"device": port2})
 			gauge("rnic.port.info", 1, map[string]string{"device": port2, "netdev": netdev2Nm})
-			gauge("rnic.topology.gpudirect_ready", 0, map[string]string{"gpu": GPU, "device": ibDev2})
+			gauge("rnic.topology.gpudirect_ready", 0, map[string]string{"gpu.pci.bus_id": gpuBusID, "device": ibDev2})
 		}
 
 		// cpuuncore receiver: socket 1 sees a fifth of socket 0's memory background.
@@ -160,7 +159,8 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		// gpu receiver.
 		io("gpu_pcie", "transmit", GPU, gpuBusID, tr.GPUPCIeTx*w)
 		io("gpu_pcie", "receive", GPU, gpuBusID, tr.GPUPCIeRx*w)
-		gauge("gpu.pcie.link.width", 16, map[string]string{"device": GPU})
+		gauge("gpu.info", 1, map[string]string{"device": GPU, "pci.bus_id": gpuBusID})
+		gauge("gpu.pcie.link.width", float64(first.gpuLinkWidth()), map[string]string{"device": GPU})
 		gauge("gpu.pcie.link.max_width", 16, map[string]string{"device": GPU})
 		out = append(out, pts)
 	}

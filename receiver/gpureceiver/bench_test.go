@@ -36,7 +36,7 @@ func BenchmarkScrape(b *testing.B) {
 	}
 	cfg := createDefaultConfig().(*Config)
 	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
-	s.open = func(cfg *Config, _ *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
+	s.live = func(cfg *Config, _ *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
 		return openDCGM(f, cfg, s.logger, want, numa)
 	}
 	clock := &testClock{t: time.Unix(1_800_000_000, 0)}

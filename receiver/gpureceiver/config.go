@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
@@ -45,12 +45,10 @@ type Config struct {
 	// RootPath/sys/bus/pci/devices/<bus id>/numa_node.
 	RootPath string `mapstructure:"root_path"`
 
-	// IncludeDevices, when not empty, keeps only the GPUs matching one of these shell patterns; a
-	// pattern is matched against the GPU's device name (gpu0), UUID and PCI address (0000:3b:00.0).
-	IncludeDevices []string `mapstructure:"include_devices"`
-	// ExcludeDevices drops the GPUs matching one of these patterns; it wins over IncludeDevices.
-	// Excluded GPUs are never watched.
-	ExcludeDevices []string `mapstructure:"exclude_devices"`
+	// Filter selects the GPUs (include: {devices: [...], match_type: strict|regexp|glob} and
+	// exclude:, contrib's network scraper shape); a GPU is matched by its device name (gpu0), its
+	// UUID and its PCI address (0000:3b:00.0). Excluded GPUs are never watched.
+	devicefilter.Filter `mapstructure:",squash"`
 
 	DCGM DCGMConfig `mapstructure:"dcgm"`
 
@@ -83,24 +81,12 @@ func (cfg *Config) Validate() error {
 	switch cfg.Source {
 	case sourceAuto, sourceDCGM, sourceNVML:
 	default:
-		errs = append(errs, fmt.Errorf("source must be one of auto, dcgm, nvml, got %q", cfg.Source))
+		errs = append(errs, fmt.Errorf("source: must be one of auto, dcgm, nvml, got %q", cfg.Source))
 	}
 	if cfg.RetryInterval <= 0 {
-		errs = append(errs, errors.New("retry_interval must be positive"))
+		errs = append(errs, fmt.Errorf("retry_interval: must be positive, got %v", cfg.RetryInterval))
 	}
-	if cfg.RootPath != "" && !filepath.IsAbs(cfg.RootPath) {
-		errs = append(errs, fmt.Errorf("root_path must be an absolute path, got %q", cfg.RootPath))
-	}
-	for _, p := range cfg.IncludeDevices {
-		if _, err := path.Match(p, ""); err != nil {
-			errs = append(errs, fmt.Errorf("include_devices: bad pattern %q: %w", p, err))
-		}
-	}
-	for _, p := range cfg.ExcludeDevices {
-		if _, err := path.Match(p, ""); err != nil {
-			errs = append(errs, fmt.Errorf("exclude_devices: bad pattern %q: %w", p, err))
-		}
-	}
+	errs = append(errs, sysfs.ValidateRootPath(cfg.RootPath), cfg.Filter.Validate())
 	switch cfg.DCGM.Mode {
 	case modeStandalone:
 		if _, _, err := cfg.DCGM.initArgs(); err != nil {
@@ -108,13 +94,13 @@ func (cfg *Config) Validate() error {
 		}
 	case modeEmbedded:
 	default:
-		errs = append(errs, fmt.Errorf("dcgm::mode must be standalone or embedded, got %q", cfg.DCGM.Mode))
+		errs = append(errs, fmt.Errorf("dcgm.mode: must be standalone or embedded, got %q", cfg.DCGM.Mode))
 	}
 	if cfg.DCGM.SampleInterval < 10*time.Millisecond {
-		errs = append(errs, fmt.Errorf("dcgm::sample_interval must be at least 10ms, got %v", cfg.DCGM.SampleInterval))
+		errs = append(errs, fmt.Errorf("dcgm.sample_interval: must be at least 10ms, got %v", cfg.DCGM.SampleInterval))
 	}
 	if cfg.CollectionInterval > 0 && cfg.DCGM.SampleInterval > cfg.CollectionInterval {
-		errs = append(errs, fmt.Errorf("dcgm::sample_interval (%v) must not exceed collection_interval (%v)", cfg.DCGM.SampleInterval, cfg.CollectionInterval))
+		errs = append(errs, fmt.Errorf("dcgm.sample_interval: must not exceed collection_interval (%v), got %v", cfg.CollectionInterval, cfg.DCGM.SampleInterval))
 	}
 	return errors.Join(errs...)
 }
@@ -127,38 +113,31 @@ func (d DCGMConfig) initArgs() (string, string, error) {
 	lower := strings.ToLower(e)
 	switch {
 	case e == "":
-		return "", "", errors.New("dcgm::endpoint must not be empty in standalone mode")
+		return "", "", errors.New("dcgm.endpoint: must not be empty in standalone mode, got \"\"")
 	case strings.HasPrefix(lower, "unix://"):
 		path := e[len("unix://"):]
 		if !filepath.IsAbs(path) {
-			return "", "", fmt.Errorf("dcgm::endpoint: unix socket path must be absolute, got %q", e)
+			return "", "", fmt.Errorf("dcgm.endpoint: unix socket path must be absolute, got %q", e)
 		}
 		return path, "1", nil
 	case strings.HasPrefix(lower, "tcp://"), strings.HasPrefix(lower, "vsock://"):
 		return e, "", nil
 	}
 	if _, _, err := net.SplitHostPort(e); err != nil {
-		return "", "", fmt.Errorf("dcgm::endpoint must be host:port, unix:///path, tcp://host:port or vsock://cid:port, got %q", e)
+		return "", "", fmt.Errorf("dcgm.endpoint: must be host:port, unix:///path, tcp://host:port or vsock://cid:port, got %q", e)
 	}
 	return e, "0", nil
 }
 
-// selects reports whether the GPU is to be read.
+// selects reports whether the GPU is to be read: by its name, UUID or PCI address, those it has.
 func (cfg *Config) selects(d gpuDevice) bool {
-	matchAny := func(patterns []string) bool {
-		for _, p := range patterns {
-			for _, n := range []string{d.name, d.uuid, d.busID} {
-				if ok, _ := path.Match(p, n); ok && n != "" {
-					return true
-				}
-			}
+	names := make([]string, 0, 3)
+	for _, n := range []string{d.name, d.uuid, d.busID} {
+		if n != "" {
+			names = append(names, n)
 		}
-		return false
 	}
-	if matchAny(cfg.ExcludeDevices) {
-		return false
-	}
-	return len(cfg.IncludeDevices) == 0 || matchAny(cfg.IncludeDevices)
+	return cfg.Filter.Selects(names...)
 }
 
 // rootPath returns root_path with its default.

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -40,15 +42,19 @@ func TestValidate(t *testing.T) {
 		mutate func(*Config)
 		want   string
 	}{
-		"source":            {func(c *Config) { c.Source = "rocm" }, "source must be"},
-		"mode":              {func(c *Config) { c.DCGM.Mode = "remote" }, "dcgm::mode"},
-		"endpoint":          {func(c *Config) { c.DCGM.Endpoint = "localhost" }, "dcgm::endpoint must be"},
-		"relative socket":   {func(c *Config) { c.DCGM.Endpoint = "unix://run/x.sock" }, "must be absolute"},
-		"sample too short":  {func(c *Config) { c.DCGM.SampleInterval = time.Millisecond }, "at least 10ms"},
-		"sample > interval": {func(c *Config) { c.DCGM.SampleInterval = time.Minute }, "must not exceed"},
-		"retry":             {func(c *Config) { c.RetryInterval = 0 }, "retry_interval"},
-		"root":              {func(c *Config) { c.RootPath = "hostfs" }, "root_path"},
-		"pattern":           {func(c *Config) { c.ExcludeDevices = []string{"gpu["} }, "exclude_devices"},
+		"source":            {func(c *Config) { c.Source = "rocm" }, `source: must be one of auto, dcgm, nvml, got "rocm"`},
+		"mode":              {func(c *Config) { c.DCGM.Mode = "remote" }, `dcgm.mode: must be standalone or embedded, got "remote"`},
+		"endpoint":          {func(c *Config) { c.DCGM.Endpoint = "localhost" }, `dcgm.endpoint: must be host:port`},
+		"empty endpoint":    {func(c *Config) { c.DCGM.Endpoint = "" }, `dcgm.endpoint: must not be empty`},
+		"relative socket":   {func(c *Config) { c.DCGM.Endpoint = "unix://run/x.sock" }, `dcgm.endpoint: unix socket path must be absolute, got "unix://run/x.sock"`},
+		"sample too short":  {func(c *Config) { c.DCGM.SampleInterval = time.Millisecond }, "dcgm.sample_interval: must be at least 10ms, got 1ms"},
+		"sample > interval": {func(c *Config) { c.DCGM.SampleInterval = time.Minute }, "dcgm.sample_interval: must not exceed collection_interval (10s), got 1m0s"},
+		"retry":             {func(c *Config) { c.RetryInterval = 0 }, "retry_interval: must be positive, got 0s"},
+		"root":              {func(c *Config) { c.RootPath = "hostfs" }, `root_path: must be an absolute path, got "hostfs"`},
+		"pattern": {func(c *Config) {
+			c.Exclude = devicefilter.Match{Devices: []string{"gpu["}, MatchType: devicefilter.Glob}
+		}, `exclude.devices: bad shell pattern, got "gpu["`},
+		"match type": {func(c *Config) { c.Include = devicefilter.Match{Devices: []string{"gpu0"}, MatchType: "fuzzy"} }, `include.match_type: must be one of strict, regexp, glob, got "fuzzy"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)

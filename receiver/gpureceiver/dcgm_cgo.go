@@ -14,7 +14,8 @@ import (
 )
 
 // goDCGM implements dcgmAPI over go-dcgm v1.4611.0, which dlopens libdcgm.so.4 at Init and binds
-// every other libdcgm symbol lazily on its first call (research/gpu.md §1.1). connected guards
+// every other libdcgm symbol lazily on its first call (go-dcgm pkg/dcgm/admin.go: dlopen with
+// RTLD_LAZY; its cgo calls are unresolved symbols bound by the loader). connected guards
 // every call: after a failed Init the first call to a libdcgm function kills the process
 // ("symbol lookup error"), and Go cannot recover from that.
 type goDCGM struct {

@@ -1,9 +1,17 @@
 package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
 
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
 // DCGM field identifiers, from dcgm_fields.h as shipped in go-dcgm v1.4611.0
 // (pkg/dcgm/dcgm_fields.h; DCGM 4.6 renamed many fields but kept every numeric ID, and the IDs are
-// used here so that a hostengine of either naming works). Units and semantics:
-// shared/research/gpu.md §2.
+// used here so that a hostengine of either naming works). Units and semantics are those of the
+// field's entry in dcgm_fields.h and of DCGM's documentation of the profiling metrics
+// (docs.nvidia.com/datacenter/dcgm, "Profiling Metrics").
 const (
 	dcgmFieldGPUName  uint16 = 50 // DCGM_FI_DEV_GPU_NAME, string
 	dcgmFieldGPUUUID  uint16 = 54 // DCGM_FI_DEV_GPU_UUID, string
@@ -161,5 +169,85 @@ func dcgmStatusReason(code int) string {
 	case dcgmStNVMLNotLoaded:
 		return "nv-hostengine could not load NVML (DCGM_ST_NVML_NOT_LOADED)"
 	}
-	return "DCGM error " + itoa(int64(code))
+	return "DCGM error " + strconv.Itoa(code)
+}
+
+// errBlank is a value DCGM has not produced yet (DCGM_ST_NO_DATA, a blank or NOT_FOUND sentinel,
+// as the first sample of a profiling field usually is): no sample, nothing to tell the operator.
+var errBlank = errors.New("no value yet (blank)")
+
+// errNotSupported is a field this GPU or driver does not provide (DCGM_ST_NOT_SUPPORTED or the
+// NOT_SUPPORTED sentinel): it leaves the plan.
+var errNotSupported = errors.New(dcgmStatusReason(dcgmStNotSupported))
+
+// convertDCGM turns one DCGM value into a sample. An invalid sample comes back with an error:
+// errBlank, errNotSupported, or the reason to tell the operator.
+func convertDCGM(v dcgmValue, spec dcgmFieldSpec) (sample, error) {
+	smp := sample{q: spec.q, ts: v.ts}
+	switch v.status {
+	case dcgmStOK:
+	case dcgmStNoData:
+		return smp, errBlank
+	case dcgmStNotSupported:
+		return smp, errNotSupported
+	default:
+		return smp, errors.New(dcgmStatusReason(v.status))
+	}
+	var x float64
+	switch v.fieldType {
+	case dcgmTypeInt64:
+		switch {
+		case v.i == dcgmInt64NotSupported:
+			return smp, errNotSupported
+		case v.i == dcgmInt64NotPermissioned:
+			return smp, errors.New("not permitted (DCGM_INT64_NOT_PERMISSIONED): nv-hostengine lacks the privilege")
+		case v.i >= dcgmInt64Blank:
+			return smp, errBlank
+		case v.i < 0:
+			return smp, fmt.Errorf("negative value %d", v.i)
+		}
+		x, smp.u = float64(v.i), uint64(v.i)
+	case dcgmTypeDouble:
+		switch {
+		case v.f == dcgmFP64Blank+2:
+			return smp, errNotSupported
+		case v.f >= dcgmFP64Blank:
+			return smp, errBlank
+		case math.IsNaN(v.f) || math.IsInf(v.f, 0) || v.f < 0:
+			return smp, fmt.Errorf("invalid value %v", v.f)
+		}
+		x, smp.u = v.f, uint64(v.f)
+	default:
+		return smp, fmt.Errorf("unexpected field type %q", v.fieldType)
+	}
+	smp.valid = true
+	if spec.q.isInteger() {
+		// Counters keep their 64 bits in u; a float64 would lose them above 2^53.
+		return smp, nil
+	}
+	smp.u = 0
+	if spec.percent {
+		x /= 100
+	}
+	smp.f = x
+	return smp, nil
+}
+
+// dcgmSpecByID maps a field id to its spec.
+var dcgmSpecByID = func() map[uint16]dcgmFieldSpec {
+	m := make(map[uint16]dcgmFieldSpec, len(dcgmFieldSpecs))
+	for _, f := range dcgmFieldSpecs {
+		m[f.id] = f
+	}
+	return m
+}()
+
+// dcgmFieldOf returns the DCGM field that carries quantity q.
+func dcgmFieldOf(q quantity) dcgmFieldSpec {
+	for _, f := range dcgmFieldSpecs {
+		if f.q == q {
+			return f
+		}
+	}
+	panic("no DCGM field for " + q.String())
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
 
@@ -42,6 +43,7 @@ func createDefaultConfig() component.Config {
 		Source:               sourceAuto,
 		RetryInterval:        defaultRetryInterval,
 		RootPath:             "/",
+		Filter:               devicefilter.Default(),
 		DCGM: DCGMConfig{
 			Mode:           modeStandalone,
 			Endpoint:       defaultEndpoint,

@@ -7,7 +7,7 @@ import (
 )
 
 // fakeDCGM is a pure-Go stand-in for go-dcgm behind dcgmAPI. It follows what go-dcgm v1.4611.0 and
-// DCGM do (research/gpu.md §1): every call but connect panics unless connect succeeded (the real
+// DCGM do (go-dcgm pkg/dcgm/admin.go, field_values.go; DCGM dcgm_structs.h): every call but connect panics unless connect succeeded (the real
 // library kills the process with a symbol lookup error), GetValuesSince returns the samples newer
 // than the cursor with the next cursor, per-value statuses and blank sentinels are those of
 // dcgm_structs.h, and profiling support is per GPU (dcgmProfGetSupportedMetricGroups).

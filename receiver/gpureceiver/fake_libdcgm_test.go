@@ -29,7 +29,8 @@ import (
 // libdcgm.so.4 written in C against the DCGM headers that ship in the go-dcgm module. go-dcgm keeps
 // one global connection and dlopen handle per process, so each scenario runs in its own child
 // process (this test binary again, with LD_LIBRARY_PATH pointing at the fake), which is also how
-// the library is found: the same way a node finds the real one (research/gpu.md §7).
+// the library is found: the same way a node finds the real one (go-dcgm pkg/dcgm/admin.go
+// dlopens "libdcgm.so.4" by its soname, through the dynamic loader's search path).
 
 const childEnv = "GPURECEIVER_FAKE_DCGM_SCENARIO"
 
@@ -276,7 +277,9 @@ func TestFakeLibDCGMChild(t *testing.T) {
 		return
 	case "drop":
 		clock.t = clock.t.Add(10 * time.Second)
-		assert.Zero(t, scrapeOnce(t, s).MetricCount())
+		lost, err := s.scrape(ctx)
+		assert.ErrorContains(t, err, "DCGM_ST_CONNECTION_NOT_VALID", "a lost library is a scrape error")
+		assert.Zero(t, lost.MetricCount())
 		assert.Equal(t, 1, logs.FilterMessage("Lost the GPU library; reconnecting at the next scrape").Len())
 		clock.t = clock.t.Add(10 * time.Second)
 		m = scrapeOnce(t, s)
@@ -288,12 +291,12 @@ func TestFakeLibDCGMChild(t *testing.T) {
 		assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(43)).i, "the compute instance's XID, for its GPU")
 		return
 	case "cap":
-		msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "history")).All()
+		msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("key", "history")).All()
 		require.Len(t, msgs, 1)
-		assert.Contains(t, msgs[0].ContextMap()["reason"], "field value limit exceeded")
+		assert.Contains(t, msgs[0].ContextMap()["error"], "field value limit exceeded")
 		clock.t = clock.t.Add(10 * time.Second)
 		scrapeOnce(t, s)
-		assert.Len(t, logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "history")).All(), 1, "said once")
+		assert.Len(t, logs.FilterMessage("GPU series not collected").FilterField(zap.String("key", "history")).All(), 1, "said once")
 		return
 	}
 	if scenario == "reconnect" {
@@ -324,9 +327,9 @@ func TestFakeLibDCGMChild(t *testing.T) {
 		assert.Empty(t, points(m, "gpu.dram.active"))
 		assert.Empty(t, points(m, "gpu.sm.active"))
 		assert.Empty(t, points(m, "gpu.graphics_engine.active"))
-		msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "gpu0/profiling")).All()
+		msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("key", "gpu0/profiling")).All()
 		require.Len(t, msgs, 1)
-		assert.Contains(t, msgs[0].ContextMap()["reason"], "DCGM_ST_MODULE_NOT_LOADED")
+		assert.Contains(t, msgs[0].ContextMap()["error"], "DCGM_ST_MODULE_NOT_LOADED")
 		return
 	}
 
@@ -344,7 +347,7 @@ func TestFakeLibDCGMChild(t *testing.T) {
 	assert.InDelta(t, 0.25, one(t, m, "gpu.graphics_engine.active", "device", "gpu1").f, 1e-9)
 	assert.InDelta(t, 0.5, one(t, m, "gpu.sm.active", "device", "gpu0").f, 1e-9)
 	assert.Empty(t, find(m, "gpu.sm.active", "device", "gpu1"), "per-value DCGM_ST_NOT_SUPPORTED costs that series only")
-	assert.Equal(t, 1, logs.FilterField(zap.String("series", "gpu1/sm_active")).Len())
+	assert.Equal(t, 1, logs.FilterField(zap.String("key", "gpu1/sm_active")).Len())
 
 	// The next scrape: no new samples, the cursor moved on, the XID is not counted twice.
 	clock.t = clock.t.Add(10 * time.Second)

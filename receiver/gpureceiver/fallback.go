@@ -2,6 +2,7 @@ package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver
 
 import (
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -68,10 +69,10 @@ func (f *nvmlFallback) plan() {
 	if f.nvml == nil {
 		src, err := f.open()
 		if err != nil {
-			f.dcgmSource.note("nvml-fallback", err)
+			f.dcgmSource.faults.missing("nvml-fallback", err)
 			return
 		}
-		f.dcgmSource.recovered("nvml-fallback")
+		f.dcgmSource.faults.recover("nvml-fallback")
 		f.nvml = src
 	}
 	f.from = map[int]int{}
@@ -106,15 +107,15 @@ func (f *nvmlFallback) refresh() error {
 	return err
 }
 
-func (f *nvmlFallback) poll(buf []sample) ([]sample, error) {
-	buf, err := f.dcgmSource.poll(buf)
-	if err != nil || f.nvml == nil {
+func (f *nvmlFallback) poll(now time.Time, buf []sample) ([]sample, error) {
+	buf, err := f.dcgmSource.poll(now, buf)
+	if isSourceLost(err) || f.nvml == nil {
 		return buf, err
 	}
-	f.tmp, err = f.nvml.poll(f.tmp[:0])
-	if err != nil {
-		return buf, nil // NVML trouble costs only the fallback series
-	}
+	// NVML trouble costs only the fallback series: its failures join DCGM's.
+	var nerr error
+	f.tmp, nerr = f.nvml.poll(now, f.tmp[:0])
+	err = joinPollErrors(err, nerr)
 	for _, smp := range f.tmp {
 		i, ok := f.from[smp.gpu]
 		if !ok || i >= len(f.need) || !f.need[i].has(smp.q) {
@@ -123,7 +124,7 @@ func (f *nvmlFallback) poll(buf []sample) ([]sample, error) {
 		smp.gpu = i
 		buf = append(buf, smp)
 	}
-	return buf, nil
+	return buf, err
 }
 
 func (f *nvmlFallback) close() error {

@@ -23,17 +23,13 @@ func TestNVMLFallbackWhileDCGMIsUp(t *testing.T) {
 	node := newNVMLNode()
 	node.pcieTx, node.nvlinkRxKiB = 1000, 4
 	s, logs, clock := newTestScraper(t, f, nil)
-	s.open = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
+	s.live = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
 		src, err := openDCGM(f, cfg, logger, want, numa)
 		if err != nil {
 			return nil, err
 		}
 		return withNVMLFallback(src, logger, func() (source, error) {
-			n, err := openNVMLQuiet(node, logger, want, numa, nil, true)
-			if err == nil {
-				n.now = clock.now
-			}
-			return n, err
+			return openNVMLQuiet(node, logger, want, numa, nil, true)
 		}), nil
 	}
 	require.NoError(t, s.start(context.Background(), nil))

@@ -59,7 +59,7 @@ func TestHopperDCGM46WithoutGPMPCIeCounter(t *testing.T) {
 	for _, w := range f.watches {
 		assert.NotContains(t, w, dcgmFieldC2CTxRate, "no C2C watch on a GPU without C2C link")
 	}
-	assert.Zero(t, logs.FilterField(zap.String("series", "gpu0/profiling")).Len(), "nothing reported missing")
+	assert.Zero(t, logs.FilterField(zap.String("key", "gpu0/profiling")).Len(), "nothing reported missing")
 }
 
 // TestHopperDCGM46CounterTakesOver (G1, G2): where the driver has the GPM PCIe counter, it is blank
@@ -129,17 +129,10 @@ func TestValueCapMovesTheCursor(t *testing.T) {
 		f.addSample(0, dcgmFieldPCIeTxRate, now-10*sec+k*100_000, 1000)
 	}
 	s, logs, clock := newTestScraper(t, f, nil)
-	s.open = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
-		src, err := openDCGM(f, cfg, logger, want, numa)
-		if err == nil {
-			src.now = clock.now
-		}
-		return src, err
-	}
 	clock.t = time.UnixMicro(now)
 	require.NoError(t, s.start(context.Background(), nil))
 	scrapeOnce(t, s)
-	assert.Equal(t, 1, logs.FilterField(zap.String("series", "history")).Len(), "said once")
+	assert.Equal(t, 1, logs.FilterField(zap.String("key", "history")).Len(), "said once")
 
 	// New samples after the skip are read again.
 	for k := int64(1); k <= 10; k++ {
@@ -151,7 +144,7 @@ func TestValueCapMovesTheCursor(t *testing.T) {
 		"the cursor moved past the backlog")
 	clock.t = clock.t.Add(10 * time.Second)
 	scrapeOnce(t, s)
-	assert.Equal(t, 1, logs.FilterMessage("GPU series collected again").FilterField(zap.String("series", "history")).Len())
+	assert.Equal(t, 1, logs.FilterMessage("GPU series collected again").FilterField(zap.String("key", "history")).Len())
 }
 
 // TestConnectionLossClampsTheGap (G4): after nv-hostengine went away and came back, the samples
@@ -169,7 +162,8 @@ func TestConnectionLossClampsTheGap(t *testing.T) {
 
 	f.historyErr = &dcgmError{op: "reading samples", code: dcgmStConnectionNotValid, msg: "dcgmGetValuesSince_v2 failed with error code -21"}
 	clock.t = clock.t.Add(10 * time.Second)
-	scrapeOnce(t, s)
+	_, err := s.scrape(context.Background())
+	require.Error(t, err, "a lost library is a scrape error")
 	require.Nil(t, s.src)
 	f.historyErr = nil
 	f.addSample(0, dcgmFieldPCIeTxRate, 60*sec, 100) // the first after the hostengine restarted
@@ -212,10 +206,10 @@ func TestProfilingGroupConflictCostsOnlyItsGroup(t *testing.T) {
 	assert.EqualValues(t, 100, one(t, m, "interconnect.io", "component", "gpu_pcie", "direction", "transmit").i, "PCIe survives the conflict")
 	assert.InDelta(t, 0.5, one(t, m, "gpu.sm.active").f, 1e-9)
 	assert.Empty(t, points(m, "gpu.dram.active"))
-	msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "iclens-latest")).All()
+	msgs := logs.FilterMessage("GPU series not collected").FilterField(zap.String("key", "iclens-latest")).All()
 	require.Len(t, msgs, 1)
-	assert.Contains(t, msgs[0].ContextMap()["reason"], "dram_active missing")
-	assert.NotContains(t, msgs[0].ContextMap()["reason"], "sm_active")
+	assert.Contains(t, msgs[0].ContextMap()["error"], "dram_active missing")
+	assert.NotContains(t, msgs[0].ContextMap()["error"], "sm_active")
 }
 
 // TestMIGInstanceXIDs (G8): under MIG, DCGM records an XID raised inside a GPU or compute
@@ -252,5 +246,5 @@ func TestMIGInstanceXIDs(t *testing.T) {
 	require.NoError(t, s2.start(context.Background(), nil))
 	scrapeOnce(t, s2)
 	assert.Empty(t, g.migWatches)
-	assert.Zero(t, logs.FilterField(zap.String("series", "iclens-mig-xid")).Len())
+	assert.Zero(t, logs.FilterField(zap.String("key", "iclens-mig-xid")).Len())
 }

@@ -1,9 +1,9 @@
 package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
 
 import (
-	"math"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 )
 
 // integrator turns a rate in bytes/s, sampled by the source, into a cumulative byte count.
@@ -18,8 +18,8 @@ type integrator struct {
 	start pcommon.Timestamp
 	// lastTS is the previous sample's timestamp in µs, 0 before the first sample.
 	lastTS int64
-	whole  uint64  // whole bytes counted
-	frac   float64 // the fraction of a byte carried to the next sample
+	// bytes counted, the fraction of a byte carried to the next sample
+	bytes counter.Accumulator
 	// updated: a valid sample was integrated since the flag was last cleared.
 	updated bool
 	// resync: samples were lost before the next one (reconnection, DCGM history expired or
@@ -55,9 +55,6 @@ func (g *integrator) add(s sample, nominalUs, maxGapUs int64) {
 	if resync && dt > maxGapUs {
 		dt = nominalUs
 	}
-	b := s.f*float64(dt)/1e6 + g.frac
-	w := math.Floor(b)
-	g.whole += uint64(w)
-	g.frac = b - w
+	g.bytes.Add(s.f * float64(dt) / 1e6)
 	g.updated = true
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.uber.org/zap"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 )
 
@@ -65,11 +64,10 @@ type nvmlSource struct {
 	lib      nvml.Interface
 	logger   *zap.Logger
 	want     quantitySet
-	notes    *errtrack.Tracker
+	faults   *faults
 	numaNode func(string) int64
-	// selects applies include_devices / exclude_devices (nil: every GPU).
+	// selects applies the include / exclude device filter (nil: every GPU).
 	selects func(gpuDevice) bool
-	now     func() time.Time
 
 	devs    []gpuDevice
 	handles []nvml.Device
@@ -118,7 +116,7 @@ func openNVMLQuiet(lib nvml.Interface, logger *zap.Logger, want quantitySet, num
 	default:
 		return nil, fmt.Errorf("nvmlInit: %s", nvmlErr(ret))
 	}
-	s := &nvmlSource{lib: lib, logger: logger, want: want, notes: errtrack.New(), numaNode: numaNode, selects: selects, now: time.Now, quiet: quiet}
+	s := &nvmlSource{lib: lib, logger: logger, want: want, faults: newFaults(logger), numaNode: numaNode, selects: selects, quiet: quiet}
 	if err := s.refresh(); err != nil {
 		_ = lib.Shutdown()
 		return nil, err
@@ -132,12 +130,6 @@ func nvmlErr(ret nvml.Return) string { return ret.Error() }
 
 func (s *nvmlSource) kind() string         { return "nvml" }
 func (s *nvmlSource) devices() []gpuDevice { return s.devs }
-
-func (s *nvmlSource) note(key string, err error) {
-	if s.notes.Fail(key, err) {
-		s.logger.Info("GPU series not collected", zap.String("series", key), zap.String("reason", err.Error()))
-	}
-}
 
 func (s *nvmlSource) refresh() error {
 	n, ret := s.lib.DeviceGetCount()
@@ -153,7 +145,7 @@ func (s *nvmlSource) refresh() error {
 		name := "gpu" + strconv.Itoa(i)
 		h, ret := s.lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
-			s.note(name, fmt.Errorf("nvmlDeviceGetHandleByIndex: %s", nvmlErr(ret)))
+			s.faults.missing(name, fmt.Errorf("nvmlDeviceGetHandleByIndex: %s", nvmlErr(ret)))
 			continue
 		}
 		d := gpuDevice{id: uint(i), name: name, numaNode: -1}
@@ -176,7 +168,7 @@ func (s *nvmlSource) refresh() error {
 		handles = append(handles, h)
 	}
 	if len(devs) == 0 {
-		return errors.New("no GPU left after include_devices / exclude_devices")
+		return errors.New("no GPU left after include / exclude")
 	}
 	s.freeGPM()
 	for _, d := range devs {
@@ -207,21 +199,21 @@ func (s *nvmlSource) setupGPM(name string, h nvml.Device) *nvmlGPM {
 		if ret != nvml.SUCCESS {
 			why = "nvmlGpmQueryDeviceSupport: " + nvmlErr(ret)
 		}
-		s.note(name+"/gpm", errors.New("graphics, SM and DRAM activity missing: "+why))
+		s.faults.notProvided(name+"/gpm", "graphics, SM and DRAM activity missing: "+why)
 		return nil
 	}
 	prev, ret := s.lib.GpmSampleAlloc()
 	if ret != nvml.SUCCESS {
-		s.note(name+"/gpm", fmt.Errorf("nvmlGpmSampleAlloc: %s", nvmlErr(ret)))
+		s.faults.missing(name+"/gpm", fmt.Errorf("nvmlGpmSampleAlloc: %s", nvmlErr(ret)))
 		return nil
 	}
 	cur, ret := s.lib.GpmSampleAlloc()
 	if ret != nvml.SUCCESS {
 		_ = prev.Free()
-		s.note(name+"/gpm", fmt.Errorf("nvmlGpmSampleAlloc: %s", nvmlErr(ret)))
+		s.faults.missing(name+"/gpm", fmt.Errorf("nvmlGpmSampleAlloc: %s", nvmlErr(ret)))
 		return nil
 	}
-	s.notes.Recover(name + "/gpm")
+	s.faults.recover(name + "/gpm")
 	return &nvmlGPM{prev: prev, cur: cur}
 }
 
@@ -242,8 +234,14 @@ func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, u
 		return
 	}
 	name := s.devs[i].name
+	wanted := 0
+	for _, m := range nvmlGPMMetrics {
+		if s.want.has(m.q) {
+			wanted++
+		}
+	}
 	if ret := h.GpmSampleGet(g.cur); ret != nvml.SUCCESS {
-		s.note(name+"/gpm", fmt.Errorf("nvmlGpmSampleGet: %s", nvmlErr(ret)))
+		s.faults.fail(name+"/gpm", fmt.Errorf("nvmlGpmSampleGet: %s", nvmlErr(ret)), wanted)
 		g.primed = false
 		return
 	}
@@ -261,7 +259,7 @@ func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, u
 	}
 	g.prev, g.cur = g.cur, g.prev
 	if ret := s.lib.GpmMetricsGet(req); ret != nvml.SUCCESS {
-		s.note(name+"/gpm", fmt.Errorf("nvmlGpmMetricsGet: %s", nvmlErr(ret)))
+		s.faults.fail(name+"/gpm", fmt.Errorf("nvmlGpmMetricsGet: %s", nvmlErr(ret)), wanted)
 		return
 	}
 	for k := uint32(0); k < req.NumMetrics; k++ {
@@ -271,12 +269,15 @@ func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, u
 				continue
 			}
 			key := name + "/" + want.q.String()
-			if r := nvml.Return(m.NvmlReturn); r != nvml.SUCCESS {
-				s.note(key, fmt.Errorf("GPM metric %d: %s", m.MetricId, nvmlErr(r)))
+			if r := nvml.Return(m.NvmlReturn); r == nvml.ERROR_NOT_SUPPORTED {
+				s.faults.notProvided(key, fmt.Sprintf("GPM metric %d: %s", m.MetricId, nvmlErr(r)))
+				continue
+			} else if r != nvml.SUCCESS {
+				s.faults.fail(key, fmt.Errorf("GPM metric %d: %s", m.MetricId, nvmlErr(r)), 1)
 				continue
 			}
 			if math.IsNaN(m.Value) || m.Value < 0 {
-				s.note(key, fmt.Errorf("GPM metric %d: invalid value %v", m.MetricId, m.Value))
+				s.faults.fail(key, fmt.Errorf("GPM metric %d: invalid value %v", m.MetricId, m.Value), 1)
 				continue
 			}
 			add(want.q, m.Value/100, 0)
@@ -295,8 +296,8 @@ func cString(b []int8) string {
 	return string(out)
 }
 
-func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
-	ts := s.now().UnixMicro()
+func (s *nvmlSource) poll(now time.Time, buf []sample) ([]sample, error) {
+	ts := now.UnixMicro()
 	for i, h := range s.handles {
 		name := s.devs[i].name
 		add := func(q quantity, f float64, u uint64) {
@@ -310,17 +311,19 @@ func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
 			v, ret := get()
 			switch {
 			case ret == nvml.SUCCESS && v >= 0:
-				s.notes.Recover(name + "/" + q.String())
+				s.faults.recover(name + "/" + q.String())
 				if scale == 0 {
 					add(q, 0, uint64(v))
 				} else {
 					add(q, float64(v)*scale, 0)
 				}
 			case ret == nvml.ERROR_GPU_IS_LOST:
-				s.note(name, errors.New("the GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)"))
+				s.faults.fail(name, errNVMLGPULost, 1)
 				return false
+			case ret == nvml.ERROR_NOT_SUPPORTED:
+				s.faults.notProvided(name+"/"+q.String(), "NVML: "+nvmlErr(ret))
 			default:
-				s.note(name+"/"+q.String(), fmt.Errorf("NVML: %s", nvmlErr(ret)))
+				s.faults.fail(name+"/"+q.String(), fmt.Errorf("NVML: %s", nvmlErr(ret)), 1)
 			}
 			return true
 		}
@@ -340,10 +343,12 @@ func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
 					add(qMemCopyUtil, float64(u.Memory)/100, 0)
 				}
 			case nvml.ERROR_GPU_IS_LOST:
-				s.note(name, errors.New("the GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)"))
+				s.faults.fail(name, errNVMLGPULost, 2)
 				continue
+			case nvml.ERROR_NOT_SUPPORTED:
+				s.faults.notProvided(name+"/utilization", "nvmlDeviceGetUtilizationRates: "+nvmlErr(ret))
 			default:
-				s.note(name+"/utilization", fmt.Errorf("nvmlDeviceGetUtilizationRates: %s", nvmlErr(ret)))
+				s.faults.fail(name+"/utilization", fmt.Errorf("nvmlDeviceGetUtilizationRates: %s", nvmlErr(ret)), 2)
 			}
 		}
 		_ = read(qPCIeReplays, h.GetPcieReplayCounter, 0) &&
@@ -352,8 +357,10 @@ func (s *nvmlSource) poll(buf []sample) ([]sample, error) {
 			read(qPCIeMaxLinkGen, h.GetMaxPcieLinkGeneration, 0) &&
 			read(qPCIeMaxLinkWidth, h.GetMaxPcieLinkWidth, 0)
 	}
-	return buf, nil
+	return buf, s.faults.take()
 }
+
+var errNVMLGPULost = errors.New("the GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)")
 
 // readCounters reads the cumulative byte counters of one GPU in one nvmlDeviceGetFieldValues call.
 // It returns false when the GPU is gone.
@@ -371,15 +378,16 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample)
 	switch ret := h.GetFieldValues(s.fields); ret {
 	case nvml.SUCCESS:
 	case nvml.ERROR_GPU_IS_LOST:
-		s.note(name, errors.New("the GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)"))
+		s.faults.fail(name, errNVMLGPULost, len(s.fields))
 		return false
 	default:
-		s.note(name+"/field_values", fmt.Errorf("nvmlDeviceGetFieldValues: %s", nvmlErr(ret)))
+		s.faults.fail(name+"/field_values", fmt.Errorf("nvmlDeviceGetFieldValues: %s", nvmlErr(ret)), len(s.fields))
 		return true
 	}
 	type failure struct {
-		key string
-		err error
+		key          string
+		err          error
+		notSupported bool
 	}
 	var failed []failure
 	throughputUnsupported := 0
@@ -393,15 +401,15 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample)
 				if r == nvml.ERROR_NOT_SUPPORTED && f.scale == 1024 && !s.nvlink5[i] {
 					throughputUnsupported++
 				}
-				failed = append(failed, failure{key, fmt.Errorf("NVML field %d: %s", f.id, nvmlErr(r))})
+				failed = append(failed, failure{key, fmt.Errorf("NVML field %d: %s", f.id, nvmlErr(r)), r == nvml.ERROR_NOT_SUPPORTED})
 				continue
 			}
 			v, ok := nvmlFieldUint(fv)
 			if !ok {
-				s.note(key, fmt.Errorf("NVML field %d: unexpected value type %d", f.id, fv.ValueType))
+				s.faults.fail(key, fmt.Errorf("NVML field %d: unexpected value type %d", f.id, fv.ValueType), 1)
 				continue
 			}
-			s.notes.Recover(key)
+			s.faults.recover(key)
 			smp := sample{gpu: i, q: f.q, ts: ts, valid: true, u: v * f.scale}
 			if nvml.ValueType(fv.ValueType) == nvml.VALUE_TYPE_UNSIGNED_INT {
 				// "Value can be wrapped" (nvml.h, FI_DEV_PCIE_COUNT_*): at the width of its
@@ -420,7 +428,11 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample)
 		})
 	}
 	for _, f := range failed {
-		s.note(f.key, f.err)
+		if f.notSupported {
+			s.faults.notProvided(f.key, f.err.Error())
+		} else {
+			s.faults.fail(f.key, f.err, 1)
+		}
 	}
 	return true
 }

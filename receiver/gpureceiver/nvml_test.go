@@ -17,6 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"go.uber.org/zap"
 )
 
@@ -144,12 +147,11 @@ func newNVMLNode() *nvmlNode {
 
 func newNVMLScraper(t *testing.T, node *nvmlNode) (*gpuScraper, *testClock) {
 	s, _, clock := newTestScraper(t, newFakeDCGM(0), func(c *Config) { c.Source = sourceNVML })
-	s.open = func(_ *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
+	s.live = func(_ *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
 		src, err := openNVML(node, logger, want, numa, nil)
 		if err != nil {
 			return nil, err
 		}
-		src.now = clock.now
 		return src, nil
 	}
 	return s, clock
@@ -195,7 +197,9 @@ func TestNVMLSource(t *testing.T) {
 	node.lost[2] = true
 	node.pcieTx = 10
 	clock.t = clock.t.Add(10 * time.Second)
-	m = scrapeOnce(t, s)
+	m, err := s.scrape(context.Background())
+	require.True(t, scrapererror.IsPartialScrapeError(err), "a lost GPU costs its own points: %v", err)
+	assert.ErrorContains(t, err, "gpu2: the GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)")
 	assert.Empty(t, find(m, "interconnect.io", "device", "gpu2"))
 	assert.Empty(t, find(m, "gpu.utilization", "device", "gpu2"))
 	assert.Len(t, points(m, "gpu.utilization"), 7)
@@ -251,10 +255,10 @@ func TestNVMLNotSupportedFieldSaidOnce(t *testing.T) {
 	src, err := openNVML(node, core, wantedQuantities(createDefaultConfig().(*Config).Metrics), nil, nil)
 	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
-		_, err = src.poll(nil)
+		_, err = src.poll(time.Unix(1_800_000_000, 0), nil)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 1, logs.FilterField(zap.String("series", "gpu0/nvlink_tx_bytes")).Len())
+	assert.Equal(t, 1, logs.FilterField(zap.String("key", "gpu0/nvlink_tx_bytes")).Len())
 }
 
 func TestNVMLLibraryNotFound(t *testing.T) {
@@ -279,7 +283,7 @@ func TestNVMLGPM(t *testing.T) {
 	assert.Equal(t, 14, node.allocs, "two samples per GPU with GPM")
 	var smp []sample
 	for i := 0; i < 2; i++ {
-		smp, err = src.poll(smp[:0])
+		smp, err = src.poll(time.Unix(1_800_000_000, 0), smp[:0])
 		require.NoError(t, err)
 	}
 	got := map[int]map[quantity]float64{}
@@ -296,15 +300,16 @@ func TestNVMLGPM(t *testing.T) {
 	assert.Contains(t, got[5], qGPUUtil, "the rest of the GPU is read")
 	assert.Equal(t, 2, node.samples[0])
 	assert.Zero(t, node.samples[5])
-	assert.Equal(t, 1, logs.FilterField(zap.String("series", "gpu5/gpm")).Len())
+	assert.Equal(t, 1, logs.FilterField(zap.String("key", "gpu5/gpm")).Len())
 	require.NoError(t, src.close())
 	assert.Equal(t, node.allocs, node.freed, "GPM samples are freed")
 }
 
 func TestNVMLDeviceSelection(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.IncludeDevices = []string{"gpu[0-3]"}
-	cfg.ExcludeDevices = []string{"0000:3b:00.0"} // gpu1 by its PCI address
+	cfg.Include = devicefilter.Match{Devices: []string{"gpu[0-3]"}, MatchType: devicefilter.Glob}
+	cfg.Exclude = devicefilter.Match{Devices: []string{"0000:3b:00.0"}, MatchType: devicefilter.Strict} // gpu1 by its PCI address
+	require.NoError(t, cfg.Validate())
 	src, err := openNVML(newNVMLNode(), zap.NewNop(), 0, nil, cfg.selects)
 	require.NoError(t, err)
 	var names []string

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 )
 
@@ -24,88 +25,78 @@ var quantityByName = func() map[string]quantity {
 	return m
 }()
 
-// openerFor returns how the scraper opens its source: a replay, a recorded live library, or a
-// live library.
-func openerFor(cfg *Config) sourceOpener {
-	switch {
-	case cfg.Recording.Replay != "":
-		return openReplay
-	case cfg.Recording.Write != "":
-		return func(cfg *Config, logger *zap.Logger, want quantitySet, numaNode func(string) int64) (source, error) {
-			src, err := openLibraries(cfg, logger, want, numaNode)
-			if err != nil {
-				return nil, err
-			}
-			return newRecordingSource(src, cfg)
-		}
-	}
-	return openLibraries
+// recordLog writes the recording Start created and says once, at Warn, when a write fails: a
+// recording that cannot be written must not cost the live metrics, but the operator must know
+// that it has a hole.
+type recordLog struct {
+	w   *recording.Writer
+	log *errtrack.Log
 }
 
-// recordingSource passes a live source through and writes what it returns.
+func newRecordLog(logger *zap.Logger, w *recording.Writer) *recordLog {
+	return &recordLog{w: w, log: errtrack.NewLog(logger)}
+}
+
+func (r *recordLog) write(rec recording.Record) {
+	if err := r.w.Write(rec); err != nil {
+		r.log.Fail(r.w.Path(), msgRecordingFailed, err)
+		return
+	}
+	r.log.Recover(r.w.Path(), "Writing the GPU recording works again")
+}
+
+// recordingSource passes a live source through and writes what it returns. It does not own the
+// recording: every source opened after a reconnection writes to the same one, which Shutdown
+// closes.
 type recordingSource struct {
 	source
-	w        *recording.Writer
+	rec      *recordLog
 	sampleUs int64
+	// factsDue: a rediscovery happened; its facts are written with the next poll, at the
+	// scrape's time.
+	factsDue bool
 }
 
-func newRecordingSource(src source, cfg *Config) (source, error) {
-	w, err := recording.Create(cfg.Recording.Write, recording.Header{
-		Receiver: "gpu", Interval: recording.Duration(cfg.CollectionInterval),
-	})
-	if err != nil {
-		_ = src.close()
-		return nil, err
-	}
-	r := &recordingSource{source: src, w: w, sampleUs: cfg.DCGM.SampleInterval.Microseconds()}
-	if err := r.writeFacts(); err != nil {
-		_ = src.close()
-		_ = w.Close()
-		return nil, err
-	}
-	return r, nil
+func newRecordingSource(src source, rec *recordLog, sampleInterval time.Duration, now time.Time) *recordingSource {
+	r := &recordingSource{source: src, rec: rec, sampleUs: sampleInterval.Microseconds()}
+	r.writeFacts(now)
+	return r
 }
 
-func (r *recordingSource) writeFacts() error {
+func (r *recordingSource) writeFacts(now time.Time) {
 	f := recording.GPUFacts{Source: r.kind(), SampleIntervalUs: r.sampleUs}
 	for _, d := range r.devices() {
 		f.Devices = append(f.Devices, recording.GPUDevice{ID: d.id, Name: d.name, UUID: d.uuid, Model: d.model, BusID: d.busID, NUMANode: d.numaNode})
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	return r.w.Write(recording.Record{Time: time.Now().UTC(), Facts: b})
+	b, _ := json.Marshal(f) // plain strings and numbers: cannot fail
+	r.rec.write(recording.Record{Time: now.UTC(), Facts: b})
 }
 
 func (r *recordingSource) refresh() error {
 	if err := r.source.refresh(); err != nil {
 		return err
 	}
-	return r.writeFacts()
+	r.factsDue = true
+	return nil
 }
 
-func (r *recordingSource) poll(buf []sample) ([]sample, error) {
+func (r *recordingSource) poll(now time.Time, buf []sample) ([]sample, error) {
+	if r.factsDue {
+		r.factsDue = false
+		r.writeFacts(now)
+	}
 	start := len(buf)
-	buf, err := r.source.poll(buf)
-	if err != nil {
+	buf, err := r.source.poll(now, buf)
+	if isSourceLost(err) {
 		return buf, err
 	}
 	rs := recording.GPUSample{Samples: make([]recording.GPUValue, 0, len(buf)-start)}
 	for _, s := range buf[start:] {
 		rs.Samples = append(rs.Samples, recording.GPUValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u, Bits: s.wrapBits})
 	}
-	b, err := json.Marshal(rs)
-	if err != nil {
-		return buf, err
-	}
-	// A recording that cannot be written must not cost the live metrics.
-	_ = r.w.Write(recording.Record{Time: time.Now().UTC(), Sample: b})
-	return buf, nil
-}
-
-func (r *recordingSource) close() error {
-	return errors.Join(r.source.close(), r.w.Close())
+	b, _ := json.Marshal(rs) // plain numbers: cannot fail
+	r.rec.write(recording.Record{Time: now.UTC(), Sample: b})
+	return buf, err
 }
 
 // replaySource reads a recording instead of a library: one recorded poll per scrape, sample
@@ -126,22 +117,17 @@ func (r *replaySource) sampleInterval() time.Duration {
 	return time.Duration(r.sampleUs) * time.Microsecond
 }
 
-func openReplay(cfg *Config, _ *zap.Logger, _ quantitySet, _ func(string) int64) (source, error) {
-	rec, err := recording.Open(cfg.Recording.Replay)
+// openReplay opens the replay at path (recording.OpenReplay: the file, its format and that it is
+// a gpu recording) and applies its first facts; errors name the file.
+func openReplay(path string, loop bool) (*replaySource, error) {
+	p, err := recording.OpenReplay(path, "gpu", loop)
 	if err != nil {
 		return nil, err
-	}
-	if rec.Header.Receiver != "gpu" {
-		return nil, fmt.Errorf("recording %s is of the %q receiver, not gpu", cfg.Recording.Replay, rec.Header.Receiver)
-	}
-	p, err := recording.NewPlayer(rec, "", cfg.Recording.Loop)
-	if err != nil {
-		return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Replay, err)
 	}
 	r := &replaySource{player: p}
 	if err := r.applyFacts(); err != nil {
 		_ = p.Close()
-		return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Replay, err)
+		return nil, fmt.Errorf("recording %s: %w", path, err)
 	}
 	return r, nil
 }
@@ -173,8 +159,8 @@ func (r *replaySource) devices() []gpuDevice { return r.devs }
 func (r *replaySource) refresh() error       { return nil }
 func (r *replaySource) close() error         { return r.player.Close() }
 
-func (r *replaySource) poll(buf []sample) ([]sample, error) {
-	rec, ok, err := r.player.Next(time.Now())
+func (r *replaySource) poll(now time.Time, buf []sample) ([]sample, error) {
+	rec, ok, err := r.player.Next(now)
 	if err != nil || !ok {
 		// The end of a non-looping replay: nothing new, as a GPU that went quiet.
 		return buf, err

@@ -27,13 +27,6 @@ func TestRecordThenReplay(t *testing.T) {
 		f.addSample(1, dcgmFieldPCIeTxRate, base+k*sec, 7)
 	}
 	live, _, clock := newTestScraper(t, f, func(cfg *Config) { cfg.Recording.Write = file })
-	live.open = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
-		src, err := openDCGM(f, cfg, logger, want, numa)
-		if err != nil {
-			return nil, err
-		}
-		return newRecordingSource(src, cfg)
-	}
 	require.NoError(t, live.start(context.Background(), nil))
 	m1 := scrapeOnce(t, live)
 	for k := int64(11); k <= 15; k++ {
@@ -83,6 +76,85 @@ func TestReplayRefusesOtherReceivers(t *testing.T) {
 	require.NoError(t, w.Close())
 	cfg := createDefaultConfig().(*Config)
 	cfg.Recording.Replay = file
-	_, err = openReplay(cfg, zap.NewNop(), 0, nil)
+	_, err = openReplay(cfg.Recording.Replay, false)
 	assert.ErrorContains(t, err, `of the "rnic" receiver, not gpu`)
+}
+
+// TestRecordingSurvivesReconnect: a recording of four scrapes with a hostengine loss in the
+// middle is one file holding every scrape's samples: the reconnection after "Lost the GPU
+// library" goes on writing the recording Start created.
+func TestRecordingSurvivesReconnect(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "node1-gpu.jsonl")
+	f := newFakeDCGM(1)
+	f.setInt(0, dcgmFieldGPUUtil, 1)
+	live, _, clock := newTestScraper(t, f, func(cfg *Config) { cfg.Recording.Write = file })
+	require.NoError(t, live.start(context.Background(), nil))
+	scrapeOnce(t, live)
+	clock.t = clock.t.Add(10 * time.Second)
+	scrapeOnce(t, live)
+	// nv-hostengine restarts: the poll fails with DCGM_ST_CONNECTION_NOT_VALID.
+	f.historyErr = &dcgmError{op: "reading samples", code: dcgmStConnectionNotValid, msg: "dcgmGetValuesSince_v2 failed with error code -21"}
+	clock.t = clock.t.Add(10 * time.Second)
+	_, _ = live.scrape(context.Background())
+	f.historyErr = nil
+	for i := 0; i < 2; i++ {
+		clock.t = clock.t.Add(10 * time.Second)
+		scrapeOnce(t, live)
+	}
+	require.NoError(t, live.shutdown(context.Background()))
+	require.Equal(t, 2, f.connects, "the fake saw the reconnection")
+
+	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{file}, files, "one run, one file")
+	rec, err := recording.Open(file)
+	require.NoError(t, err)
+	assert.Len(t, rec.Samples(), 4, "every successful poll's samples, before and after the loss")
+}
+
+// TestBadReplayFailsStart: a replay that is missing, or of another receiver, fails Start with an
+// error naming the file, as rnic and cpuuncore do, instead of being retried as "no GPU library".
+func TestBadReplayFailsStart(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "rnic.jsonl")
+	w, err := recording.Create(other, recording.Header{Receiver: "rnic"})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(recording.Record{Time: time.Now(), Files: map[string]string{"x": "1"}}))
+	require.NoError(t, w.Close())
+	for _, tc := range []struct{ file, want string }{
+		{filepath.Join(dir, "missing.jsonl.gz"), "missing.jsonl.gz"},
+		{other, `of the "rnic" receiver, not gpu`},
+	} {
+		cfg := createDefaultConfig().(*Config)
+		cfg.Recording.Replay = tc.file
+		require.NoError(t, cfg.Validate())
+		core, logs := observer.New(zap.DebugLevel)
+		set := receivertest.NewNopSettings(metadata.Type)
+		set.Logger = zap.New(core)
+		s := newScraper(cfg, set)
+		err := s.start(context.Background(), nil)
+		require.Error(t, err, tc.file)
+		assert.ErrorContains(t, err, tc.file)
+		assert.ErrorContains(t, err, tc.want)
+		assert.Zero(t, logs.FilterMessageSnippet("no GPU library").Len())
+		require.NoError(t, s.shutdown(context.Background()))
+	}
+}
+
+// TestRecordingWriteFailureSaidOnce: a recording that cannot be written (here: its file already
+// closed, as after a full disk took the descriptor) is said once at warn level, and the live
+// source goes on.
+func TestRecordingWriteFailureSaidOnce(t *testing.T) {
+	w, err := recording.CreateFor(filepath.Join(t.TempDir(), "gpu.jsonl"), "gpu", 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	core, logs := observer.New(zap.DebugLevel)
+	rl := newRecordLog(zap.New(core), w)
+	for i := 0; i < 3; i++ {
+		rl.write(recording.Record{Time: time.Unix(1_800_000_000, 0), Sample: []byte(`{"samples":[]}`)})
+	}
+	failed := logs.FilterMessage(msgRecordingFailed).All()
+	require.Len(t, failed, 1, "said once")
+	assert.Equal(t, zap.WarnLevel, failed[0].Level)
 }

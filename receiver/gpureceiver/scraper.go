@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"time"
 
@@ -12,9 +13,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/schedule"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
@@ -53,13 +57,15 @@ type latest struct {
 	bits [numQuantities]uint8
 }
 
-// link maps the interconnect.io series of a GPU onto their quantities.
-var links = []struct {
+// link maps one interconnect.io series of a GPU onto its quantities.
+type link struct {
 	component     metadata.AttributeComponent
 	direction     metadata.AttributeDirection
 	rate, counter quantity
 	hasCounter    bool
-}{
+}
+
+var links = []link{
 	{metadata.AttributeComponentGpuPcie, metadata.AttributeDirectionTransmit, qPCIeTxRate, qPCIeTxBytes, true},
 	{metadata.AttributeComponentGpuPcie, metadata.AttributeDirectionReceive, qPCIeRxRate, qPCIeRxBytes, true},
 	{metadata.AttributeComponentGpuNvlink, metadata.AttributeDirectionTransmit, qNVLinkTxRate, qNVLinkTxBytes, true},
@@ -78,17 +84,27 @@ type gpuScraper struct {
 	cfg    *Config
 	logger *zap.Logger
 	mb     *metadata.MetricsBuilder
-	open   sourceOpener
-	now    func() time.Time
-	want   quantitySet
+	// live opens the GPU library (openLibraries; tests inject fakes). Start composes open from it:
+	// the library as it is, the library recorded, or a replay instead.
+	live sourceOpener
+	open func(now time.Time) (source, error)
+	now  func() time.Time
+	want quantitySet
 
-	src         source
-	lastAttempt time.Time
-	lastRefresh time.Time
-	// problems says each failure of the source as a whole once.
-	problems *errtrack.Tracker
+	src source
+	// discovery says when to look for a library again (while there is none) or to rediscover
+	// the GPUs (while there is one): every retry_interval, and at once after a lost library.
+	discovery *schedule.Schedule
+	// log says each failure of the source as a whole once.
+	log *errtrack.Log
+	// rec is the recording Start created (recording.write): one per Start, handed to every
+	// source opened, however often the library is reconnected. replay is the replay Start
+	// opened (recording.replay), handed to the first open.
+	rec    *recording.Writer
+	replay *replaySource
 
-	counters *counter.Tracker[seriesKey]
+	// series records the counters, the integrated totals and the gauges with their starts.
+	series *counter.Series[seriesKey]
 	// handover holds, per counter series, the bytes its link had counted from the rate before
 	// the counter produced its first value, and that series' start: the link stays one series.
 	handover map[seriesKey]handover
@@ -100,10 +116,8 @@ type gpuScraper struct {
 	firstSeen map[string]pcommon.Timestamp // per GPU: when the receiver started watching it
 	buf       []sample
 	cur       []latest
-	// starts points the builder at each series' start timestamp.
-	starts   *counter.StartTimes
-	sampleUs int64
-	maxGapUs int64
+	sampleUs  int64
+	maxGapUs  int64
 	// resync: samples may have been lost before this poll's (a new connection, or the source
 	// said so); each integrator clamps the gap to its next sample.
 	resync bool
@@ -124,24 +138,29 @@ func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 		cfg:         cfg,
 		logger:      set.Logger,
 		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		open:        openerFor(cfg),
+		live:        openLibraries,
 		now:         time.Now,
 		want:        wantedQuantities(cfg.Metrics),
-		problems:    errtrack.New(),
-		// The start-time rule (metadata/start-time.md): a counter read since boot reports what it
-		// counted since the series began.
-		counters:  counter.NewTracker[seriesKey](counter.SinceFirstReading()),
-		handover:  map[seriesKey]handover{},
-		byCounter: map[seriesKey]bool{},
-		integ:     map[seriesKey]*integrator{},
-		xids:      map[xidKey]*xidCount{},
-		lastXID:   map[xidSource]int64{},
-		firstSeen: map[string]pcommon.Timestamp{},
-		sampleUs:  cfg.DCGM.SampleInterval.Microseconds(),
-		maxGapUs:  3 * cfg.DCGM.SampleInterval.Microseconds(),
+		discovery:   schedule.New(cfg.RetryInterval),
+		log:         errtrack.NewLog(set.Logger),
+		handover:    map[seriesKey]handover{},
+		byCounter:   map[seriesKey]bool{},
+		integ:       map[seriesKey]*integrator{},
+		xids:        map[xidKey]*xidCount{},
+		lastXID:     map[xidSource]int64{},
+		firstSeen:   map[string]pcommon.Timestamp{},
+		sampleUs:    cfg.DCGM.SampleInterval.Microseconds(),
+		maxGapUs:    3 * cfg.DCGM.SampleInterval.Microseconds(),
 	}
-	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
+	s.series = s.newSeries(0)
 	return s
+}
+
+// newSeries returns the series bookkeeping with gauges starting at start. The start-time rule
+// (metadata/start-time.md): a counter read since boot reports what it counted since the series
+// began.
+func (s *gpuScraper) newSeries(start pcommon.Timestamp) *counter.Series[seriesKey] {
+	return counter.NewSeries[seriesKey](func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) }, start, counter.SinceFirstReading())
 }
 
 // counterSpec is how a driver counter behaves at the end of its range: one whose value type is
@@ -185,25 +204,60 @@ func wantedQuantities(m metadata.MetricsConfig) quantitySet {
 	return w
 }
 
+// start chooses the source once: a replay, the live library recorded, or the live library. A
+// replay that cannot be read or a recording that cannot be created fails Start, naming the file;
+// a node without GPUs, or whose hostengine starts later, does not.
 func (s *gpuScraper) start(context.Context, component.Host) error {
-	// Never fail the collector: a node without GPUs, or whose hostengine starts later, is normal.
-	s.connect(s.now())
+	now := s.now()
+	s.series = s.newSeries(pcommon.NewTimestampFromTime(now))
+	want, numa := s.want, s.numaNode
+	switch rc := s.cfg.Recording; {
+	case rc.Replay != "":
+		r, err := openReplay(rc.Replay, rc.Loop)
+		if err != nil {
+			return err
+		}
+		s.replay = r
+		s.open = func(time.Time) (source, error) {
+			if r := s.replay; r != nil {
+				s.replay = nil
+				return r, nil
+			}
+			return openReplay(rc.Replay, rc.Loop)
+		}
+	case rc.Write != "":
+		w, err := recording.CreateFor(rc.Write, "gpu", s.cfg.CollectionInterval)
+		if err != nil {
+			return err
+		}
+		s.rec = w
+		rl := newRecordLog(s.logger, w)
+		s.open = func(now time.Time) (source, error) {
+			src, err := s.live(s.cfg, s.logger, want, numa)
+			if err != nil {
+				return nil, err
+			}
+			return newRecordingSource(src, rl, s.cfg.DCGM.SampleInterval, now), nil
+		}
+	default:
+		s.open = func(time.Time) (source, error) { return s.live(s.cfg, s.logger, want, numa) }
+	}
+	s.connect(now)
 	return nil
 }
 
-// connect tries to open a GPU library; on failure it says why, once, and leaves the next try to a
-// scrape at least retry_interval later.
+// connect tries to open a GPU library; on failure it says why, once, and leaves the next try to
+// the discovery schedule (retry_interval).
 func (s *gpuScraper) connect(now time.Time) {
-	s.lastAttempt = now
-	src, err := s.open(s.cfg, s.logger, s.want, s.numaNode)
+	s.discovery.Done(now)
+	src, err := s.open(now)
 	if err != nil {
-		if s.problems.Fail("source", err) {
-			s.logger.Info("No GPU metrics: no GPU library could be used; trying again later",
-				zap.String("reason", err.Error()), zap.Duration("retry_interval", s.cfg.RetryInterval))
-		}
+		s.log.Once(keyNoLibrary, zapcore.InfoLevel, msgNoLibrary,
+			zap.String("reason", err.Error()), zap.Duration("retry_interval", s.cfg.RetryInterval))
 		return
 	}
-	s.problems.Recover("source")
+	// Said again if the library goes away later.
+	s.log.Forget(func(k string) bool { return k != keyNoLibrary })
 	s.src = src
 	s.resync = true
 	// A replay integrates with the sampling period of the recorded library.
@@ -211,9 +265,19 @@ func (s *gpuScraper) connect(now time.Time) {
 		s.sampleUs = r.sampleInterval().Microseconds()
 		s.maxGapUs = 3 * s.sampleUs
 	}
-	s.lastRefresh = now
 	s.logger.Info("Reading GPU metrics", zap.String("source", src.kind()), zap.Int("gpus", len(src.devices())))
 }
+
+// errStuck is the error of a scrape skipped because a GPU library call has not returned.
+var errStuck = errors.New("a GPU library call has not returned; GPU metrics skipped")
+
+// Keys of the receiver-wide log lines.
+const (
+	keyNoLibrary = "source"
+	keyLost      = "source/lost"
+	keyRefresh   = "source/refresh"
+	keyStuck     = "source/stuck"
+)
 
 // numaNode reads the NUMA node of a PCI function from sysfs under root_path, -1 where unknown.
 func (s *gpuScraper) numaNode(busID string) int64 {
@@ -226,58 +290,70 @@ func (s *gpuScraper) numaNode(busID string) int64 {
 }
 
 func (s *gpuScraper) shutdown(context.Context) error {
-	if s.src == nil || s.isStuck() {
-		// A call still blocked in the library holds the source: never wait for it at shutdown.
-		return nil
+	var errs []error
+	if s.replay != nil {
+		errs = append(errs, s.replay.close())
+		s.replay = nil
 	}
-	err := s.src.close()
-	s.src = nil
-	return err
+	// A call still blocked in the library holds the source: never wait for it at shutdown.
+	if s.src != nil && !s.isStuck() {
+		errs = append(errs, s.src.close())
+		s.src = nil
+	}
+	if s.rec != nil {
+		errs = append(errs, s.rec.Close())
+		s.rec = nil
+	}
+	return errors.Join(errs...)
 }
 
 func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := s.now()
 	if s.isStuck() {
-		return pmetric.NewMetrics(), nil
+		return pmetric.NewMetrics(), errStuck
 	}
 	if s.src == nil {
-		if now.Sub(s.lastAttempt) < s.cfg.RetryInterval {
+		if !s.discovery.Due(now) {
 			return pmetric.NewMetrics(), nil
 		}
 		s.connect(now)
 		if s.src == nil {
 			return pmetric.NewMetrics(), nil
 		}
-	} else if now.Sub(s.lastRefresh) >= s.cfg.RetryInterval {
-		s.lastRefresh = now
-		if err := s.src.refresh(); err != nil {
-			if s.problems.Fail("refresh", err) {
-				s.logger.Warn("GPU rediscovery failed; trying again after retry_interval", zap.Error(err))
-			}
+	}
+	var refreshErr error
+	if s.discovery.Due(now) {
+		s.discovery.Done(now)
+		// A failed rediscovery is an error of this scrape: what it could not set up is not read.
+		if refreshErr = s.src.refresh(); refreshErr != nil {
+			s.log.Fail(keyRefresh, msgRediscoveryFailed, refreshErr)
+			refreshErr = fmt.Errorf("rediscovery: %w", refreshErr)
 		} else {
-			s.problems.Recover("refresh")
+			s.log.Recover(keyRefresh, "GPU rediscovery works again")
 		}
 	}
 
-	buf, err, ok := s.pollWithDeadline(ctx)
+	buf, err, ok := s.pollWithDeadline(ctx, now)
 	if !ok {
-		return pmetric.NewMetrics(), nil
+		return pmetric.NewMetrics(), errStuck
 	}
 	s.buf = buf
-	if err != nil {
+	if isSourceLost(err) {
 		// The source as a whole is gone (hostengine restarted, connection lost): close it and
-		// reconnect at the next scrape.
-		s.logger.Warn("Lost the GPU library; reconnecting at the next scrape", zap.String("source", s.src.kind()), zap.Error(err))
+		// reconnect at the next scrape. This scrape's GPU metrics are lost: an error.
+		kind := s.src.kind()
+		s.log.Fail(keyLost, msgLost, err, zap.String("source", kind))
 		_ = s.src.close()
 		s.src = nil
-		s.lastAttempt = time.Time{}
-		return pmetric.NewMetrics(), nil
+		s.discovery.Request()
+		return pmetric.NewMetrics(), fmt.Errorf("%s: %w", kind, err)
 	}
+	s.log.Recover(keyLost, "Reading GPU metrics again")
 	if l, ok := s.src.(interface{ historyLost() bool }); ok && l.historyLost() {
 		s.resync = true
 	}
 	s.record(pcommon.NewTimestampFromTime(now))
-	return s.mb.Emit(), nil
+	return s.mb.Emit(), joinPollErrors(refreshErr, err)
 }
 
 // isStuck reports whether a poll that did not return in time is still blocked; when it has
@@ -290,8 +366,7 @@ func (s *gpuScraper) isStuck() bool {
 	select {
 	case <-s.stuck:
 		s.stuck = nil
-		s.problems.Recover("stuck")
-		s.logger.Info("The GPU library answered again; reading GPU metrics")
+		s.log.Recover(keyStuck, "The GPU library answered again; reading GPU metrics")
 		return false
 	default:
 		return true
@@ -301,19 +376,20 @@ func (s *gpuScraper) isStuck() bool {
 // pollWithDeadline polls the source on a goroutine and waits for it until callTimeout (or the
 // scrape's deadline). A poll that does not return in time is reported once and left to finish;
 // ok is false then, and the scrapes skip the GPUs until it has returned.
-func (s *gpuScraper) pollWithDeadline(ctx context.Context) (buf []sample, err error, ok bool) {
+func (s *gpuScraper) pollWithDeadline(ctx context.Context, now time.Time) (buf []sample, err error, ok bool) {
 	type result struct {
 		buf []sample
 		err error
 	}
 	timeout := s.callTimeout
+	// The deadline is the wall clock's, not the scrape's (injected) now.
 	if d, has := ctx.Deadline(); has && time.Until(d) < timeout {
 		timeout = max(time.Until(d), 0)
 	}
 	done := make(chan result, 1)
 	src, in := s.src, s.buf[:0]
 	go func() {
-		b, err := src.poll(in)
+		b, err := src.poll(now, in)
 		done <- result{b, err}
 	}()
 	t := time.NewTimer(timeout)
@@ -329,10 +405,8 @@ func (s *gpuScraper) pollWithDeadline(ctx context.Context) (buf []sample, err er
 		close(stuck)
 	}()
 	s.stuck, s.buf = stuck, nil // the blocked poll owns the old buffer
-	if s.problems.Fail("stuck", errors.New("poll did not return")) {
-		s.logger.Warn("A GPU library call did not return in time; GPU metrics are skipped until it does",
-			zap.String("source", src.kind()), zap.Duration("timeout", timeout))
-	}
+	s.log.Fail(keyStuck, "A GPU library call did not return in time; GPU metrics are skipped until it does",
+		errStuck, zap.String("source", src.kind()), zap.Duration("timeout", timeout))
 	return nil, nil, false
 }
 
@@ -398,31 +472,13 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 		key := keys[i]
 		present[key] = true
 		l := &s.cur[i]
-		s.mb.RecordGpuInfoDataPoint(now, 1, d.name, d.busID, d.numaNode, d.uuid, d.model, metadata.MapAttributeSource[s.src.kind()])
+		s.series.Gauge(func() {
+			s.mb.RecordGpuInfoDataPoint(now, 1, d.name, d.busID, d.numaNode, d.uuid, d.model, metadata.MapAttributeSource[s.src.kind()])
+		})
 
 		for _, ln := range links {
 			if ln.hasCounter && l.set[ln.counter] {
-				ck := seriesKey{key, ln.counter}
-				p := s.counters.Observe(ck, l.u[ln.counter], counterSpec(l.bits[ln.counter]), now)
-				switch p.Status {
-				case counter.First:
-					// The counter takes over from the rate (DCGM 4.6 GPM counters produce their
-					// first value two GPM samples after the watch): the link's series goes on
-					// from the bytes the rate counted, with the rate's start.
-					if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.lastTS != 0 {
-						s.handover[ck] = handover{bytes: g.whole, start: g.start}
-						delete(s.integ, seriesKey{key, ln.rate})
-					}
-				case counter.Reset:
-					delete(s.handover, ck)
-				}
-				s.byCounter[ck] = true
-				start, v := p.Start, p.Value
-				if h, ok := s.handover[ck]; ok {
-					start, v = h.start, h.bytes+p.Value
-				}
-				s.starts.Use(start)
-				s.mb.RecordInterconnectIoDataPoint(now, int64(v), ln.component, ln.direction, d.name, d.busID, d.numaNode)
+				s.recordCounterLink(now, key, d, ln, l)
 				continue
 			}
 			if ln.hasCounter && s.byCounter[seriesKey{key, ln.counter}] {
@@ -432,94 +488,107 @@ func (s *gpuScraper) record(now pcommon.Timestamp) {
 			}
 			if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.updated {
 				g.updated = false
-				s.starts.Use(g.start)
-				s.mb.RecordInterconnectIoDataPoint(now, int64(g.whole), ln.component, ln.direction, d.name, d.busID, d.numaNode)
+				s.series.RecordValue(g.start, func() {
+					s.mb.RecordInterconnectIoDataPoint(now, int64(g.bytes.Total()), ln.component, ln.direction, d.name, d.busID, d.numaNode)
+				})
 			}
 		}
 
 		if l.set[qPCIeReplays] {
-			p := s.counters.Observe(seriesKey{key, qPCIeReplays}, l.u[qPCIeReplays], counter.Spec{Kind: counter.Monotonic}, now)
-			s.starts.Use(p.Start)
-			s.mb.RecordGpuPcieReplaysDataPoint(now, int64(p.Value), d.name)
+			s.series.Record(seriesKey{key, qPCIeReplays}, l.u[qPCIeReplays], counter.Spec{Kind: counter.Monotonic}, now, func(v int64) {
+				s.mb.RecordGpuPcieReplaysDataPoint(now, v, d.name, d.busID)
+			})
 		}
-		s.starts.Use(s.firstSeen[key])
-		if l.set[qDRAMActive] {
-			s.mb.RecordGpuDramActiveDataPoint(now, l.f[qDRAMActive], d.name)
+		for _, g := range ratioGauges {
+			if l.set[g.q] {
+				s.series.Gauge(func() { g.record(s.mb, now, l.f[g.q], d.name, d.busID) })
+			}
 		}
-		if l.set[qMemCopyUtil] {
-			s.mb.RecordGpuMemoryCopyUtilizationDataPoint(now, l.f[qMemCopyUtil], d.name)
-		}
-		if l.set[qSMActive] {
-			s.mb.RecordGpuSmActiveDataPoint(now, l.f[qSMActive], d.name)
-		}
-		if l.set[qGREngineActive] {
-			s.mb.RecordGpuGraphicsEngineActiveDataPoint(now, l.f[qGREngineActive], d.name)
-		}
-		if l.set[qGPUUtil] {
-			s.mb.RecordGpuUtilizationDataPoint(now, l.f[qGPUUtil], d.name)
-		}
-		if l.set[qPCIeLinkGen] {
-			s.mb.RecordGpuPcieLinkGenerationDataPoint(now, int64(l.u[qPCIeLinkGen]), d.name)
-		}
-		if l.set[qPCIeMaxLinkGen] {
-			s.mb.RecordGpuPcieLinkMaxGenerationDataPoint(now, int64(l.u[qPCIeMaxLinkGen]), d.name)
-		}
-		if l.set[qPCIeLinkWidth] {
-			s.mb.RecordGpuPcieLinkWidthDataPoint(now, int64(l.u[qPCIeLinkWidth]), d.name)
-		}
-		if l.set[qPCIeMaxLinkWidth] {
-			s.mb.RecordGpuPcieLinkMaxWidthDataPoint(now, int64(l.u[qPCIeMaxLinkWidth]), d.name)
+		for _, g := range levelGauges {
+			if l.set[g.q] {
+				s.series.Gauge(func() { g.record(s.mb, now, int64(l.u[g.q]), d.name, d.busID) })
+			}
 		}
 	}
 	for k, c := range s.xids {
 		if !present[k.gpu] {
 			continue
 		}
-		s.starts.Use(c.start)
-		s.mb.RecordGpuXidErrorsDataPoint(now, int64(c.count), s.deviceName(devs, keys, k.gpu), int64(k.xid))
+		d := s.device(devs, keys, k.gpu)
+		s.series.RecordValue(c.start, func() {
+			s.mb.RecordGpuXidErrorsDataPoint(now, int64(c.count), d.name, d.busID, int64(k.xid))
+		})
 	}
 
 	// A GPU that is gone loses its state, so that one that comes back starts new series.
-	s.counters.Sweep()
-	for k := range s.handover {
-		if !present[k.gpu] {
-			delete(s.handover, k)
-		}
-	}
-	for k := range s.byCounter {
-		if !present[k.gpu] {
-			delete(s.byCounter, k)
-		}
-	}
-	for k := range s.integ {
-		if !present[k.gpu] {
-			delete(s.integ, k)
-		}
-	}
-	for k := range s.xids {
-		if !present[k.gpu] {
-			delete(s.xids, k)
-		}
-	}
-	for k := range s.firstSeen {
-		if !present[k] {
-			delete(s.firstSeen, k)
-		}
-	}
-	for k := range s.lastXID {
-		if !present[k.gpu] {
-			delete(s.lastXID, k)
-		}
-	}
+	s.series.Sweep()
+	maps.DeleteFunc(s.handover, func(k seriesKey, _ handover) bool { return !present[k.gpu] })
+	maps.DeleteFunc(s.byCounter, func(k seriesKey, _ bool) bool { return !present[k.gpu] })
+	maps.DeleteFunc(s.integ, func(k seriesKey, _ *integrator) bool { return !present[k.gpu] })
+	maps.DeleteFunc(s.xids, func(k xidKey, _ *xidCount) bool { return !present[k.gpu] })
+	maps.DeleteFunc(s.firstSeen, func(k string, _ pcommon.Timestamp) bool { return !present[k] })
+	maps.DeleteFunc(s.lastXID, func(k xidSource, _ int64) bool { return !present[k.gpu] })
 }
 
-func (s *gpuScraper) deviceName(devs []gpuDevice, keys []string, key string) string {
+// recordCounterLink records a link whose bytes come from its cumulative counter.
+func (s *gpuScraper) recordCounterLink(now pcommon.Timestamp, key string, d gpuDevice, ln link, l *latest) {
+	ck := seriesKey{key, ln.counter}
+	p := s.series.Observe(ck, l.u[ln.counter], counterSpec(l.bits[ln.counter]), now)
+	switch p.Status {
+	case counter.First:
+		// The counter takes over from the rate (DCGM 4.6 GPM counters produce their first value
+		// two GPM samples after the watch): the link's series goes on from the bytes the rate
+		// counted, with the rate's start.
+		if g := s.integ[seriesKey{key, ln.rate}]; g != nil && g.lastTS != 0 {
+			s.handover[ck] = handover{bytes: g.bytes.Total(), start: g.start}
+			delete(s.integ, seriesKey{key, ln.rate})
+		}
+	case counter.Reset:
+		delete(s.handover, ck)
+	}
+	s.byCounter[ck] = true
+	if !p.Report() {
+		return
+	}
+	start, v := p.Start, p.Value
+	if h, ok := s.handover[ck]; ok {
+		start, v = h.start, h.bytes+p.Value
+	}
+	s.series.RecordValue(start, func() {
+		s.mb.RecordInterconnectIoDataPoint(now, int64(v), ln.component, ln.direction, d.name, d.busID, d.numaNode)
+	})
+}
+
+// ratioGauges and levelGauges are the per-GPU gauges, each the latest value of its quantity.
+var ratioGauges = []struct {
+	q      quantity
+	record func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, string, string)
+}{
+	{qDRAMActive, (*metadata.MetricsBuilder).RecordGpuDramActiveDataPoint},
+	{qMemCopyUtil, (*metadata.MetricsBuilder).RecordGpuMemoryCopyUtilizationDataPoint},
+	{qSMActive, (*metadata.MetricsBuilder).RecordGpuSmActiveDataPoint},
+	{qGREngineActive, (*metadata.MetricsBuilder).RecordGpuGraphicsEngineActiveDataPoint},
+	{qGPUUtil, (*metadata.MetricsBuilder).RecordGpuUtilizationDataPoint},
+}
+
+var levelGauges = []struct {
+	q      quantity
+	record func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string, string)
+}{
+	{qPCIeLinkGen, (*metadata.MetricsBuilder).RecordGpuPcieLinkGenerationDataPoint},
+	{qPCIeMaxLinkGen, (*metadata.MetricsBuilder).RecordGpuPcieLinkMaxGenerationDataPoint},
+	{qPCIeLinkWidth, (*metadata.MetricsBuilder).RecordGpuPcieLinkWidthDataPoint},
+	{qPCIeMaxLinkWidth, (*metadata.MetricsBuilder).RecordGpuPcieLinkMaxWidthDataPoint},
+}
+
+// device returns the GPU whose key is key (present this scrape).
+func (s *gpuScraper) device(devs []gpuDevice, keys []string, key string) gpuDevice {
 	for i, k := range keys {
 		if k == key {
-			return devs[i].name
+			return devs[i]
 		}
 	}
-	return key
+	return gpuDevice{name: key}
 }
 
 // openLibraries opens DCGM, else NVML, as the configuration allows.

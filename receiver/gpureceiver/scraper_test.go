@@ -13,9 +13,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
@@ -38,7 +40,7 @@ func newTestScraper(t *testing.T, f *fakeDCGM, mutate func(*Config)) (*gpuScrape
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
 	s := newScraper(cfg, set)
-	s.open = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
+	s.live = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
 		return openDCGM(f, cfg, logger, want, numa)
 	}
 	clock := &testClock{t: time.Unix(1_800_000_000, 0)}
@@ -65,7 +67,7 @@ func scrapeOnce(t *testing.T, s *gpuScraper) pmetric.Metrics {
 	return m
 }
 
-// point is one data point flattened for assertions.
+// point is one data point flattened for assertions; the lookups are internal/metrictest's.
 type point struct {
 	attrs map[string]any
 	i     int64
@@ -73,26 +75,22 @@ type point struct {
 	start pcommon.Timestamp
 }
 
-func points(m pmetric.Metrics, name string) []point {
-	var out []point
-	for _, dp := range metrictest.Points(m, name) {
-		out = append(out, point{attrs: dp.Attributes().AsRaw(), i: dp.IntValue(), f: dp.DoubleValue(), start: dp.StartTimestamp()})
-	}
-	return out
+func flatten(dp pmetric.NumberDataPoint) point {
+	return point{attrs: dp.Attributes().AsRaw(), i: dp.IntValue(), f: dp.DoubleValue(), start: dp.StartTimestamp()}
 }
 
-// find returns the points whose attributes include every key/value given.
+func points(m pmetric.Metrics, name string) []point { return find(m, name) }
+
+// find returns the points of name whose attributes include every key/value pair of kv.
 func find(m pmetric.Metrics, name string, kv ...any) []point {
+	want := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		want[kv[i].(string)] = kv[i+1]
+	}
 	var out []point
-	for _, p := range points(m, name) {
-		ok := true
-		for i := 0; i+1 < len(kv); i += 2 {
-			if p.attrs[kv[i].(string)] != kv[i+1] {
-				ok = false
-			}
-		}
-		if ok {
-			out = append(out, p)
+	for _, dp := range metrictest.Points(m, name) {
+		if metrictest.Matches(dp, want) {
+			out = append(out, flatten(dp))
 		}
 	}
 	return out
@@ -152,26 +150,26 @@ func TestRatesIntegratedOverDCGMSamples(t *testing.T) {
 func TestIntegrator(t *testing.T) {
 	var g integrator
 	g.add(sample{ts: 10 * sec, valid: true, f: 1e9}, sec, 3*sec)
-	assert.Zero(t, g.whole, "the first sample only opens the series")
+	assert.Zero(t, g.bytes.Total(), "the first sample only opens the series")
 	g.add(sample{ts: 11 * sec, valid: true, f: 1.5}, sec, 3*sec)
 	g.add(sample{ts: 12 * sec, valid: true, f: 1.5}, sec, 3*sec)
-	assert.EqualValues(t, 3, g.whole, "fractions carry over")
+	assert.EqualValues(t, 3, g.bytes.Total(), "fractions carry over")
 	g.add(sample{ts: 12 * sec, valid: true, f: 1e9}, sec, 3*sec)
-	assert.EqualValues(t, 3, g.whole, "a duplicate timestamp is ignored")
+	assert.EqualValues(t, 3, g.bytes.Total(), "a duplicate timestamp is ignored")
 	g.add(sample{ts: 13 * sec}, sec, 3*sec)
 	g.add(sample{ts: 14 * sec, valid: true, f: 10}, sec, 3*sec)
-	assert.EqualValues(t, 13, g.whole, "a blank sample's period is not charged to the next one")
+	assert.EqualValues(t, 13, g.bytes.Total(), "a blank sample's period is not charged to the next one")
 	// G4: a late sample (nv-hostengine slow) averages the whole real gap, as a GPM value covers
 	// the span back to its baseline (DCGM DcgmGpmManager.cpp 272-307): 86 s at 10 B/s.
 	g.add(sample{ts: 100 * sec, valid: true, f: 10}, sec, 3*sec)
-	assert.EqualValues(t, 13+860, g.whole, "a late sample is charged its real interval")
+	assert.EqualValues(t, 13+860, g.bytes.Total(), "a late sample is charged its real interval")
 	// After lost samples (reconnection, history expired) only the sample's own period counts.
 	g.resync = true
 	g.add(sample{ts: 200 * sec, valid: true, f: 10}, sec, 3*sec)
-	assert.EqualValues(t, 13+860+10, g.whole, "after a resync the gap is one nominal period")
+	assert.EqualValues(t, 13+860+10, g.bytes.Total(), "after a resync the gap is one nominal period")
 	assert.False(t, g.resync, "only the first sample after the loss is clamped")
 	g.add(sample{ts: 200*sec + 250_000, valid: true, f: 4e12}, sec, 3*sec)
-	assert.EqualValues(t, 13+860+10+1e12, g.whole, "sub-second periods and large rates")
+	assert.EqualValues(t, 13+860+10+1e12, g.bytes.Total(), "sub-second periods and large rates")
 }
 
 // TestCountersPreferredAndReset: where DCGM 4.6 has the cumulative PCIe counters, they are used
@@ -245,9 +243,9 @@ func TestProfilingModuleMissing(t *testing.T) {
 	assert.Empty(t, points(m, "gpu.sm.active"))
 	assert.Empty(t, points(m, "interconnect.io"))
 
-	missing := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "gpu0/profiling"))
+	missing := logs.FilterMessage("GPU series not collected").FilterField(zap.String("key", "gpu0/profiling"))
 	require.Equal(t, 1, missing.Len(), "said once")
-	reason := missing.All()[0].ContextMap()["reason"].(string)
+	reason := missing.All()[0].ContextMap()["error"].(string)
 	assert.Contains(t, reason, "dram_active")
 	assert.Contains(t, reason, "pcie_tx_rate")
 	assert.Contains(t, reason, "profiling module is not loaded")
@@ -262,10 +260,10 @@ func TestProfilingModuleMissing(t *testing.T) {
 	assert.InDelta(t, 0.5, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9)
 	assert.EqualValues(t, 10, one(t, m, "interconnect.io", "device", "gpu0", "direction", "transmit").i)
 	// What is still missing is said again, once: C2C, which this GPU does not list.
-	again := logs.FilterMessage("GPU series not collected").FilterField(zap.String("series", "gpu0/profiling")).All()
+	again := logs.FilterMessage("GPU series not collected").FilterField(zap.String("key", "gpu0/profiling")).All()
 	require.Len(t, again, 2)
-	assert.NotContains(t, again[1].ContextMap()["reason"], "dram_active")
-	assert.Contains(t, again[1].ContextMap()["reason"], "c2c_tx_rate")
+	assert.NotContains(t, again[1].ContextMap()["error"], "dram_active")
+	assert.Contains(t, again[1].ContextMap()["error"], "c2c_tx_rate")
 }
 
 // TestProfilingWatchRefused: when the profiling watch itself fails (counters held by Nsight), the
@@ -287,8 +285,8 @@ func TestProfilingWatchRefused(t *testing.T) {
 	m := scrapeOnce(t, s)
 	assert.Len(t, points(m, "gpu.utilization"), 1)
 	assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "xid", int64(79)).i)
-	assert.Equal(t, 1, logs.FilterField(zap.String("series", "iclens-history")).Len())
-	assert.Equal(t, 1, logs.FilterField(zap.String("series", "iclens-latest")).Len())
+	assert.Equal(t, 1, logs.FilterField(zap.String("key", "iclens-history")).Len())
+	assert.Equal(t, 1, logs.FilterField(zap.String("key", "iclens-latest")).Len())
 }
 
 // TestBlankAndGarbageCostOneSeries: blanks, NOT_SUPPORTED and nonsense lose their own series only.
@@ -308,7 +306,15 @@ func TestBlankAndGarbageCostOneSeries(t *testing.T) {
 	f.addSample(0, dcgmFieldPCIeTxRate, 3*sec, 100)
 	s, logs, _ := newTestScraper(t, f, nil)
 	require.NoError(t, s.start(context.Background(), nil))
-	m := scrapeOnce(t, s)
+	m, err := s.scrape(context.Background())
+	// Not permitted, garbage and the wrong type are failures, returned with their points; a blank
+	// and NOT_SUPPORTED are not.
+	var partial scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &partial)
+	assert.Equal(t, 3, partial.Failed)
+	for _, q := range []string{"gpu0/pcie_replays", "gpu0/pcie_link_gen", "gpu0/pcie_link_width"} {
+		assert.ErrorContains(t, err, q)
+	}
 
 	assert.Empty(t, points(m, "gpu.dram.active"))
 	assert.Empty(t, points(m, "gpu.sm.active"))
@@ -322,11 +328,19 @@ func TestBlankAndGarbageCostOneSeries(t *testing.T) {
 		"the blank first sample opens the series; the next two each average their own second")
 
 	for _, series := range []string{"gpu0/sm_active", "gpu0/pcie_replays", "gpu0/pcie_link_gen", "gpu0/pcie_link_width", "gpu0/gpu_util"} {
-		assert.Equal(t, 1, logs.FilterField(zap.String("series", series)).Len(), series)
+		assert.Equal(t, 1, logs.FilterField(zap.String("key", series)).Len(), series)
 	}
-	assert.Zero(t, logs.FilterField(zap.String("series", "gpu0/dram_active")).Len(), "a plain blank is not worth a message")
-	scrapeOnce(t, s)
-	assert.Equal(t, 1, logs.FilterField(zap.String("series", "gpu0/pcie_link_gen")).Len(), "not repeated")
+	for _, series := range []string{"gpu0/sm_active", "gpu0/gpu_util"} {
+		assert.Equal(t, 1, logs.FilterMessage(msgNotProvided).FilterField(zap.String("key", series)).Len(), "%s: NOT_SUPPORTED is said once, at info", series)
+	}
+	assert.Zero(t, logs.FilterField(zap.String("key", "gpu0/dram_active")).Len(), "a plain blank is not worth a message")
+	_, err = s.scrape(context.Background())
+	require.ErrorAs(t, err, &partial, "returned on every scrape it happens")
+	assert.Equal(t, 3, partial.Failed)
+	assert.Equal(t, 1, logs.FilterField(zap.String("key", "gpu0/pcie_link_gen")).Len(), "not repeated")
+	for _, w := range f.watches {
+		assert.NotContains(t, w, dcgmFieldSMActive, "a NOT_SUPPORTED field leaves the plan")
+	}
 }
 
 // TestGPULost: a GPU that falls off the bus loses its own series; when DCGM drops it, its state
@@ -348,14 +362,17 @@ func TestGPULost(t *testing.T) {
 	f.history = append(f.history, dcgmValue{gpu: 1, field: dcgmFieldPCIeTxRate, fieldType: dcgmTypeInt64, ts: 3 * sec, status: dcgmStGPUIsLost})
 	f.addSample(0, dcgmFieldPCIeTxRate, 3*sec, 10)
 	clock.t = clock.t.Add(10 * time.Second)
-	m = scrapeOnce(t, s)
+	m, err := s.scrape(context.Background())
+	var partial scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &partial, "a lost GPU costs its own points")
+	assert.Equal(t, 2, partial.Failed)
 	assert.Len(t, find(m, "gpu.utilization", "device", "gpu0"), 1)
 	assert.Empty(t, find(m, "gpu.utilization", "device", "gpu1"))
 	assert.EqualValues(t, 20, one(t, m, "interconnect.io", "device", "gpu0").i)
 	assert.Empty(t, find(m, "interconnect.io", "device", "gpu1"))
-	lost := logs.FilterField(zap.String("series", "gpu1")).All()
+	lost := logs.FilterField(zap.String("key", "gpu1")).All()
 	require.Len(t, lost, 1, "one message for the GPU, not one per field")
-	assert.Contains(t, lost[0].ContextMap()["reason"], "DCGM_ST_GPU_IS_LOST")
+	assert.Contains(t, lost[0].ContextMap()["error"], "DCGM_ST_GPU_IS_LOST")
 
 	// DCGM no longer lists it: the rediscovery drops it and its state.
 	f.gpus = []uint{0}
@@ -404,7 +421,10 @@ func TestConnectionLost(t *testing.T) {
 	require.NoError(t, s.start(context.Background(), nil))
 	f.historyErr = &dcgmError{op: "reading samples", code: dcgmStConnectionNotValid, msg: "dcgmGetValuesSince_v2 failed with error code -21"}
 	clock.t = clock.t.Add(10 * time.Second)
-	assert.Zero(t, scrapeOnce(t, s).MetricCount())
+	m, err := s.scrape(context.Background())
+	assert.ErrorContains(t, err, "DCGM_ST_CONNECTION_NOT_VALID", "a lost library is a scrape error")
+	assert.False(t, scrapererror.IsPartialScrapeError(err), "the whole scrape is lost")
+	assert.Zero(t, m.MetricCount())
 	assert.Nil(t, s.src)
 	f.historyErr = nil
 	clock.t = clock.t.Add(10 * time.Second)
@@ -452,19 +472,29 @@ func TestOnlyEnabledMetricsRead(t *testing.T) {
 
 func TestConvertDCGM(t *testing.T) {
 	rate := dcgmSpecByID[dcgmFieldPCIeTxRate]
-	_, ok, why := convertDCGM(dcgmValue{fieldType: dcgmTypeInt64, i: dcgmInt64Blank + 1}, rate)
-	assert.False(t, ok)
-	assert.Empty(t, why, "NOT_FOUND is a blank")
-	smp, ok, _ := convertDCGM(dcgmValue{fieldType: dcgmTypeDouble, f: 12.5, ts: 7}, rate)
-	assert.True(t, ok, "a rate may come as a double")
+	_, err := convertDCGM(dcgmValue{fieldType: dcgmTypeInt64, i: dcgmInt64Blank + 1}, rate)
+	assert.ErrorIs(t, err, errBlank, "NOT_FOUND is a blank")
+	_, err = convertDCGM(dcgmValue{fieldType: dcgmTypeInt64, i: dcgmInt64NotSupported}, rate)
+	assert.ErrorIs(t, err, errNotSupported)
+	_, err = convertDCGM(dcgmValue{fieldType: dcgmTypeDouble, f: dcgmFP64Blank + 2}, rate)
+	assert.ErrorIs(t, err, errNotSupported)
+	smp, err := convertDCGM(dcgmValue{fieldType: dcgmTypeDouble, f: 12.5, ts: 7}, rate)
+	require.NoError(t, err, "a rate may come as a double")
+	assert.True(t, smp.valid)
 	assert.Equal(t, 12.5, smp.f)
 	assert.EqualValues(t, 7, smp.ts)
-	_, ok, why = convertDCGM(dcgmValue{fieldType: dcgmTypeDouble, f: -1}, rate)
-	assert.False(t, ok)
-	assert.NotEmpty(t, why)
-	ctr, ok, _ := convertDCGM(dcgmValue{fieldType: dcgmTypeInt64, i: 1 << 60}, dcgmSpecByID[dcgmFieldPCIeTxTotal])
-	assert.True(t, ok)
+	smp, err = convertDCGM(dcgmValue{fieldType: dcgmTypeInt64, i: 42}, dcgmSpecByID[dcgmFieldGPUUtil])
+	require.NoError(t, err)
+	assert.InDelta(t, 0.42, smp.f, 1e-12, "an integer percentage becomes a ratio")
+	_, err = convertDCGM(dcgmValue{fieldType: dcgmTypeDouble, f: -1}, rate)
+	assert.Error(t, err)
+	assert.NotErrorIs(t, err, errBlank)
+	ctr, err := convertDCGM(dcgmValue{fieldType: dcgmTypeInt64, i: 1 << 60}, dcgmSpecByID[dcgmFieldPCIeTxTotal])
+	require.NoError(t, err)
 	assert.EqualValues(t, uint64(1)<<60, ctr.u, "counters keep 64-bit precision")
+	gen, err := convertDCGM(dcgmValue{fieldType: dcgmTypeDouble, f: 5}, dcgmSpecByID[dcgmFieldPCIeGen])
+	require.NoError(t, err)
+	assert.EqualValues(t, 5, gen.u, "an integer quantity sent as a double")
 }
 
 func newObserved() (*zap.Logger, *observer.ObservedLogs) {
@@ -488,7 +518,9 @@ func TestWatchFailureRetried(t *testing.T) {
 		return &dcgmError{op: "watching fields", code: -3, msg: "Generic unspecified error"}
 	}
 	clock.t = clock.t.Add(30 * time.Second)
-	assert.Zero(t, scrapeOnce(t, s).MetricCount())
+	m, err := s.scrape(context.Background())
+	assert.ErrorContains(t, err, "rediscovery: watching fields", "what could not be set up is an error of the scrape")
+	assert.Zero(t, m.MetricCount())
 	assert.Equal(t, 1, logs.FilterMessage("GPU rediscovery failed; trying again after retry_interval").Len())
 
 	f.watchErr = nil
@@ -503,7 +535,7 @@ func TestDeviceSelection(t *testing.T) {
 		f.setInt(g, dcgmFieldGPUUtil, 1)
 	}
 	s, _, _ := newTestScraper(t, f, func(c *Config) {
-		c.ExcludeDevices = []string{"GPU-00000002-*", "gpu3"}
+		c.Exclude = devicefilter.Match{Devices: []string{"GPU-00000002-*", "gpu3"}, MatchType: devicefilter.Glob}
 	})
 	require.NoError(t, s.start(context.Background(), nil))
 	m := scrapeOnce(t, s)
@@ -514,9 +546,75 @@ func TestDeviceSelection(t *testing.T) {
 	assert.ElementsMatch(t, []any{"gpu0", "gpu1"}, devices)
 
 	f2 := newFakeDCGM(2)
-	s2, logs, _ := newTestScraper(t, f2, func(c *Config) { c.IncludeDevices = []string{"gpu7"} })
+	s2, logs, _ := newTestScraper(t, f2, func(c *Config) {
+		c.Include = devicefilter.Match{Devices: []string{"gpu7"}, MatchType: devicefilter.Strict}
+	})
 	require.NoError(t, s2.start(context.Background(), nil))
 	assert.Nil(t, s2.src)
 	assert.False(t, f2.connected, "nothing left connected when no GPU is selected")
 	assert.Contains(t, logs.All()[0].ContextMap()["reason"], "no GPU left")
+}
+
+// TestGaugesCarryTheReceiverStart: every gauge point (gpu.info, utilization, link state) carries
+// the moment the receiver started, whatever series was recorded before it in the builder: a
+// counter's or an integrated link's start must not leak into the next GPU's gauges.
+func TestGaugesCarryTheReceiverStart(t *testing.T) {
+	f := newFakeDCGM(2)
+	for g := uint(0); g < 2; g++ {
+		f.setInt(g, dcgmFieldGPUUtil, 30)
+		f.setInt(g, dcgmFieldPCIeGen, 4)
+		f.setInt(g, dcgmFieldPCIeReplay, 7)
+		f.addSample(g, dcgmFieldPCIeTxRate, 1*sec, 10)
+		f.addSample(g, dcgmFieldPCIeTxRate, 2*sec, 10)
+	}
+	f.addSample(0, dcgmFieldXID, 2*sec, 79)
+	s, _, clock := newTestScraper(t, f, nil)
+	started := pcommon.NewTimestampFromTime(clock.t)
+	require.NoError(t, s.start(context.Background(), nil))
+	for i := 0; i < 2; i++ {
+		clock.t = clock.t.Add(10 * time.Second)
+		m := scrapeOnce(t, s)
+		for _, name := range []string{"gpu.info", "gpu.utilization", "gpu.pcie.link.generation"} {
+			ps := points(m, name)
+			require.Len(t, ps, 2, name)
+			for _, p := range ps {
+				assert.Equal(t, started, p.start, "scrape %d: %s of %v", i, name, p.attrs["device"])
+			}
+		}
+		if i == 0 {
+			assert.Equal(t, pcommon.Timestamp(1*sec*1000), one(t, m, "interconnect.io", "device", "gpu1").start,
+				"the integrated link keeps its own start")
+		}
+	}
+}
+
+// TestEveryGPUSeriesCarriesItsBusID: pci.bus_id (the kernel's form) is the key other components
+// join GPU series on (rnic topology, the diagnosis connector, the view); device is this
+// receiver's own name. Every point of every GPU metric carries it.
+func TestEveryGPUSeriesCarriesItsBusID(t *testing.T) {
+	f := newFakeDCGM(2)
+	for g := uint(0); g < 2; g++ {
+		for _, id := range []uint16{dcgmFieldGPUUtil, dcgmFieldMemCopyUtil, dcgmFieldPCIeReplay, dcgmFieldPCIeGen, dcgmFieldPCIeMaxGen, dcgmFieldPCIeWidth, dcgmFieldPCIeMaxWidth} {
+			f.setInt(g, id, 4)
+		}
+		for _, id := range []uint16{dcgmFieldDRAMActive, dcgmFieldSMActive, dcgmFieldGREngineActive} {
+			f.setDouble(g, id, 0.5)
+		}
+		f.addSample(g, dcgmFieldPCIeTxRate, 1*sec, 10)
+		f.addSample(g, dcgmFieldPCIeTxRate, 2*sec, 10)
+		f.addSample(g, dcgmFieldXID, 2*sec, 79)
+	}
+	s, _, _ := newTestScraper(t, f, nil)
+	require.NoError(t, s.start(context.Background(), nil))
+	m := scrapeOnce(t, s)
+	want := map[string]string{"gpu0": "0000:1b:00.0", "gpu1": "0000:3b:00.0"}
+	names := map[string]bool{}
+	ms := m.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		names[ms.At(i).Name()] = true
+		for _, p := range points(m, ms.At(i).Name()) {
+			assert.Equal(t, want[p.attrs["device"].(string)], p.attrs["pci.bus_id"], "%s %v", ms.At(i).Name(), p.attrs)
+		}
+	}
+	assert.Len(t, names, 13, "every metric of the receiver was looked at")
 }

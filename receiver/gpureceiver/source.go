@@ -3,6 +3,7 @@ package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // quantity is one thing the receiver measures on a GPU, independent of the library it comes from.
@@ -74,6 +75,12 @@ func (q quantity) isCounter() bool {
 	return (q >= qPCIeTxBytes && q <= qNVLinkRxBytes) || q == qPCIeReplays
 }
 
+// isInteger reports whether the quantity's value is a whole number kept in sample.u: a counter,
+// an XID number, a PCIe link generation or width.
+func (q quantity) isInteger() bool {
+	return q.isCounter() || q == qXID || (q >= qPCIeLinkGen && q <= qPCIeMaxLinkWidth)
+}
+
 // quantitySet is a set of quantities.
 type quantitySet uint32
 
@@ -136,10 +143,12 @@ type source interface {
 	kind() string
 	// devices lists the GPUs discovered; the sample.gpu index refers to this slice.
 	devices() []gpuDevice
-	// poll appends to buf every sample produced since the previous poll. It returns an error only
-	// when the source as a whole has failed (connection lost); then the scraper closes it and
-	// opens it again later. Per-field and per-GPU problems cost only those samples.
-	poll(buf []sample) ([]sample, error)
+	// poll appends to buf every sample produced since the previous poll; now is the scrape's
+	// time. Per-field and per-GPU failures cost only those samples and come back as a partial
+	// scrape error (scrapererror) with the points they cost, on every poll they happen. When the
+	// source as a whole has failed (connection lost) the error is a lostError: the scraper
+	// closes the source and opens it again later.
+	poll(now time.Time, buf []sample) ([]sample, error)
 	// refresh re-runs discovery (new GPUs, fields whose support changed) without losing the
 	// integration state, which lives in the scraper.
 	refresh() error
@@ -148,3 +157,16 @@ type source interface {
 
 // errBuiltWithoutGPU is returned by sources compiled without cgo (go-dcgm and go-nvml both need it).
 var errBuiltWithoutGPU = errors.New("this collector was built without cgo (CGO_ENABLED=0), so it has no GPU support: build it with cgo enabled to read DCGM or NVML")
+
+// errUnsupportedPlatform is returned by the sources of a collector built for another OS than
+// Linux: go-dcgm exists for Linux only, and the receiver reads NUMA nodes from Linux sysfs.
+var errUnsupportedPlatform = errors.New("unsupported platform: the gpu receiver reads NVIDIA GPUs on Linux only")
+
+// noGPUSupport says why a build without go-dcgm and go-nvml (dcgm_nocgo.go) has no GPU: errors.Is
+// errBuiltWithoutGPU either way, so that the receiver stops looking for a library.
+func noGPUSupport(goos string) error {
+	if goos != "linux" {
+		return fmt.Errorf("%w (%w)", errUnsupportedPlatform, errBuiltWithoutGPU)
+	}
+	return errBuiltWithoutGPU
+}

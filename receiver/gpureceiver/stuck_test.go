@@ -16,9 +16,9 @@ type blockingSource struct {
 	release chan struct{}
 }
 
-func (b *blockingSource) poll(buf []sample) ([]sample, error) {
+func (b *blockingSource) poll(now time.Time, buf []sample) ([]sample, error) {
 	<-b.release
-	return b.source.poll(buf)
+	return b.source.poll(now, buf)
 }
 
 // TestStuckPollSkippedAndShutdownDoesNotWait: a poll that does not return is waited for only
@@ -40,11 +40,13 @@ func TestStuckPollSkippedAndShutdownDoesNotWait(t *testing.T) {
 
 	start := time.Now()
 	clock.t = clock.t.Add(time.Second)
-	m := scrapeOnce(t, s)
+	m, err := s.scrape(context.Background())
+	assert.ErrorIs(t, err, errStuck, "the scrape lost its GPU metrics: an error")
 	assert.Less(t, time.Since(start), 2*time.Second)
 	assert.Zero(t, m.DataPointCount())
 	start = time.Now()
-	scrapeOnce(t, s)
+	_, err = s.scrape(context.Background())
+	assert.ErrorIs(t, err, errStuck, "and so is every scrape while the call is stuck")
 	assert.Less(t, time.Since(start), 50*time.Millisecond, "a stuck call is not waited for again")
 	assert.Equal(t, 1, logs.FilterMessage("A GPU library call did not return in time; GPU metrics are skipped until it does").Len())
 

@@ -33,8 +33,8 @@ func BenchmarkScrape(b *testing.B) {
 			if _, err := s.scrape(context.Background()); err != nil { // discovery
 				b.Fatal(err)
 			}
-			if len(s.ports) != 8 {
-				b.Fatalf("found %d ports, want 8", len(s.ports))
+			if len(s.plan.ports) != 8 {
+				b.Fatalf("found %d ports, want 8", len(s.plan.ports))
 			}
 			reads, opens := s.reader.Reads(), s.reader.Opened()
 			b.ReportAllocs()
@@ -73,8 +73,8 @@ func BenchmarkScrapePorts(b *testing.B) {
 			if _, err := s.scrape(context.Background()); err != nil { // discovery
 				b.Fatal(err)
 			}
-			if len(s.ports) != n {
-				b.Fatalf("found %d ports, want %d", len(s.ports), n)
+			if len(s.plan.ports) != n {
+				b.Fatalf("found %d ports, want %d", len(s.plan.ports), n)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -3,12 +3,12 @@ package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receive
 import (
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
@@ -23,12 +23,10 @@ type Config struct {
 	// host's root is mounted when the collector runs in a container (as hostmetrics' root_path).
 	RootPath string `mapstructure:"root_path"`
 
-	// IncludeDevices, when not empty, keeps only the RDMA devices whose name matches one of these
-	// shell patterns (mlx5_*, rocep*s0f*). A port can be named as device/port (mlx5_0/1).
-	IncludeDevices []string `mapstructure:"include_devices"`
-	// ExcludeDevices drops the RDMA devices (or device/port) matching one of these shell patterns.
-	// Exclusion wins over inclusion. Excluded devices are never read.
-	ExcludeDevices []string `mapstructure:"exclude_devices"`
+	// Filter selects the RDMA devices read (include / exclude, each devices and a match_type; glob
+	// by default: mlx5_*, rocep*s0f*). A port can be named as device/port (mlx5_0/1). Exclusion
+	// wins over inclusion; excluded devices are never read.
+	devicefilter.Filter `mapstructure:",squash"`
 
 	// Ethtool controls the PFC / pause / physical-port counters read through the ethtool ioctl
 	// from each port's network device.
@@ -39,20 +37,20 @@ type Config struct {
 
 	// SlowInterval is how often the counters that move rarely are read: the PMA error counters
 	// (rnic.port.errors), the transport events and errors (rnic.transport.*) and driver counters
-	// that feed only rnic.driver.counter. On mlx5 every counter read is a firmware command, and
-	// these are 33 of the 47 files a RoCE port costs. Bytes, packets, port_xmit_wait, CNPs, ECN marks, link
-	// state and rate are read on every scrape. A slow counter has a point only on the scrapes that
-	// read it (cadence.go). 0 reads everything on every scrape.
+	// that feed only rnic.driver.counter (on mlx5 every counter read is a firmware command). Bytes,
+	// packets, port_xmit_wait, CNPs, ECN marks, link state and rate are read on every scrape. A
+	// slow counter has a point only on the scrapes that read it. 0 reads everything on every scrape.
 	SlowInterval time.Duration `mapstructure:"slow_interval"`
 
 	// ReadTimeout bounds the reads of one device in one scrape, and in one discovery (never past
 	// the scrape's own timeout). A device whose reads do not return in time (a sysfs read stuck
-	// behind hung firmware) is reported once and skipped, with its series, until they do; the
-	// others are read as usual and shutdown does not wait for it (readgroup.go).
+	// behind hung firmware) is skipped, with its series, until they do (an error of every scrape in
+	// between); the others are read as usual and shutdown does not wait for it.
 	ReadTimeout time.Duration `mapstructure:"read_timeout"`
 
 	// Recording records the raw readings (recording.write) or replays a recording instead of the
-	// node (recording.replay); see internal/recording/FORMAT.md.
+	// node (recording.replay); see internal/recording/FORMAT.md. Start fails when the replay
+	// cannot be read or the recording cannot be created.
 	Recording recording.Settings `mapstructure:"recording"`
 
 	// prevent unkeyed literal initialization
@@ -76,35 +74,21 @@ type TopologyConfig struct {
 	RefreshInterval time.Duration `mapstructure:"refresh_interval"`
 	// AllPairs reports rnic.topology.gpu_distance, acs_redirect and gpudirect_ready for every
 	// GPU-NIC pair. By default only the pairs NCCL can use for GPUDirect RDMA at its default
-	// level (PIX or PXB) and each GPU's nearest NIC are reported: on a DGX H100-class node that is
-	// 8 pairs instead of 96.
+	// level (PIX or PXB) and each GPU's nearest NIC are reported.
 	AllPairs bool `mapstructure:"all_pairs"`
 }
 
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
-	var errs []error
-	if cfg.RootPath != "" && !filepath.IsAbs(cfg.RootPath) {
-		errs = append(errs, fmt.Errorf("root_path must be an absolute path, got %q", cfg.RootPath))
-	}
+	errs := []error{sysfs.ValidateRootPath(cfg.RootPath), cfg.Filter.Validate()}
 	if cfg.SlowInterval < 0 {
-		errs = append(errs, fmt.Errorf("slow_interval must not be negative, got %s", cfg.SlowInterval))
+		errs = append(errs, fmt.Errorf("slow_interval: must not be negative, got %v", cfg.SlowInterval))
 	}
 	if cfg.ReadTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("read_timeout must be positive, got %s", cfg.ReadTimeout))
+		errs = append(errs, fmt.Errorf("read_timeout: must be positive, got %v", cfg.ReadTimeout))
 	}
 	if cfg.Topology.RefreshInterval < 0 {
-		errs = append(errs, fmt.Errorf("topology.refresh_interval must not be negative, got %s", cfg.Topology.RefreshInterval))
-	}
-	for _, p := range cfg.IncludeDevices {
-		if _, err := path.Match(p, ""); err != nil {
-			errs = append(errs, fmt.Errorf("include_devices: bad pattern %q: %w", p, err))
-		}
-	}
-	for _, p := range cfg.ExcludeDevices {
-		if _, err := path.Match(p, ""); err != nil {
-			errs = append(errs, fmt.Errorf("exclude_devices: bad pattern %q: %w", p, err))
-		}
+		errs = append(errs, fmt.Errorf("topology.refresh_interval: must not be negative, got %v", cfg.Topology.RefreshInterval))
 	}
 	return errors.Join(errs...)
 }
@@ -117,22 +101,8 @@ func (cfg *Config) sysRoot() string { return filepath.Join(cfg.rootPath(), "sys"
 
 // selects reports whether the device (and, when port is not empty, the port) is to be read.
 func (cfg *Config) selects(device, port string) bool {
-	names := []string{device}
-	if port != "" {
-		names = append(names, device+"/"+port)
+	if port == "" {
+		return cfg.Filter.Selects(device)
 	}
-	matchAny := func(patterns []string) bool {
-		for _, p := range patterns {
-			for _, n := range names {
-				if ok, _ := path.Match(p, n); ok {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	if matchAny(cfg.ExcludeDevices) {
-		return false
-	}
-	return len(cfg.IncludeDevices) == 0 || matchAny(cfg.IncludeDevices)
+	return cfg.Filter.Selects(device, device+"/"+port)
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
@@ -40,26 +41,38 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, 5*time.Second, cfg.CollectionInterval)
 	assert.Equal(t, time.Duration(0), cfg.SlowInterval)
 	assert.Equal(t, "/hostfs/sys", cfg.sysRoot())
-	assert.Equal(t, []string{"mlx5_*", "rocep*"}, cfg.IncludeDevices)
+	assert.Equal(t, devicefilter.Match{Devices: []string{"mlx5_*", "rocep*"}, MatchType: devicefilter.Glob}, cfg.Include)
+	assert.Equal(t, devicefilter.Match{Devices: []string{"mlx5_bond_0/2"}, MatchType: devicefilter.Strict}, cfg.Exclude)
 	assert.False(t, cfg.Ethtool.Enabled)
 	assert.True(t, cfg.Topology.AllPairs)
 	assert.True(t, cfg.Metrics.RnicDriverCounter.Enabled)
 	assert.False(t, cfg.Metrics.RnicPortInfo.Enabled)
 	assert.True(t, cfg.Metrics.InterconnectIo.Enabled)
 
-	_, err = loadConfig(t, "bad_root")
-	assert.ErrorContains(t, err, `root_path must be an absolute path, got "hostfs"`)
-	_, err = loadConfig(t, "bad_pattern")
-	assert.ErrorContains(t, err, `include_devices: bad pattern "mlx5_["`)
-	_, err = loadConfig(t, "bad_slow")
-	assert.ErrorContains(t, err, "slow_interval must not be negative, got -1s")
+	// One message style: dotted.key: problem, got value.
+	for name, want := range map[string]string{
+		"bad_root":       `root_path: must be an absolute path, got "hostfs"`,
+		"bad_pattern":    `include.devices: bad shell pattern, got "mlx5_["`,
+		"bad_match_type": `exclude.match_type: must be one of strict, regexp, glob, got "prefix"`,
+		"bad_slow":       "slow_interval: must not be negative, got -1s",
+		"bad_timeout":    "read_timeout: must be positive, got 0s",
+		"bad_refresh":    "topology.refresh_interval: must not be negative, got -1m0s",
+	} {
+		_, err = loadConfig(t, name)
+		assert.ErrorContains(t, err, want, name)
+	}
 }
 
 func TestSelects(t *testing.T) {
-	cfg := &Config{IncludeDevices: []string{"mlx5_*"}, ExcludeDevices: []string{"mlx5_bond_0/2", "mlx5_9"}}
+	cfg := &Config{Filter: devicefilter.Filter{
+		Include: devicefilter.Match{Devices: []string{"mlx5_*"}, MatchType: devicefilter.Glob},
+		Exclude: devicefilter.Match{Devices: []string{"mlx5_bond_0/2", "mlx5_9"}, MatchType: devicefilter.Strict},
+	}}
+	require.NoError(t, cfg.Filter.Validate())
 	assert.True(t, cfg.selects("mlx5_bond_0", "1"))
 	assert.False(t, cfg.selects("mlx5_bond_0", "2"), "a port can be excluded by device/port")
 	assert.False(t, cfg.selects("mlx5_9", "1"), "exclusion wins")
 	assert.False(t, cfg.selects("irdma0", "1"), "not included")
 	assert.True(t, (&Config{}).selects("rxe0", "1"), "everything by default")
+	assert.True(t, createDefaultConfig().(*Config).selects("rxe0", "1"), "everything by default")
 }

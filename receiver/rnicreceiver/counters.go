@@ -218,7 +218,7 @@ type counterFile struct {
 	// source is set when the file also feeds rnic.driver.counter.
 	source metadata.AttributeCounterSource
 	driver bool
-	// slow marks a counter read only every slow_interval (Config.SlowInterval, cadence.go).
+	// slow marks a counter read only every slow_interval (Config.SlowInterval, slowCountersDue).
 	slow bool
 	// primer marks mlx5CacheRefresh read only to refresh the driver's counter cache.
 	primer bool
@@ -230,6 +230,28 @@ type counterFile struct {
 	// flagged: rnic.counter.saturated said 1 for it; from then on it says 0 while the counter
 	// reads normally.
 	flagged bool
+	// off: the hardware does not provide one of its files; it is not read again.
+	off bool
+}
+
+// file returns the path of the counter's i-th file: path, then the files of the sum.
+func (cf *counterFile) file(i int) string {
+	if i == 0 {
+		return cf.path
+	}
+	return cf.sum[i-1]
+}
+
+// points is how many points the counter feeds: what a failed read costs.
+func (cf *counterFile) points() int {
+	n := 0
+	if cf.kind != kindNone {
+		n++
+	}
+	if cf.driver {
+		n++
+	}
+	return n
 }
 
 // slowKind reports whether counters of the kind move rarely enough to be read every slow_interval

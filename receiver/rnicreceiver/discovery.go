@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,32 +33,39 @@ type port struct {
 	nodeGUID  string
 	boardID   string
 
-	// Files of the enabled gauges; empty when the metric is disabled.
-	statePath     string
-	physStatePath string
-	ratePath      string
-
+	// gauges are the port's files of enabled gauges (portGauges) that the port has.
+	gauges   []gaugeFile
 	counters []counterFile
+	// notProvided are the counter sets the hardware does not provide, found at discovery (the
+	// scraper says so once).
+	notProvided []notProvided
 
 	// counterDirs: the port has a counters/ or hw_counters/ directory.
 	counterDirs bool
-
-	// The readings of the current scrape, written by the device's reading goroutine (readgroup.go).
-	state, physState intReading
-	rate             intReading
-	lanes            int64
 
 	// plane marks a port of a plane device of a multi-plane HCA: an SMI device on the same PCI
 	// function as the device that carries the traffic (smiDevice).
 	plane bool
 }
 
-// intReading and uintReading are a file's parsed value or the error that cost it.
-type intReading struct {
-	v   int64
-	err error
+// gaugeFile is a port's gauge file and the current scrape's reading of it, written by the
+// device's reading goroutine (readgroup.go).
+type gaugeFile struct {
+	def      *portGauge
+	path     string
+	v, extra int64
+	err      error
+	// off: the hardware does not provide it; it is not read again.
+	off bool
 }
 
+// notProvided is a set of counters the hardware does not provide, and how it said so.
+type notProvided struct {
+	path string
+	err  error
+}
+
+// uintReading is a file's value or the error that cost it.
 type uintReading struct {
 	raw uint64
 	err error
@@ -82,6 +90,28 @@ type ethtoolTarget struct {
 	driver string
 	table  []ethtoolStat
 	keys   []string // series key per table entry
+	// off: the netdev has no driver statistics (EOPNOTSUPP); it is not asked again.
+	off bool
+}
+
+// plan is what discovery produces, and all it produces: the ports and netdevs a scrape reads, and
+// the device list it was built from.
+type plan struct {
+	devices  []string
+	portNums map[string][]string // the port numbers of each device
+	ports    []*port
+	netdevs  []*netdev
+}
+
+// sameDevices reports whether the plan was built from these devices and ports.
+func (pl *plan) sameDevices(devices []string, portNums map[string][]string) bool {
+	return slices.Equal(devices, pl.devices) && maps.EqualFunc(portNums, pl.portNums, slices.Equal)
+}
+
+// deviceError is what a device's discovery could not resolve.
+type deviceError struct {
+	device string
+	err    error
 }
 
 // discovery resolves ports and netdevs from sysfs.
@@ -102,18 +132,27 @@ func (d *discovery) listDevices() ([]string, error) {
 	return names, err
 }
 
-// discover builds the ports of the given devices. A device that cannot be read costs only itself;
-// its error is returned alongside the ports that could be resolved. The reads of each device's
+// portNumbersOf lists the port numbers of each device.
+func (d *discovery) portNumbersOf(devices []string) map[string][]string {
+	out := make(map[string][]string, len(devices))
+	for _, dev := range devices {
+		out[dev] = d.portNumbers(dev)
+	}
+	return out
+}
+
+// discover builds the plan of the given devices. A device that cannot be read costs only itself;
+// its error is returned alongside the plan of what could be resolved. The reads of each device's
 // files are done by each (d.discoverDevice, with the scraper's deadline: discoverDeviceWithin);
 // the directory listings stay with the caller.
-func (d *discovery) discover(devices []string, each func(dev string) ([]*port, error)) ([]*port, []*netdev, []error) {
+func (d *discovery) discover(devices []string, portNums map[string][]string, each func(dev string) ([]*port, error)) (*plan, []deviceError) {
 	var (
 		ports []*port
-		errs  []error
+		errs  []deviceError
 	)
 	for _, dev := range devices {
 		if _, err := d.portNumbersErr(dev); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, deviceError{dev, err})
 			continue
 		}
 		if !d.anyPortSelected(dev) {
@@ -121,12 +160,12 @@ func (d *discovery) discover(devices []string, each func(dev string) ([]*port, e
 		}
 		ps, err := each(dev)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, deviceError{dev, err})
 		}
 		ports = append(ports, ps...)
 	}
 	markPlanes(ports)
-	return ports, d.netdevsOf(ports), errs
+	return &plan{devices: devices, portNums: portNums, ports: ports, netdevs: d.netdevsOf(ports)}, errs
 }
 
 // markPlanes marks the ports of plane devices: an SMI device of a multi-plane (XDR, ConnectX-8)
@@ -274,19 +313,19 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 				errs = append(errs, fmt.Errorf("%s: %w", p.name, nerr))
 			}
 		}
-		if d.metrics.RnicPortState.Enabled && present("state") {
-			p.statePath = filepath.Join(dir, "state")
-		}
-		if d.metrics.RnicPortPhysicalState.Enabled && present("phys_state") {
-			p.physStatePath = filepath.Join(dir, "phys_state")
-		}
-		if (d.metrics.RnicPortRate.Enabled || d.metrics.RnicPortWidth.Enabled) && present("rate") {
-			p.ratePath = filepath.Join(dir, "rate")
+		for i := range portGauges {
+			if g := &portGauges[i]; g.enabled(d.metrics) && present(g.file) {
+				p.gauges = append(p.gauges, gaugeFile{def: g, path: filepath.Join(dir, g.file)})
+			}
 		}
 		p.counterDirs = dirExists(filepath.Join(dir, "counters")) || dirExists(filepath.Join(dir, "hw_counters"))
-		p.counters, err = cp.planPort(dir, p.name)
+		var absent *notProvided
+		p.counters, absent, err = cp.planPort(dir, p.name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+		}
+		if absent != nil {
+			p.notProvided = append(p.notProvided, *absent)
 		}
 		if len(ports) == 0 {
 			// mlx5 in switchdev mode keeps the congestion, ICRC and plain Q counters in the

@@ -7,25 +7,22 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
-// defaultCollectionInterval keeps the cost on the NIC low: every counters/ read is a firmware
-// command on mlx5 (research/rnic.md §1.4).
+// defaultCollectionInterval keeps the cost on the NIC low: on mlx5 every counters/ read is a
+// firmware command (drivers/infiniband/hw/mlx5/mad.c process_pma_cmd).
 const defaultCollectionInterval = 10 * time.Second
 
 // defaultSlowInterval is how often error and transport counters are read (Config.SlowInterval):
-// two points in any 20 s window, so that rate() over a dashboard's shortest window still has data,
-// while at a 1 s interval a RoCE port costs about 17 file reads per scrape instead of 47. At the
-// default collection interval it changes nothing.
+// two points in any 20 s window, so that rate() over a dashboard's shortest window still has data.
 const defaultSlowInterval = 10 * time.Second
 
 // defaultReadTimeout is what one device's reads may take in one scrape (Config.ReadTimeout): a
-// healthy mlx5 port answers its 17 to 47 files in milliseconds, each a firmware command; a second
-// and more means the firmware is not answering.
+// healthy port answers in milliseconds; a second and more means the firmware is not answering.
 const defaultReadTimeout = 2 * time.Second
 
 // defaultTopologyRefresh re-reads the PCI tree now and then: a link can retrain and modules load.
@@ -48,6 +45,7 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 		RootPath:             "/",
 		Ethtool:              EthtoolConfig{Enabled: true},
+		Filter:               devicefilter.Default(),
 		Topology:             TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
 		SlowInterval:         defaultSlowInterval,
 		ReadTimeout:          defaultReadTimeout,
@@ -61,8 +59,7 @@ func createMetricsReceiver(
 	next consumer.Metrics,
 ) (receiver.Metrics, error) {
 	cfg := baseCfg.(*Config)
-	s := newScraper(cfg, set)
-	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
+	sc, err := newMetricsScraper(cfg, set)
 	if err != nil {
 		return nil, err
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package rnicreceiver
 
 import (
@@ -9,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,20 +57,19 @@ func TestStuckDeviceSkippedOthersRead(t *testing.T) {
 	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}))
 	absent(t, md, "rnic.port.state", map[string]any{"device": "mlx5_4/1"})
 
-	// Still stuck: skipped at once, not reported again.
+	// Still stuck: skipped at once, and returned as an error again (its points are missing).
 	start = time.Now()
 	md, err = s.scrape(context.Background())
 	assert.Less(t, time.Since(start), 150*time.Millisecond, "a device still stuck is not waited for again")
-	if err != nil {
-		assert.NotContains(t, err.Error(), "mlx5_4")
-	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "mlx5_4: reads blocked since", "returned on every scrape it costs")
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
 
 	// The read returns: the device is read again.
 	unblock()
 	require.Eventually(t, func() bool {
 		md, _ = s.scrape(context.Background())
-		_, ok := point(md, "rnic.port.state", map[string]any{"device": "mlx5_4/1"})
+		_, ok := metrictest.Find(md, "rnic.port.state", map[string]any{"device": "mlx5_4/1"})
 		return ok
 	}, 5*time.Second, 50*time.Millisecond)
 	assert.Equal(t, 1, logs.FilterMessage("reads of the device returned; reading it again").Len())
@@ -108,7 +111,7 @@ func TestNumbersThatCannotBeServed(t *testing.T) {
 	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.SlowInterval = 0 })
 	bond := "sys/class/infiniband/mlx5_bond_0/ports/1/counters/port_xmit_data"
 	saturated := func(md pmetric.Metrics, dev string) (int64, bool) {
-		dp, ok := point(md, "rnic.counter.saturated", map[string]any{"device": dev, "counter": "port_xmit_data"})
+		dp, ok := metrictest.Find(md, "rnic.counter.saturated", map[string]any{"device": dev, "counter": "port_xmit_data"})
 		return dp.IntValue(), ok
 	}
 
@@ -142,6 +145,27 @@ func TestNumbersThatCannotBeServed(t *testing.T) {
 	}
 }
 
+// TestSaturationFlagSurvivesRediscovery: the scraper carries what it knows of a series across a
+// rediscovery by series key. mlx4_1/2's 32-bit port_xmit_data is stuck at all ones (flagged 1);
+// in the scrape where another device (rxe0) goes away, and the plan is rebuilt, the counter is
+// cleared (perfquery -R): the new plan still knows the series was flagged, so the flag drops to 0
+// instead of vanishing.
+func TestSaturationFlagSurvivesRediscovery(t *testing.T) {
+	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
+	s, _ := newTestScraper(t, root, nil)
+	sel := map[string]any{"device": "mlx4_1/2", "counter": "port_xmit_data"}
+	md, _ := s.scrape(context.Background())
+	assert.Equal(t, int64(1), value(t, md, "rnic.counter.saturated", sel))
+
+	require.NoError(t, os.Remove(filepath.Join(root, "sys", "class", "infiniband", "rxe0")))
+	testfs.SetUint(t, root, "sys/class/infiniband/mlx4_1/ports/2/counters/port_xmit_data", 5000)
+	s.slowAt = time.Time{} // the device list is read with the slow counters
+	md, _ = s.scrape(context.Background())
+	absent(t, md, "rnic.port.state", map[string]any{"device": "rxe0/1"})
+	assert.Equal(t, int64(0), value(t, md, "rnic.counter.saturated", sel), "the flag outlives the plan")
+	assert.Equal(t, int64(20000), value(t, md, "interconnect.io", rnicIO("mlx4_1/2", "transmit")))
+}
+
 // TestVanishedDeviceKernfsENODEV: mlx4_1 is removed while its counters are kept open. The fixture
 // answers those reads as sysfs does, with ENODEV (testfs.KernfsRemoved), not with the deleted
 // file's old content: the receiver rediscovers at once, and from the next scrape on reports no
@@ -170,7 +194,7 @@ func TestVanishedDeviceKernfsENODEV(t *testing.T) {
 	absent(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
 	absent(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/2"})
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
-	assert.NotContains(t, s.devices, "mlx4_1", "rediscovered without the device")
+	assert.NotContains(t, s.plan.devices, "mlx4_1", "rediscovered without the device")
 }
 
 // TestSilentLossesAreSaid: what used to cost series without a word is said, naming what failed.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
@@ -82,27 +83,36 @@ func (cp *counterPlanner) add(plan []counterFile, dir, owner, name string, def c
 // "N/A (no PMA)" instead. Either way the bytes are then taken from hw_counters.
 func (cp *counterPlanner) pmaReadable(dir string, pma []string) error {
 	var errs []error
+	provided := false
 	for _, name := range []string{"port_xmit_data", "port_rcv_data"} {
 		if !has(pma, name) {
 			continue
 		}
-		if _, err := cp.d.reader.ReadUint(filepath.Join(dir, "counters", name)); err != nil {
-			errs = append(errs, err)
-		} else {
+		_, err := cp.d.reader.ReadUint(filepath.Join(dir, "counters", name))
+		if err == nil {
 			return nil
 		}
+		errs = append(errs, err)
+		provided = provided || !errors.Is(err, sysfs.ErrNotAvailable)
 	}
 	if len(errs) == 0 {
 		return errNoPMAData
 	}
+	if !provided {
+		errs = append(errs, errPMANotProvided)
+	}
 	return fmt.Errorf("PMA counters unreadable, bytes and packets taken from hw_counters: %w", errors.Join(errs...))
 }
 
-var errNoPMAData = errors.New("no PMA data counters")
+var (
+	errNoPMAData      = errors.New("no PMA data counters")
+	errPMANotProvided = errors.New("the hardware does not provide them")
+)
 
-// planPort plans the counters of one port (dir: its ports/<n> directory). The error says why the
-// PMA counters are not used, when they exist but cannot be read.
-func (cp *counterPlanner) planPort(dir, owner string) ([]counterFile, error) {
+// planPort plans the counters of one port (dir: its ports/<n> directory). When the PMA counters
+// exist but cannot be read, absent says so where the hardware does not provide them
+// (sysfs.ErrNotAvailable: "N/A (no PMA)", EINVAL), and the error where they failed otherwise.
+func (cp *counterPlanner) planPort(dir, owner string) (_ []counterFile, absent *notProvided, _ error) {
 	pma, err1 := listFiles(filepath.Join(dir, "counters"))
 	ext, err2 := listFiles(filepath.Join(dir, "counters_ext"))
 	hw, err3 := listFiles(filepath.Join(dir, "hw_counters"))
@@ -112,7 +122,12 @@ func (cp *counterPlanner) planPort(dir, owner string) ([]counterFile, error) {
 	if len(pma) > 0 {
 		if err := cp.pmaReadable(dir, pma); err != nil && !errors.Is(err, errNoPMAData) {
 			// The PMA query behind every file fails the same way: read none of them.
-			pmaErr, pma = err, nil
+			pma = nil
+			if errors.Is(err, errPMANotProvided) {
+				absent = &notProvided{path: filepath.Join(dir, "counters"), err: err}
+			} else {
+				pmaErr = err
+			}
 		}
 	}
 
@@ -159,7 +174,7 @@ func (cp *counterPlanner) planPort(dir, owner string) ([]counterFile, error) {
 	if !havePMAData {
 		plan, traffic = cp.planHWTraffic(plan, filepath.Join(dir, "hw_counters"), owner, hw)
 	}
-	return cp.planHW(plan, filepath.Join(dir, "hw_counters"), owner, hw, traffic), errors.Join(listErr, pmaErr)
+	return cp.planHW(plan, filepath.Join(dir, "hw_counters"), owner, hw, traffic), absent, errors.Join(listErr, pmaErr)
 }
 
 // planHWTraffic plans the hw_counters byte and packet counters of a port without PMA data

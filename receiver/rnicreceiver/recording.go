@@ -10,7 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
 // The rnic receiver records at its file seam (internal/recording/FORMAT.md): at each discovery,
@@ -32,12 +35,84 @@ type rnicRecorder struct {
 	drivers map[string]string
 }
 
-func newRNICRecorder(cfg *Config) (*rnicRecorder, error) {
-	w, err := recording.Create(cfg.Recording.Write, recording.Header{Receiver: "rnic", Interval: recording.Duration(cfg.CollectionInterval)})
-	if err != nil {
-		return nil, err
+// openSource chooses, once per Start, where the readings come from: the live node, the live node
+// recorded, or a replay standing in for it. The seam is the host root the files are read under and
+// the ethtool statistics. Start fails on a replay that cannot be read or a recording that cannot
+// be created; the Writer is created here only, however often the devices are discovered again.
+func (s *rnicScraper) openSource() error {
+	rc := s.cfg.Recording
+	switch {
+	case rc.Replay != "":
+		p, err := recording.OpenReplay(rc.Replay, metadata.Type.String(), rc.Loop)
+		if err != nil {
+			return err
+		}
+		rp := &rnicReplay{player: p}
+		s.root = p.Root()
+		s.disc.sys = filepath.Join(s.root, "sys")
+		// The recording came from elsewhere: no read may leave its tree.
+		if err := s.reader.Confine(s.root); err != nil {
+			_ = rp.close()
+			return err
+		}
+		s.replay = rp
+		s.reader.OnOpen = p.Fault
+		s.ethtool = rp
+		return nil
+	case rc.Write != "":
+		w, err := recording.CreateFor(rc.Write, metadata.Type.String(), s.cfg.CollectionInterval)
+		if err != nil {
+			return fmt.Errorf("recording.write: %w", err)
+		}
+		s.rec = &rnicRecorder{w: w, root: s.root}
+		s.reader.OnRead = s.rec.onRead
+		s.logger.Info("Recording the readings", zap.String("path", w.Path()))
 	}
-	return &rnicRecorder{w: w, root: cfg.rootPath()}, nil
+	s.checkRoot()
+	if s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
+		e, err := s.newEthtool()
+		if err != nil {
+			// Not fatal: the sysfs metrics do not need it.
+			s.logger.Warn("ethtool statistics unavailable; PFC and pause metrics will be missing", zap.Error(err))
+			return nil
+		}
+		s.ethtool = e
+		if s.rec != nil {
+			s.ethtool = &recordingEthtool{ethtoolStats: e, r: s.rec}
+		}
+	}
+	return nil
+}
+
+// closeSource closes what openSource opened.
+func (s *rnicScraper) closeSource() error {
+	if s.ethtool != nil {
+		s.ethtool.Close()
+		s.ethtool = nil
+	}
+	var err error
+	if s.rec != nil {
+		err = s.rec.close()
+		s.rec = nil
+	}
+	if s.replay != nil {
+		err = errors.Join(err, s.replay.close())
+		s.replay = nil
+	}
+	return err
+}
+
+// flushRecording writes the scrape's readings; a failed write is logged once, at Warn, until a
+// write works again.
+func (s *rnicScraper) flushRecording(at time.Time) {
+	if s.rec == nil {
+		return
+	}
+	if err := s.rec.flush(at); err != nil {
+		s.log.Fail("recording", "Cannot write the recording", err)
+		return
+	}
+	s.log.Recover("recording", "Writing the recording again")
 }
 
 // onRead fits sysfs.Reader.OnRead.
@@ -62,7 +137,7 @@ func (r *rnicRecorder) onRead(path string, content []byte, err error) {
 }
 
 // snapshot records the tree behind the ports and netdevs just discovered.
-func (r *rnicRecorder) snapshot(ports []*port, netdevs []*netdev, topology bool) error {
+func (r *rnicRecorder) snapshot(at time.Time, ports []*port, netdevs []*netdev, topology bool) error {
 	// The class directory itself, then the devices read (include/exclude apply to the recording).
 	paths := []string{}
 	seen := map[string]bool{}
@@ -85,7 +160,7 @@ func (r *rnicRecorder) snapshot(ports []*port, netdevs []*netdev, topology bool)
 	if len(tree) == 0 && err != nil {
 		return err
 	}
-	return r.w.Write(recording.Record{Time: time.Now().UTC(), Tree: tree})
+	return r.w.Write(recording.Record{Time: at.UTC(), Tree: tree})
 }
 
 var gidEntryRE = regexp.MustCompile(`/gid_attrs/(ndevs|types)/([0-9]+)$`)
@@ -115,9 +190,9 @@ func skipRNICPath(rel string) bool {
 }
 
 // flush writes the readings of one scrape.
-func (r *rnicRecorder) flush() error {
+func (r *rnicRecorder) flush(at time.Time) error {
 	r.mu.Lock()
-	rec := recording.Record{Time: time.Now().UTC(), Files: r.files, Errors: r.errs}
+	rec := recording.Record{Time: at.UTC(), Files: r.files, Errors: r.errs}
 	eth, drivers := r.ethtool, r.drivers
 	r.files, r.errs, r.ethtool, r.drivers = nil, nil, nil, nil
 	r.mu.Unlock()
@@ -185,21 +260,6 @@ type rnicReplay struct {
 	// drivers are the netdevs' drivers as recorded, kept from the scrape that recorded them.
 	drivers map[string]string
 	trees   int // player.Trees() at the previous step
-}
-
-func newRNICReplay(cfg *Config) (*rnicReplay, error) {
-	rec, err := recording.Open(cfg.Recording.Replay)
-	if err != nil {
-		return nil, err
-	}
-	if rec.Header.Receiver != "rnic" {
-		return nil, fmt.Errorf("recording %s is of the %q receiver, not rnic", cfg.Recording.Replay, rec.Header.Receiver)
-	}
-	p, err := recording.NewPlayer(rec, "", cfg.Recording.Loop)
-	if err != nil {
-		return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Replay, err)
-	}
-	return &rnicReplay{player: p}, nil
 }
 
 // step writes the next recorded scrape into the replayed tree and reports whether a new tree was

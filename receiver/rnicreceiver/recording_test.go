@@ -1,28 +1,35 @@
+//go:build linux
+
 package rnicreceiver
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 	"golang.org/x/sys/unix"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
 // TestRecordThenReplay records three scrapes of the synthetic node while its counters move (and
-// one counter fails with EINVAL, and ethtool reports PFC pauses), then replays the recording into
+// one counter fails with EIO, and ethtool reports PFC pauses), then replays the recording into
 // a fresh receiver: every interconnect.io, PFC and error outcome comes back the same.
 func TestRecordThenReplay(t *testing.T) {
 	root := t.TempDir()
 	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
 	file := filepath.Join(t.TempDir(), "node1-rnic.jsonl.gz")
 	live, _ := newTestScraper(t, root, func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"}
+		cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"}
 		cfg.Recording.Write = file
 	})
 	// The bond has no ethtool statistics; its member has (bonding/slaves of the fixture's bond0).
@@ -31,7 +38,7 @@ func TestRecordThenReplay(t *testing.T) {
 	live.ethtool = &recordingEthtool{ethtoolStats: fake, r: live.rec}
 	live.reader.OnOpen = func(p string) error {
 		if strings.HasSuffix(p, "mlx4_1/ports/1/counters/symbol_error") {
-			return unix.EINVAL
+			return unix.EIO
 		}
 		return nil
 	}
@@ -57,7 +64,7 @@ func TestRecordThenReplay(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "rnic", rec.Header.Receiver)
 	require.Len(t, rec.Samples(), 3)
-	assert.Equal(t, "EINVAL", rec.Samples()[0].Errors["sys/class/infiniband/mlx4_1/ports/1/counters/symbol_error"])
+	assert.Equal(t, "EIO", rec.Samples()[0].Errors["sys/class/infiniband/mlx4_1/ports/1/counters/symbol_error"])
 
 	replay, _ := newTestScraper(t, filepath.Join(t.TempDir(), "unused"), func(cfg *Config) {
 		cfg.Recording.Replay = file
@@ -66,7 +73,7 @@ func TestRecordThenReplay(t *testing.T) {
 	for i := range 3 {
 		md, err := replay.scrape(context.Background())
 		if i == 0 {
-			require.Error(t, err, "the recorded EINVAL is replayed")
+			require.Error(t, err, "the recorded EIO is replayed")
 			assert.Contains(t, err.Error(), "symbol_error")
 		}
 		assert.Equal(t, want[i].tx, value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "scrape %d", i)
@@ -83,14 +90,69 @@ func TestRecordThenReplay(t *testing.T) {
 	absent(t, md, "rnic.port.state", map[string]any{"device": "rxe0/1"})
 }
 
-func TestReplayRefusesOtherReceivers(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "gpu.jsonl")
-	w, err := recording.Create(file, recording.Header{Receiver: "gpu"})
+// TestStartFailsOnBadRecording: asked for explicitly, a replay that cannot be read (missing, or
+// recorded by another receiver) and a recording that cannot be created fail Start, naming the
+// file, instead of a receiver that runs without what it was asked for.
+func TestStartFailsOnBadRecording(t *testing.T) {
+	dir := t.TempDir()
+	gpu := filepath.Join(dir, "gpu.jsonl")
+	w, err := recording.Create(gpu, recording.Header{Receiver: "gpu"})
 	require.NoError(t, err)
 	require.NoError(t, w.Write(recording.Record{Sample: []byte(`{}`)}))
 	require.NoError(t, w.Close())
-	cfg := createDefaultConfig().(*Config)
-	cfg.Recording.Replay = file
-	_, err = newRNICReplay(cfg)
-	assert.ErrorContains(t, err, `of the "gpu" receiver, not rnic`)
+	missing := filepath.Join(dir, "missing.jsonl")
+	uncreatable := filepath.Join(dir, "no", "such", "dir", "rnic.jsonl")
+	for name, c := range map[string]struct {
+		set  func(*recording.Settings)
+		want string
+	}{
+		"replay of another receiver": {func(r *recording.Settings) { r.Replay = gpu }, `of the "gpu" receiver, not rnic`},
+		"replay missing":             {func(r *recording.Settings) { r.Replay = missing }, missing},
+		"recording uncreatable":      {func(r *recording.Settings) { r.Write = uncreatable }, uncreatable},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.RootPath = filepath.Join("testdata", "synthetic")
+			c.set(&cfg.Recording)
+			s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+			err := s.start(context.Background(), componenttest.NewNopHost())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			require.NoError(t, s.shutdown(context.Background()))
+		})
+	}
+}
+
+// TestRecordingOneFilePerStart: the recording is created once per start and every discovery
+// after it (a device gone, another back) appends its tree to the same file: a rediscovery never
+// truncates what was recorded before it.
+func TestRecordingOneFilePerStart(t *testing.T) {
+	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
+	file := filepath.Join(t.TempDir(), "node1-rnic.jsonl")
+	s, _ := newTestScraper(t, root, func(cfg *Config) {
+		cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"}
+		cfg.Recording.Write = file
+	})
+	link := filepath.Join(root, "sys", "class", "infiniband", "mlx4_1")
+	target, err := os.Readlink(link)
+	require.NoError(t, err)
+	_, _ = s.scrape(context.Background())
+	require.NoError(t, os.Remove(link))
+	s.slowAt = time.Time{}
+	_, _ = s.scrape(context.Background()) // rediscovers without mlx4_1
+	require.NoError(t, os.Symlink(target, link))
+	s.slowAt = time.Time{}
+	_, _ = s.scrape(context.Background()) // and with it again
+	require.NoError(t, s.shutdown(context.Background()))
+
+	rec, err := recording.Open(file)
+	require.NoError(t, err)
+	require.Len(t, rec.Samples(), 3, "every scrape's readings, in one file")
+	trees := 0
+	for _, r := range rec.Records {
+		if r.Tree != nil {
+			trees++
+		}
+	}
+	assert.Equal(t, 3, trees, "one tree per discovery")
 }

@@ -5,11 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -18,30 +17,34 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/counter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/schedule"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
 type rnicScraper struct {
-	cfg      *Config
-	logger   *zap.Logger
-	mb       *metadata.MetricsBuilder
-	reader   sysfs.Reader
-	disc     discovery
-	series   *counter.Tracker[string]
-	failures *errtrack.Tracker
+	cfg    *Config
+	logger *zap.Logger
+	mb     *metadata.MetricsBuilder
+	reader sysfs.Reader
+	disc   discovery
+	// clock is read once per scrape (and once at start, for the gauges' start time).
+	clock     func() time.Time
+	startTime pcommon.Timestamp
+	series    *counter.Series[string]
+	log       *errtrack.Log
 
-	// The device set the current plan was built from; the plan is rebuilt when it changes or when a
-	// read says a device went away.
-	devices    []string
-	portNums   map[string][]string // the port numbers of each device at the last discovery
-	ports      []*port
-	netdevs    []*netdev
-	rediscover bool
+	// plan is what the last discovery produced; rediscovery says when to discover again (a read
+	// found a device gone, a stuck discovery returned, a replay discovered again).
+	plan        *plan
+	rediscovery *schedule.Schedule
+	// unavailable are the files and ethtool netdevs the hardware does not provide
+	// (sysfs.ErrNotAvailable, EOPNOTSUPP): left out of every plan from then on.
+	unavailable map[string]bool
 
 	// groups are the ports by device and the netdevs, each read on a goroutine of its own with a
 	// deadline; stuck are the groups whose reads did not return in time (readgroup.go).
@@ -52,13 +55,11 @@ type rnicScraper struct {
 	// channel closed when they do (readgroup.go discoverDeviceWithin).
 	discStuck map[string]chan struct{}
 
-	topo   *topology
-	topoAt time.Time
+	topo      *topology
+	topoSched *schedule.Schedule
 
-	// slowAt is when the slow counters were last read (zero: read them on the next scrape);
-	// slowDue says whether the current scrape reads them (cadence.go).
-	slowAt  time.Time
-	slowDue bool
+	// slowAt is when the slow counters were last read (zero: read them on the next scrape).
+	slowAt time.Time
 
 	// root is the host root the scraper reads: root_path, or a replay's materialized tree.
 	root string
@@ -68,50 +69,40 @@ type rnicScraper struct {
 
 	newEthtool func() (ethtoolStats, error)
 	ethtool    ethtoolStats
+}
 
-	// hardwareLogged is set once the absence (or presence) of devices was logged, so that a node
-	// without RDMA hardware says so once and then stays quiet.
-	hardwareLogged bool
-	hadDevices     bool
-	// noCountersLogged: the warning about ports without counter directories was given.
-	noCountersLogged bool
-
-	// listed and unlisted count the errors of the current scrape put into its error, and those
-	// past maxListedErrors.
-	listed, unlisted int
-
-	// starts points the builder at each series' start timestamp.
-	starts *counter.StartTimes
+// scrapeRun is the state of one scrape, handed down instead of kept in the scraper: its clock
+// reading, whether it reads the slow counters, and its errors.
+type scrapeRun struct {
+	at   time.Time
+	now  pcommon.Timestamp
+	slow bool
+	errs scrapererror.ScrapeErrors
+	// listed counts the errors put into the scrape's error; past maxListedErrors they are counted
+	// in unlisted and their points in unlistedPoints.
+	listed, unlisted, unlistedPoints int
+	// gone: a read found a device gone; the scrape asks for a rediscovery.
+	gone bool
 }
 
 // maxListedErrors caps the errors joined into a scrape's error (one log line).
 const maxListedErrors = 20
 
-// maxKeptFiles caps the descriptors kept open between scrapes (sysfs.Reader.SetMaxKept): a
-// quarter of the process's descriptor limit, and at most 8192 (about 540 RoCE ports of 15 files
-// read on every scrape); past it the files are read with open-read-close.
-func maxKeptFiles() int {
-	const most = 8192
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY {
-		return most
-	}
-	return int(min(lim.Cur/4, most))
-}
-
 func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 	s := &rnicScraper{
-		cfg:        cfg,
-		logger:     set.Logger,
-		mb:         metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		series:     counter.NewTracker[string](counter.SinceFirstReading()),
-		failures:   errtrack.New(),
-		newEthtool: newIoctlEthtool,
-		rediscover: true,
-		stuck:      map[string]*stuckRead{},
-		discStuck:  map[string]chan struct{}{},
+		cfg:         cfg,
+		logger:      set.Logger,
+		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		clock:       time.Now,
+		log:         errtrack.NewLog(set.Logger),
+		plan:        &plan{},
+		rediscovery: schedule.New(0),
+		topoSched:   schedule.New(cfg.Topology.RefreshInterval),
+		unavailable: map[string]bool{},
+		newEthtool:  newIoctlEthtool,
+		stuck:       map[string]*stuckRead{},
+		discStuck:   map[string]chan struct{}{},
 	}
-	s.starts = counter.NewStartTimes(func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) })
 	s.disc = discovery{sys: cfg.sysRoot(), cfg: cfg, metrics: cfg.Metrics, reader: &s.reader}
 	s.reader.SetMaxKept(maxKeptFiles())
 	s.root = cfg.rootPath()
@@ -119,47 +110,10 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 }
 
 func (s *rnicScraper) start(context.Context, component.Host) error {
-	switch {
-	case s.cfg.Recording.Replay != "":
-		// Asked for explicitly: a replay that cannot be read fails the start.
-		rp, err := newRNICReplay(s.cfg)
-		if err != nil {
-			return err
-		}
-		s.replay, s.root = rp, rp.player.Root()
-		s.disc.sys = filepath.Join(s.root, "sys")
-		// The recording came from elsewhere: no read may leave its tree.
-		if err := s.reader.Confine(s.root); err != nil {
-			_ = rp.close()
-			return err
-		}
-		s.reader.OnOpen = rp.player.Fault
-		s.ethtool = rp
-	case s.cfg.Recording.Write != "":
-		rc, err := newRNICRecorder(s.cfg)
-		if err != nil {
-			return err
-		}
-		s.rec = rc
-		s.reader.OnRead = rc.onRead
-		s.logger.Info("Recording the readings", zap.String("path", rc.w.Path()))
-	}
-	if s.replay == nil {
-		s.checkRoot()
-	}
-	if s.ethtool == nil && s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
-		e, err := s.newEthtool()
-		if err != nil {
-			// Not fatal: the sysfs metrics do not need it.
-			s.logger.Warn("ethtool statistics unavailable; PFC and pause metrics will be missing", zap.Error(err))
-		} else {
-			s.ethtool = e
-			if s.rec != nil {
-				s.ethtool = &recordingEthtool{ethtoolStats: e, r: s.rec}
-			}
-		}
-	}
-	return nil
+	s.startTime = pcommon.NewTimestampFromTime(s.clock())
+	s.series = counter.NewSeries[string](func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) },
+		s.startTime, counter.SinceFirstReading())
+	return s.openSource()
 }
 
 // checkRoot says at start when root_path does not lead to a sysfs: a typo or a missing mount
@@ -182,271 +136,337 @@ func (s *rnicScraper) shutdown(context.Context) error {
 	// hand the number to another file. The process is going away anyway.
 	s.reader.CloseKept()
 	closeGroups(s.groups)
-	if s.ethtool != nil {
-		s.ethtool.Close()
-		s.ethtool = nil
-	}
-	var err error
-	if s.rec != nil {
-		err = s.rec.close()
-		s.rec = nil
-	}
-	if s.replay != nil {
-		err = errors.Join(err, s.replay.close())
-		s.replay = nil
-	}
-	return err
+	return s.closeSource()
 }
 
 func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
-	now := pcommon.NewTimestampFromTime(time.Now())
-	var errs scrapererror.ScrapeErrors
+	at := s.clock()
+	run := &scrapeRun{at: at, now: pcommon.NewTimestampFromTime(at)}
 
 	if s.replay != nil {
-		newTree, err := s.replay.step(now.AsTime())
+		newTree, err := s.replay.step(at)
 		if newTree {
-			s.rediscover = true
+			s.rediscovery.Request()
 		}
 		if err != nil {
 			return pmetric.NewMetrics(), err
 		}
 	}
-	s.checkStuckDiscoveries()
-	if s.listDue(now.AsTime()) {
-		s.refresh(ctx, &errs)
-	} else {
-		s.refreshTopology(&errs, false)
+	s.checkStuckDiscoveries(run)
+	// The device list is read with the slow counters, on every scrape while there is no port, and
+	// when a rediscovery is due (README.md, "Slow counters").
+	if s.rediscovery.Due(at) || len(s.plan.ports) == 0 || s.slowCountersDue(at) {
+		s.refresh(ctx, run)
 	}
-	s.slowDue = s.slowCountersDue(now.AsTime())
+	s.refreshTopology(run)
+	run.slow = s.slowCountersDue(at)
 	if s.topo != nil {
-		s.topo.record(s.mb, now)
+		s.series.Gauge(func() { s.topo.record(s.mb, run.now) })
 	}
 	for _, g := range s.groups {
-		if !s.readGroupFiles(ctx, g, &errs) {
+		if !s.readGroupFiles(ctx, g, run) {
 			continue
 		}
 		for _, p := range g.ports {
-			s.scrapePort(p, now, &errs)
+			s.scrapePort(p, run)
 		}
 		for _, nd := range g.netdevs {
-			s.scrapeNetdev(nd, now, &errs)
+			s.scrapeNetdev(nd, run)
 		}
 	}
-	if s.slowDue {
-		// Only now has every live series been observed since the last sweep (cadence.go).
+	if run.slow {
+		// Only now has every live series been observed since the last sweep (README.md, "Slow counters").
 		s.series.Sweep()
-		s.slowAt = now.AsTime()
+		s.slowAt = at
 	}
-	if s.rec != nil {
-		if err := s.rec.flush(); err != nil {
-			s.logger.Warn("cannot write the recording", zap.Error(err))
-		}
+	if run.gone {
+		// A file that was there at discovery is gone: the device went away or was renamed.
+		s.rediscovery.Request()
 	}
-	if s.unlisted > 0 {
-		errs.AddPartial(s.unlisted, fmt.Errorf("and %d more failures, not listed here (logged at debug level)", s.unlisted))
+	s.flushRecording(at)
+	if run.unlisted > 0 {
+		run.errs.AddPartial(run.unlistedPoints, fmt.Errorf("and %d more failures, not listed here", run.unlisted))
 	}
-	s.listed, s.unlisted = 0, 0
-	return s.mb.Emit(), errs.Combine()
+	return s.mb.Emit(), run.errs.Combine()
 }
 
-// refresh lists the RDMA devices (one directory read, no firmware access) and rebuilds the plan
-// when the set changed. Static facts are resolved only then.
-func (s *rnicScraper) refresh(ctx context.Context, errs *scrapererror.ScrapeErrors) {
+// refresh lists the RDMA devices (one directory read, no firmware access) and discovers them
+// again when the set changed or a rediscovery is due.
+func (s *rnicScraper) refresh(ctx context.Context, run *scrapeRun) {
 	devices, err := s.disc.listDevices()
 	if err != nil {
-		s.report(errs, s.disc.classDir(), fmt.Errorf("listing RDMA devices: %w", err))
+		s.fail(run, s.disc.classDir(), 0, fmt.Errorf("listing RDMA devices: %w", err))
 		return
 	}
-	portNums := make(map[string][]string, len(devices))
-	for _, dev := range devices {
-		// One directory read per device: a port added to a device that is already known (a
-		// port brought up, a multi-plane device growing planes) is found as a new device is.
-		portNums[dev] = s.disc.portNumbers(dev)
-	}
-	if !s.rediscover && slices.Equal(devices, s.devices) && maps.EqualFunc(portNums, s.portNums, slices.Equal) {
-		s.refreshTopology(errs, false)
+	// One directory read per device: a port added to a device that is already known (a port
+	// brought up, a multi-plane device growing planes) is found as a new device is.
+	portNums := s.disc.portNumbersOf(devices)
+	if !s.rediscovery.Due(run.at) && s.plan.sameDevices(devices, portNums) {
 		return
 	}
-	s.rediscover = false
-	s.devices, s.portNums = devices, portNums
+	s.rediscovery.Done(run.at)
 	// The kept descriptors belong to the old plan: a path may now lead to another device.
 	s.reader.CloseKept()
 	closeGroups(s.groups)
-	// New ports are read in full on their first scrape.
-	s.slowAt = time.Time{}
-	ports, netdevs, derrs := s.disc.discover(devices, func(dev string) ([]*port, error) {
-		return s.discoverDeviceWithin(ctx, dev, errs)
+	next, derrs := s.disc.discover(devices, portNums, func(dev string) ([]*port, error) {
+		return s.discoverDeviceWithin(ctx, dev, run)
 	})
-	for _, err := range derrs {
-		s.report(errs, "discovery:"+err.Error(), err)
+	for _, de := range derrs {
+		s.fail(run, "discovery:"+de.device, 0, de.err)
 	}
-	s.ports, s.netdevs = ports, netdevs
-	s.groups = s.groupsOf(ports, netdevs)
+	s.reconcile(s.plan, next)
+	s.plan = next
+	s.groups = s.groupsOf(next)
+	// New ports are read in full on their first scrape, and the topology follows the devices.
+	s.slowAt = time.Time{}
+	s.topoSched.Request()
 	if s.rec != nil {
-		if err := s.rec.snapshot(ports, netdevs, s.cfg.Topology.Enabled && topologyEnabled(s.cfg.Metrics)); err != nil {
-			s.logger.Warn("cannot record the device tree", zap.Error(err))
+		if err := s.rec.snapshot(run.at, next.ports, next.netdevs, s.cfg.Topology.Enabled && topologyEnabled(s.cfg.Metrics)); err != nil {
+			s.log.Fail("recording", "Cannot record the device tree", err)
 		}
 	}
-	// Failures are reported again against the new plan, once.
-	s.failures = errtrack.New()
-	s.logHardware()
-	if withoutCounters(ports) && !s.noCountersLogged {
-		s.noCountersLogged = true
-		s.logger.Warn("RDMA ports have no counters/ or hw_counters/ directories: this sysfs shows the compat devices of "+
+	s.forgetGone(devices)
+	s.logPlan(next)
+}
+
+// reconcile carries what the scraper learned about each series across a rediscovery, by series
+// key: a counter flagged saturated, the ethtool table of a netdev, and what the hardware does not
+// provide.
+func (s *rnicScraper) reconcile(old, next *plan) {
+	flagged := map[string]bool{}
+	tables := map[string]*ethtoolTarget{}
+	for _, p := range old.ports {
+		for i := range p.counters {
+			if p.counters[i].flagged {
+				flagged[p.counters[i].key] = true
+			}
+		}
+	}
+	for _, nd := range old.netdevs {
+		for _, tg := range nd.ethtool {
+			tables[tg.name] = tg
+		}
+	}
+	for _, p := range next.ports {
+		for i := range p.gauges {
+			p.gauges[i].off = s.unavailable[p.gauges[i].path]
+		}
+		for i := range p.counters {
+			cf := &p.counters[i]
+			cf.flagged = flagged[cf.key]
+			cf.off = s.unavailable[cf.key]
+		}
+	}
+	for _, nd := range next.netdevs {
+		for _, tg := range nd.ethtool {
+			if o := tables[tg.name]; o != nil {
+				tg.driver, tg.table, tg.keys = o.driver, o.table, o.keys
+			}
+			tg.off = s.unavailable[ethtoolKey(tg.name)]
+		}
+	}
+}
+
+// forgetGone drops what the Log holds about devices that are no longer listed, so that it does
+// not grow and a device that comes back is reported afresh.
+func (s *rnicScraper) forgetGone(devices []string) {
+	class := s.disc.classDir() + string(filepath.Separator)
+	listed := map[string]bool{}
+	for _, d := range devices {
+		listed[d] = true
+	}
+	s.log.Forget(func(key string) bool {
+		rest, ok := strings.CutPrefix(key, class)
+		if !ok {
+			return true
+		}
+		dev, _, _ := strings.Cut(rest, string(filepath.Separator))
+		return listed[dev]
+	})
+}
+
+// logPlan says what a discovery found, and what the hardware does not provide.
+func (s *rnicScraper) logPlan(pl *plan) {
+	if len(pl.ports) == 0 {
+		s.log.Once("rdma:none", zapcore.InfoLevel, "No RDMA ports found; the receiver stays idle and picks devices up when they appear.",
+			zap.String("path", s.disc.classDir()))
+	} else {
+		names := make([]string, len(pl.ports))
+		for i, p := range pl.ports {
+			names[i] = p.name
+		}
+		s.logger.Info("RDMA ports found", zap.Strings("ports", names), zap.Int("netdevs", len(pl.netdevs)))
+		s.log.Forget(func(key string) bool { return key != "rdma:none" })
+	}
+	for _, p := range pl.ports {
+		for _, na := range p.notProvided {
+			s.log.Once(na.path, zapcore.InfoLevel, "Counters not provided by the hardware; not read", zap.String("port", p.name), zap.Error(na.err))
+		}
+	}
+	if withoutCounters(pl.ports) {
+		s.log.Once("rdma:compat", zapcore.WarnLevel, "RDMA ports have no counters/ or hw_counters/ directories: this sysfs shows the compat devices of "+
 			"a network namespace other than the host's (RDMA netns \"shared\" mode), which carry state and rate only. "+
 			"Run the collector in the host network namespace (hostNetwork: true) or mount the host's /sys at root_path/sys.",
 			zap.String("path", s.disc.classDir()))
 	}
-	s.refreshTopology(errs, true)
 }
 
-// refreshTopology resolves the PCIe topology after a discovery (force) or when the refresh
-// interval has passed.
-func (s *rnicScraper) refreshTopology(errs *scrapererror.ScrapeErrors, force bool) {
+// refreshTopology resolves the PCIe topology after a discovery and every refresh interval.
+func (s *rnicScraper) refreshTopology(run *scrapeRun) {
 	tc := s.cfg.Topology
-	if !tc.Enabled || !topologyEnabled(s.cfg.Metrics) {
+	if !tc.Enabled || !topologyEnabled(s.cfg.Metrics) || !s.topoSched.Due(run.at) {
 		return
 	}
-	if !force && (tc.RefreshInterval == 0 || time.Since(s.topoAt) < tc.RefreshInterval) {
-		return
-	}
-	topo, err := resolveTopology(&s.reader, s.root, s.disc.sys, s.ports, tc.AllPairs)
+	s.topoSched.Done(run.at)
+	topo, err := resolveTopology(&s.reader, s.root, s.disc.sys, s.plan.ports, tc.AllPairs)
 	if err != nil {
-		s.report(errs, "topology", fmt.Errorf("PCI topology: %w", err))
+		s.fail(run, "topology", 0, fmt.Errorf("PCI topology: %w", err))
+	} else {
+		s.log.Recover("topology", "PCI topology readable again")
 	}
-	s.topo, s.topoAt = topo, time.Now()
+	s.topo = topo
 }
 
-func (s *rnicScraper) logHardware() {
+// readOutcome classifies a read.
+type readOutcome uint8
+
+const (
+	readOK readOutcome = iota
+	// readNotProvided: the hardware does not provide the counter (sysfs.ErrNotAvailable: "N/A (no
+	// PMA)", EINVAL, EOPNOTSUPP): a fact, not a failure; the file leaves the plan.
+	readNotProvided
+	// readGone: the file is gone (ENOENT, or ENODEV on a descriptor kept open): the device went
+	// away or was renamed.
+	readGone
+	readFailed
+)
+
+func classify(err error) readOutcome {
 	switch {
-	case len(s.ports) == 0 && !s.hardwareLogged:
-		s.logger.Info("No RDMA ports found; the receiver stays idle and picks devices up when they appear.",
-			zap.String("path", s.disc.classDir()))
-		s.hardwareLogged, s.hadDevices = true, false
-	case len(s.ports) > 0:
-		names := make([]string, len(s.ports))
-		for i, p := range s.ports {
-			names[i] = p.name
-		}
-		s.logger.Info("RDMA ports found", zap.Strings("ports", names), zap.Int("netdevs", len(s.netdevs)))
-		s.hardwareLogged, s.hadDevices = true, true
-	case s.hadDevices:
-		s.logger.Info("All RDMA ports are gone; the receiver stays idle until devices appear.")
-		s.hadDevices = false
+	case err == nil:
+		return readOK
+	case errors.Is(err, sysfs.ErrNotAvailable), errors.Is(err, errors.ErrUnsupported):
+		return readNotProvided
+	case errors.Is(err, os.ErrNotExist):
+		return readGone
 	}
+	return readFailed
 }
 
-// report adds err to the scrape's errors the first time key fails this way; repeats of the same
-// failure are logged at debug level only, so a counter that always fails does not flood the log.
-func (s *rnicScraper) report(errs *scrapererror.ScrapeErrors, key string, err error) {
-	if errors.Is(err, os.ErrNotExist) {
-		// A file that was there at discovery is gone: the device went away or was renamed.
-		s.rediscover = true
+// check handles the outcome of the read of key, which feeds points points, and reports whether
+// its value can be recorded. A failure is returned with the scrape's error on every scrape it
+// happens and logged when it starts or changes; a counter the hardware does not provide leaves
+// the plan with one info line.
+func (s *rnicScraper) check(run *scrapeRun, key string, points int, err error) bool {
+	switch classify(err) {
+	case readOK:
+		s.log.Recover(key, "Readable again")
+		return true
+	case readNotProvided:
+		s.unavailable[key] = true
+		s.log.Once(key, zapcore.InfoLevel, "Counter not provided by the hardware; not read again", zap.Error(err))
+		return false
+	case readGone:
+		run.gone = true
 	}
-	if s.failures.Fail(key, err) {
-		if s.listed < maxListedErrors {
-			s.listed++
-			errs.AddPartial(1, err)
-			return
-		}
-		// One log line holds all of a scrape's errors: past maxListedErrors (a node-wide failure
-		// on thousands of ports) they are counted there and logged at debug level each.
-		s.unlisted++
-		s.logger.Debug("failure not listed in the scrape's error", zap.Error(err))
+	s.fail(run, key, points, err)
+	return false
+}
+
+// fail adds err, which cost points points, to the scrape's error and logs it when it is news.
+func (s *rnicScraper) fail(run *scrapeRun, key string, points int, err error) {
+	s.log.Fail(key, "Read failed; its points are missing", err)
+	if run.listed < maxListedErrors {
+		run.listed++
+		run.errs.AddPartial(points, err)
 		return
 	}
-	s.logger.Debug("still failing", zap.Error(err))
-}
-
-func (s *rnicScraper) ok(key string) {
-	if s.failures.Recover(key) {
-		s.logger.Info("counter readable again", zap.String("path", key))
-	}
+	// One log line holds all of a scrape's errors: past maxListedErrors (a node-wide failure on
+	// thousands of ports) they are counted there.
+	run.unlisted++
+	run.unlistedPoints += points
 }
 
 // readPort reads the port's files into its readings; it runs on the device's reading goroutine
 // (readgroup.go) and touches nothing but r and the port.
 func (s *rnicScraper) readPort(r *sysfs.Reader, p *port, slow bool) {
-	if p.statePath != "" {
-		p.state.v, p.state.err = readStateID(r, p.statePath)
-	}
-	if p.physStatePath != "" {
-		p.physState.v, p.physState.err = readStateID(r, p.physStatePath)
-	}
-	if p.ratePath != "" {
-		p.rate.v, p.lanes, p.rate.err = readRate(r, p.ratePath)
+	for i := range p.gauges {
+		g := &p.gauges[i]
+		if g.off {
+			continue
+		}
+		var b []byte
+		if b, g.err = r.ReadBytesKept(g.path); g.err == nil {
+			g.v, g.extra, g.err = g.def.parse(g.path, b)
+		}
 	}
 	for i := range p.counters {
 		cf := &p.counters[i]
-		if cf.slow && !slow {
+		if cf.off || (cf.slow && !slow) {
 			continue
 		}
 		s.readCounter(r, cf)
 	}
 }
 
-func (s *rnicScraper) scrapePort(p *port, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	if p.statePath != "" {
-		if p.state.err != nil {
-			s.report(errs, p.statePath, p.state.err)
-		} else {
-			s.ok(p.statePath)
-			s.mb.RecordRnicPortStateDataPoint(now, p.state.v, p.name)
+func (s *rnicScraper) scrapePort(p *port, run *scrapeRun) {
+	for i := range p.gauges {
+		g := &p.gauges[i]
+		if g.off {
+			continue
 		}
-	}
-	if p.physStatePath != "" {
-		if p.physState.err != nil {
-			s.report(errs, p.physStatePath, p.physState.err)
-		} else {
-			s.ok(p.physStatePath)
-			s.mb.RecordRnicPortPhysicalStateDataPoint(now, p.physState.v, p.name)
+		if !s.check(run, g.path, g.def.points, g.err) {
+			g.off = s.unavailable[g.path]
+			continue
 		}
+		s.series.Gauge(func() { g.def.record(s.mb, run.now, p.name, g.v, g.extra) })
 	}
-	if p.ratePath != "" {
-		if p.rate.err != nil {
-			s.report(errs, p.ratePath, p.rate.err)
-		} else {
-			s.ok(p.ratePath)
-			s.mb.RecordRnicPortRateDataPoint(now, p.rate.v, p.name)
-			if p.lanes > 0 {
-				s.mb.RecordRnicPortWidthDataPoint(now, p.lanes, p.name)
-			}
-		}
-	}
-	if s.slowDue {
-		// Static facts, resolved at discovery: they follow the slow cadence (cadence.go).
-		s.mb.RecordRnicPortInfoDataPoint(now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
-			p.hcaType, p.fwVersion, p.nodeGUID, p.boardID, p.plane)
+	if run.slow {
+		// Static facts, resolved at discovery: they follow the slow cadence (README.md, "Slow counters").
+		s.series.Gauge(func() {
+			s.mb.RecordRnicPortInfoDataPoint(run.now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
+				p.hcaType, p.fwVersion, p.nodeGUID, p.boardID, p.plane)
+		})
 	}
 
 	for i := range p.counters {
 		cf := &p.counters[i]
-		if cf.slow && !s.slowDue {
+		if cf.off || (cf.slow && !run.slow) {
 			continue
 		}
-		if !s.counterRead(cf, errs) {
-			s.series.Hold(cf.key) // a failed read costs the point, not the series (metadata/start-time.md)
+		if !s.counterRead(cf, run) {
+			s.series.Hold(cf.key) // a failed read costs the point, not the series
 			continue
 		}
 		if cf.primer {
 			continue
 		}
-		pt := s.series.Observe(cf.key, cf.raw, cf.spec, now)
-		v, representable := counter.Scaled(pt.Value, cf.scale)
-		if !pt.Report() || !representable {
-			// Stuck at all ones, or a value no integer point can hold after scaling (a 64-bit
-			// PMA counter at 2^61 and above times 4): the rate it would imply is not traffic.
-			// Say so instead.
-			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, cf.owner, cf.name)
-			cf.flagged = true
-			continue
-		}
-		if cf.flagged {
-			// Out of saturation (a reset, perfquery -R): the flag says so from now on.
-			s.mb.RecordRnicCounterSaturatedDataPoint(now, 0, cf.owner, cf.name)
-		}
-		s.starts.Use(pt.Start)
-		s.recordCounter(p, cf, pt.Value, v, now)
+		unrepresentable := false
+		pt := s.series.Record(cf.key, cf.raw, cf.spec, run.now, func(v int64) {
+			// v is the count as an int64; one of 2^63 and above (negative here) or one that does not
+			// fit after scaling is no count an integer point can hold.
+			scaled, ok := counter.Scaled(uint64(v), cf.scale)
+			if !ok {
+				unrepresentable = true
+				return
+			}
+			s.recordCounter(p, cf, uint64(v), scaled, run.now)
+		})
+		s.recordSaturation(&cf.flagged, !pt.Report() || unrepresentable, cf.owner, cf.name, run.now)
+	}
+}
+
+// recordSaturation records rnic.counter.saturated: 1 for a counter stuck at all ones (or a value
+// no integer point can hold after scaling, a 64-bit PMA counter at 2^61 and above times 4: the
+// rate it would imply is not traffic), and 0 from then on once it reads normally again (a reset,
+// perfquery -R).
+func (s *rnicScraper) recordSaturation(flagged *bool, saturated bool, owner, name string, now pcommon.Timestamp) {
+	switch {
+	case saturated:
+		*flagged = true
+		s.series.Gauge(func() { s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, owner, name) })
+	case *flagged:
+		s.series.Gauge(func() { s.mb.RecordRnicCounterSaturatedDataPoint(now, 0, owner, name) })
 	}
 }
 
@@ -457,31 +477,26 @@ func (s *rnicScraper) readCounter(r *sysfs.Reader, cf *counterFile) {
 	}
 	cf.raw = 0
 	for i := range cf.errs {
-		path := cf.path
-		if i > 0 {
-			path = cf.sum[i-1]
-		}
-		v, err := s.readCounterFile(r, cf, path)
+		v, err := s.readCounterFile(r, cf, cf.file(i))
 		cf.errs[i] = err
 		cf.raw += v
 	}
 }
 
-// counterRead reports the errors of the counter's files; a failure of any of them costs the point
-// and is reported against the file that failed.
-func (s *rnicScraper) counterRead(cf *counterFile, errs *scrapererror.ScrapeErrors) bool {
+// counterRead checks the reads of the counter's files; a failure of any of them costs the point
+// and is reported against the file that failed. A file the hardware does not provide takes the
+// counter out of the plan (a sum without one of its terms is not the total).
+func (s *rnicScraper) counterRead(cf *counterFile, run *scrapeRun) bool {
 	ok := true
 	for i, err := range cf.errs {
-		path := cf.path
-		if i > 0 {
-			path = cf.sum[i-1]
-		}
-		if err != nil {
-			s.report(errs, path, err)
+		path := cf.file(i)
+		if !s.check(run, path, cf.points(), err) {
 			ok = false
-			continue
+			if s.unavailable[path] {
+				cf.off = true
+				s.unavailable[cf.key] = true
+			}
 		}
-		s.ok(path)
 	}
 	return ok
 }
@@ -530,41 +545,45 @@ func (s *rnicScraper) recordCounter(p *port, cf *counterFile, raw uint64, scaled
 	}
 }
 
-func (s *rnicScraper) scrapeNetdev(nd *netdev, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+func (s *rnicScraper) scrapeNetdev(nd *netdev, run *scrapeRun) {
 	if s.cfg.Metrics.InterconnectIo.Enabled {
-		s.netdevBytes(nd, nd.txBytes, nd.tx, metadata.AttributeDirectionTransmit, now, errs)
-		s.netdevBytes(nd, nd.rxBytes, nd.rx, metadata.AttributeDirectionReceive, now, errs)
+		s.netdevBytes(nd, nd.txBytes, nd.tx, metadata.AttributeDirectionTransmit, run)
+		s.netdevBytes(nd, nd.rxBytes, nd.rx, metadata.AttributeDirectionReceive, run)
 	}
 	if s.ethtool != nil {
-		s.scrapeEthtool(nd, now, errs)
+		for _, tg := range nd.ethtool {
+			if !tg.off {
+				s.scrapeEthtoolTarget(tg, run)
+			}
+		}
 	}
 }
 
-func (s *rnicScraper) netdevBytes(nd *netdev, path string, rd uintReading, dir metadata.AttributeDirection, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	raw, err := rd.raw, rd.err
-	if err != nil {
-		s.report(errs, path, err)
+func (s *rnicScraper) netdevBytes(nd *netdev, path string, rd uintReading, dir metadata.AttributeDirection, run *scrapeRun) {
+	if !s.check(run, path, 1, rd.err) {
 		s.series.Hold(path)
 		return
 	}
-	s.ok(path)
-	pt := s.series.Observe(path, raw, counter.Spec{Kind: counter.Monotonic}, now)
-	v, ok := counter.Scaled(pt.Value, 1)
-	if !ok {
-		// Above 2^63-1: no integer point can hold it.
-		s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, nd.name, filepath.Base(path))
-		return
-	}
-	s.starts.Use(pt.Start)
-	s.mb.RecordInterconnectIoDataPoint(now, v, metadata.AttributeComponentNetdev, dir,
-		nd.name, nd.pciBusID, nd.numaNode)
+	s.recordMonotonic(path, rd.raw, nd.name, filepath.Base(path), run.now, func(v int64) {
+		s.mb.RecordInterconnectIoDataPoint(run.now, v, metadata.AttributeComponentNetdev, dir, nd.name, nd.pciBusID, nd.numaNode)
+	})
 }
 
-func (s *rnicScraper) scrapeEthtool(nd *netdev, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	for _, tg := range nd.ethtool {
-		s.scrapeEthtoolTarget(tg, now, errs)
+// recordMonotonic records a plain monotonic counter (netdev and ethtool statistics); one above
+// 2^63-1, which no integer point can hold, is flagged instead.
+func (s *rnicScraper) recordMonotonic(key string, raw uint64, owner, name string, now pcommon.Timestamp, record func(v int64)) {
+	over := false
+	s.series.Record(key, raw, counter.Spec{Kind: counter.Monotonic}, now, func(v int64) {
+		if over = v < 0; !over {
+			record(v)
+		}
+	})
+	if over {
+		s.series.Gauge(func() { s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, owner, name) })
 	}
 }
+
+func ethtoolKey(netdev string) string { return "ethtool:" + netdev }
 
 // resolveTable picks the target's statistics by its driver, asked once.
 func (s *rnicScraper) resolveTable(tg *ethtoolTarget) {
@@ -577,21 +596,23 @@ func (s *rnicScraper) resolveTable(tg *ethtoolTarget) {
 	tg.table = ethtoolTable(tg.driver)
 	tg.keys = make([]string, len(tg.table))
 	for i, st := range tg.table {
-		tg.keys[i] = "ethtool:" + tg.name + ":" + st.name
+		tg.keys[i] = ethtoolKey(tg.name) + ":" + st.name
 	}
 }
 
-func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	key := "ethtool:" + tg.name
+func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, run *scrapeRun) {
+	key := ethtoolKey(tg.name)
 	stats, err := s.ethtool.Stats(tg.name)
 	if err != nil {
-		s.report(errs, key, fmt.Errorf("ethtool statistics of %s: %w", tg.name, err))
+		err = fmt.Errorf("ethtool statistics of %s: %w", tg.name, err)
+	}
+	if !s.check(run, key, max(len(tg.keys), 1), err) {
+		tg.off = s.unavailable[key]
 		for _, k := range tg.keys {
 			s.series.Hold(k)
 		}
 		return
 	}
-	s.ok(key)
 	s.resolveTable(tg)
 	for i := range tg.table {
 		st := &tg.table[i]
@@ -599,42 +620,58 @@ func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, now pcommon.Timesta
 		if !ok {
 			continue
 		}
-		pt := s.series.Observe(tg.keys[i], raw, counter.Spec{Kind: counter.Monotonic}, now)
-		v, ok := counter.Scaled(pt.Value, 1)
-		if !ok {
-			s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, tg.name, st.name)
-			continue
-		}
-		s.starts.Use(pt.Start)
-		switch st.metric {
-		case ethPFCPause:
-			s.mb.RecordRnicPfcPauseFramesDataPoint(now, v, tg.name, st.direction, st.priority)
-		case ethPFCPauseDuration:
-			s.mb.RecordRnicPfcPauseDurationDataPoint(now, v, tg.name, st.direction, st.priority)
-		case ethPause:
-			s.mb.RecordRnicPauseFramesDataPoint(now, v, tg.name, st.direction)
-		case ethPauseDuration:
-			s.mb.RecordRnicPauseDurationDataPoint(now, v, tg.name, st.direction)
-		case ethPauseStorm:
-			s.mb.RecordRnicPauseStormEventsDataPoint(now, v, tg.name, st.severity)
-		case ethPhyBytes:
-			s.mb.RecordRnicPhyIoDataPoint(now, v, tg.name, st.direction)
-		case ethPhyDiscards:
-			s.mb.RecordRnicPhyDiscardsDataPoint(now, v, tg.name, st.direction)
-		}
+		s.recordMonotonic(tg.keys[i], raw, tg.name, st.name, run.now, func(v int64) { st.record(s.mb, run.now, tg.name, v) })
 	}
 }
 
-// readStateID parses a state or phys_state file: "4: ACTIVE", "5: LinkUp" (core sysfs.c state_show
-// and phys_state_show print "%d: %s").
-func readStateID(r *sysfs.Reader, path string) (int64, error) {
-	b, err := r.ReadBytesKept(path)
-	if err != nil {
-		return 0, err
-	}
-	return parseStateID(path, b)
+// portGauge is an attribute file of a port read as a gauge on every scrape: what feeds it, how it
+// parses and what it records.
+type portGauge struct {
+	file    string
+	enabled func(metadata.MetricsConfig) bool
+	// points is how many points the file feeds (what a failed read costs).
+	points int
+	// parse returns the file's value and, for rate, the lane count.
+	parse  func(path string, b []byte) (v, extra int64, err error)
+	record func(mb *metadata.MetricsBuilder, now pcommon.Timestamp, port string, v, extra int64)
 }
 
+// portGauges are the gauges of every port: state and phys_state print "%d: %s" and rate
+// "<Gb/s> Gb/sec (<lanes>X <speed>)" (core sysfs.c state_show, phys_state_show, rate_show).
+var portGauges = []portGauge{
+	{
+		file: "state", points: 1, parse: parseState,
+		enabled: func(m metadata.MetricsConfig) bool { return m.RnicPortState.Enabled },
+		record: func(mb *metadata.MetricsBuilder, now pcommon.Timestamp, port string, v, _ int64) {
+			mb.RecordRnicPortStateDataPoint(now, v, port)
+		},
+	},
+	{
+		file: "phys_state", points: 1, parse: parseState,
+		enabled: func(m metadata.MetricsConfig) bool { return m.RnicPortPhysicalState.Enabled },
+		record: func(mb *metadata.MetricsBuilder, now pcommon.Timestamp, port string, v, _ int64) {
+			mb.RecordRnicPortPhysicalStateDataPoint(now, v, port)
+		},
+	},
+	{
+		file: "rate", points: 2, parse: parseRate,
+		enabled: func(m metadata.MetricsConfig) bool { return m.RnicPortRate.Enabled || m.RnicPortWidth.Enabled },
+		record: func(mb *metadata.MetricsBuilder, now pcommon.Timestamp, port string, v, lanes int64) {
+			mb.RecordRnicPortRateDataPoint(now, v, port)
+			if lanes > 0 {
+				mb.RecordRnicPortWidthDataPoint(now, lanes, port)
+			}
+		},
+	},
+}
+
+// parseState fits portGauge.parse.
+func parseState(path string, b []byte) (int64, int64, error) {
+	v, err := parseStateID(path, b)
+	return v, 0, err
+}
+
+// parseStateID parses a state or phys_state file: "4: ACTIVE", "5: LinkUp".
 func parseStateID(path string, b []byte) (int64, error) {
 	id, _, ok := bytes.Cut(b, []byte(":"))
 	if !ok {
@@ -645,14 +682,6 @@ func parseStateID(path string, b []byte) (int64, error) {
 		return 0, &sysfs.ValueError{Path: path, Value: string(b), Err: err}
 	}
 	return v, nil
-}
-
-func readRate(r *sysfs.Reader, path string) (int64, int64, error) {
-	b, err := r.ReadBytesKept(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	return parseRate(path, b)
 }
 
 // parseRate parses the rate file: "<Gb/s> Gb/sec (<lanes>X <speed>)", e.g. "100 Gb/sec (4X EDR)",

@@ -1,3 +1,5 @@
+//go:build linux
+
 package rnicreceiver
 
 import (
@@ -16,9 +18,8 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -27,70 +28,7 @@ import (
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
-	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
-
-// newTestScraper builds a scraper over root (a directory holding sys/) with the given config
-// tweaks, a fake ethtool, and an observed logger.
-func newTestScraper(t testing.TB, root string, tweak func(*Config)) (*rnicScraper, *observer.ObservedLogs) {
-	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	cfg.RootPath = root
-	cfg.Ethtool.Enabled = false
-	if tweak != nil {
-		tweak(cfg)
-	}
-	core, logs := observer.New(zapcore.DebugLevel)
-	set := receivertest.NewNopSettings(metadata.Type)
-	set.Logger = zap.New(core)
-	s := newScraper(cfg, set)
-	require.NoError(t, s.start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
-	return s, logs
-}
-
-// point finds the data point of metric name whose attributes include want.
-func point(md pmetric.Metrics, name string, want map[string]any) (pmetric.NumberDataPoint, bool) {
-	return metrictest.Find(md, name, want)
-}
-
-func value(t *testing.T, md pmetric.Metrics, name string, want map[string]any) int64 {
-	t.Helper()
-	dp, ok := point(md, name, want)
-	require.True(t, ok, "no %s point with %v", name, want)
-	return dp.IntValue()
-}
-
-func absent(t *testing.T, md pmetric.Metrics, name string, want map[string]any) {
-	t.Helper()
-	_, ok := point(md, name, want)
-	assert.False(t, ok, "unexpected %s point with %v", name, want)
-}
-
-func rnicIO(device, direction string) map[string]any {
-	return map[string]any{"component": "rnic", "device": device, "direction": direction}
-}
-
-// fixtureCopy copies the fixture node at dir to a temporary directory, whose counters a test can
-// grow without touching testdata.
-func fixtureCopy(t *testing.T, dir string) string {
-	t.Helper()
-	root := t.TempDir()
-	testfs.CopyTree(t, dir, root)
-	return root
-}
-
-// scrapeGrown grows every counter of the tree at root by its own value (testfs.GrowCounters)
-// and scrapes s again, with the slow counters due. s has scraped root before: under the
-// start-time rule (metadata/start-time.md) that scrape was every series' baseline, with points of
-// 0, so this scrape's points are the fixture's own values, counted since the baseline. Tests check
-// the fixture's scales and units (x4 for PMA data counters) on that known delta.
-func scrapeGrown(t *testing.T, s *rnicScraper, root string) (pmetric.Metrics, error) {
-	t.Helper()
-	testfs.GrowCounters(t, root)
-	s.slowAt = time.Time{}
-	return s.scrape(context.Background())
-}
 
 // grow adds to every statistic of the fake its own value, as testfs.GrowCounters does to a tree.
 func (f *fakeEthtool) grow() {
@@ -101,32 +39,23 @@ func (f *fakeEthtool) grow() {
 	}
 }
 
-// cumulativePoints returns the points of every cumulative sum of md, by metric name and
-// attributes.
+// cumulativePoints returns the points of every sum of md (all of the receiver's sums are
+// cumulative), by metric name and attributes.
 func cumulativePoints(md pmetric.Metrics) map[string]pmetric.NumberDataPoint {
 	out := map[string]pmetric.NumberDataPoint{}
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeSum || m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
-					continue
-				}
-				for d := 0; d < m.Sum().DataPoints().Len(); d++ {
-					dp := m.Sum().DataPoints().At(d)
-					out[fmt.Sprint(m.Name(), dp.Attributes().AsRaw())] = dp
-				}
-			}
+	for name, dps := range metrictest.ByType(md, pmetric.MetricTypeSum) {
+		for _, dp := range dps {
+			out[fmt.Sprint(name, dp.Attributes().AsRaw())] = dp
 		}
 	}
 	return out
 }
 
 // injectFaults makes the reads of mlx5_bad fail the way kernels fail them: EIO, EACCES (an LSM or
-// a container's mount), EINVAL (a PMA query that failed on a modern kernel), EOPNOTSUPP.
+// a container's mount), and the two errnos with which the kernel says the hardware does not
+// provide a counter: EINVAL (a PMA query that failed on a modern kernel) and EOPNOTSUPP.
+var injectedFailures = []string{"mlx5_bad/ports/1/counters/port_rcv_data", "mlx5_bad/ports/1/counters/port_xmit_packets", "mlx5_bad/ports/1/counters/symbol_error"}
+
 func injectFaults(s *rnicScraper) {
 	s.reader.OnOpen = func(p string) error {
 		switch {
@@ -148,28 +77,53 @@ func injectFaults(s *rnicScraper) {
 // values against the fixture's inputs, then against the golden file (which shows every point).
 func TestScrapeSyntheticNode(t *testing.T) {
 	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
-	s, _ := newTestScraper(t, root, func(cfg *Config) {
+	s, logs := newTestScraperWith(t, root, func(cfg *Config) {
 		cfg.Metrics.RnicDriverCounter.Enabled = true
-	})
+	}, func(s *rnicScraper) { s.clock = stepClock() })
 	injectFaults(s)
 	_, err := s.scrape(context.Background())
 
-	// mlx5_bad's three injected faults and its garbage symbol_error, each naming its file; the
-	// rest of the node is scraped.
+	// mlx5_bad's two injected failures and its garbage symbol_error, each naming its file; the
+	// rest of the node is scraped. The counters the hardware does not provide (EINVAL, EOPNOTSUPP)
+	// are no error: each is said once at info level and left out from then on.
 	require.Error(t, err)
 	require.True(t, scrapererror.IsPartialScrapeError(err))
-	for _, f := range []string{"mlx5_bad/ports/1/counters/port_rcv_data", "mlx5_bad/ports/1/counters/port_xmit_packets", "mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/symbol_error", "mlx5_bad/ports/1/counters/port_xmit_wait"} {
+	for _, f := range injectedFailures {
 		assert.Contains(t, err.Error(), f)
 	}
 	assert.Contains(t, err.Error(), "permission denied")
-	assert.Contains(t, err.Error(), "operation not supported")
+	for _, f := range []string{"mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/port_xmit_wait"} {
+		assert.NotContains(t, err.Error(), f)
+		said := logs.FilterMessage("Counter not provided by the hardware; not read again").FilterFieldKey("key").All()
+		assert.True(t, slices.ContainsFunc(said, func(e observer.LoggedEntry) bool {
+			return strings.HasSuffix(e.ContextMap()["key"].(string), f) && e.Level == zapcore.InfoLevel
+		}), "%s said at info level", f)
+	}
+	faults := s.reader.OnOpen
+	var opened []string
+	s.reader.OnOpen = func(p string) error { opened = append(opened, p); return faults(p) }
+	defer func() {
+		for _, f := range []string{"mlx5_bad/ports/1/rate", "mlx5_bad/ports/1/counters/port_xmit_wait"} {
+			assert.False(t, slices.ContainsFunc(opened, func(p string) bool { return strings.HasSuffix(p, f) }), "%s not read again", f)
+		}
+	}()
+	var perr scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, 6, perr.Failed, "each failed file costs its metric's point and its rnic.driver.counter point")
 	md, err := scrapeGrown(t, s, root)
-	require.NoError(t, err, "the same failures are not reported again")
+	// Every failure is returned on every scrape it happens, so scraperhelper counts its points.
+	require.Error(t, err)
+	for _, f := range injectedFailures {
+		assert.Contains(t, err.Error(), f, "returned again")
+	}
+	assert.NotContains(t, err.Error(), "port_xmit_wait", "not read again")
+	assert.Equal(t, 1, logs.FilterMessage("Read failed; its points are missing").FilterField(zap.String("key", filepath.Join(root, "sys/class/infiniband", injectedFailures[0]))).Len(),
+		"logged when it starts, not on every scrape")
 
 	// RoCE LAG port, telegraf's values: port_xmit_data counts 4-octet words.
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
 	assert.Equal(t, int64(34600185253*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive")))
-	dp, _ := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	dp, _ := metrictest.Find(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.Equal(t, "0000:3b:00.0", dp.Attributes().AsRaw()["pci.bus_id"])
 	assert.Equal(t, int64(0), dp.Attributes().AsRaw()["numa.node"])
 	// The bond carries the port's IP traffic (gid_attrs/ndevs/0 = bond0), not the function's netdev.
@@ -181,7 +135,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	assert.Equal(t, int64(100e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "mlx5_bond_0/1"}))
 	assert.Equal(t, int64(4), value(t, md, "rnic.port.width", map[string]any{"device": "mlx5_bond_0/1"}))
 	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_bond_0/1"}))
-	info, _ := point(md, "rnic.port.info", map[string]any{"device": "mlx5_bond_0/1"})
+	info, _ := metrictest.Find(md, "rnic.port.info", map[string]any{"device": "mlx5_bond_0/1"})
 	assert.Equal(t, map[string]any{
 		"device": "mlx5_bond_0/1", "link_layer": "Ethernet", "netdev": "bond0", "pci.bus_id": "0000:3b:00.0",
 		"numa.node": int64(0), "hca_type": "MT4125", "fw_version": "22.39.1002", "node_guid": "b83f:d203:00a1:b2c4",
@@ -199,7 +153,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 
 	// Twelve ports, all found; multi-plane state per port; IPoIB netdev; behind a PCIe switch.
 	for _, n := range []string{"1", "2", "3", "6", "9", "12"} {
-		_, ok := point(md, "rnic.port.state", map[string]any{"device": "mlx5_4/" + n})
+		_, ok := metrictest.Find(md, "rnic.port.state", map[string]any{"device": "mlx5_4/" + n})
 		assert.True(t, ok, "port %s", n)
 	}
 	assert.Equal(t, int64(1), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_4/1"}))
@@ -228,24 +182,44 @@ func TestScrapeSyntheticNode(t *testing.T) {
 
 	expected := filepath.Join("testdata", "expected", "synthetic.yaml")
 	if *update {
-		require.NoError(t, golden.WriteMetrics(t, expected, md))
+		require.NoError(t, golden.WriteMetrics(t, expected, md, golden.SkipMetricTimestampNormalization()))
 	}
 	want, err := golden.ReadMetrics(expected)
 	require.NoError(t, err)
+	// Start timestamps are compared: the clock is injected (stepClock), so the gauges carry the
+	// receiver's start and the counters their first reading's time.
 	require.NoError(t, pmetrictest.CompareMetrics(want, md,
-		pmetrictest.IgnoreStartTimestamp(), pmetrictest.IgnoreTimestamp(),
 		pmetrictest.IgnoreMetricsOrder(), pmetrictest.IgnoreMetricDataPointsOrder()))
 }
 
-func mustAttr(t *testing.T, md pmetric.Metrics, metric, device, attr string) any {
-	t.Helper()
-	dp, ok := point(md, metric, map[string]any{"device": device})
-	require.True(t, ok, "no %s for %s", metric, device)
-	return dp.Attributes().AsRaw()[attr]
+// TestGaugesCarryReceiverStart: every gauge point (port state, physical state, rate, width, info,
+// saturation, topology) carries the receiver's start time, whatever was recorded before it. The
+// generated builder holds one start time for every point it records; before counter.Series the
+// first port's rnic.port.state carried the builder's creation time and the others the start of
+// the counter recorded before them.
+func TestGaugesCarryReceiverStart(t *testing.T) {
+	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
+	s, _ := newTestScraperWith(t, root, nil, func(s *rnicScraper) { s.clock = stepClock() })
+	require.Equal(t, pcommon.NewTimestampFromTime(testEpoch), s.startTime)
+	gauges := map[string]int{}
+	for range 3 {
+		md, _ := scrapeGrown(t, s, root)
+		for name, dps := range metrictest.ByType(md, pmetric.MetricTypeGauge) {
+			for _, dp := range dps {
+				gauges[name]++
+				assert.Equal(t, s.startTime, dp.StartTimestamp(), "%s %v", name, dp.Attributes().AsRaw())
+				assert.Greater(t, dp.Timestamp(), s.startTime)
+			}
+		}
+	}
+	for _, name := range []string{"rnic.port.state", "rnic.port.physical_state", "rnic.port.rate", "rnic.port.width", "rnic.port.info", "rnic.counter.saturated"} {
+		assert.Positive(t, gauges[name], name)
+	}
 }
 
 // TestCountersAcrossScrapes: growth, a reset (new start timestamp, no negative delta), saturation
-// and its end, and a counter that fails the same way twice being reported once.
+// and its end, and a counter that fails the same way on every scrape being returned every time
+// and logged once.
 func TestCountersAcrossScrapes(t *testing.T) {
 	root := t.TempDir()
 	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
@@ -262,21 +236,26 @@ func TestCountersAcrossScrapes(t *testing.T) {
 	testfs.SetUint(t, root, mlx4+"2/counters/port_xmit_data", 100) // cleared after saturating
 	md2, err2 := s.scrape(context.Background())
 
-	// The same faults again: nothing new to report.
-	assert.NoError(t, err2)
-	assert.Positive(t, logs.FilterMessage("still failing").Len(), "repeats are logged at debug level")
+	// The same faults again: returned again, not logged again.
+	require.Error(t, err2)
+	for _, f := range injectedFailures[:2] { // symbol_error is a slow counter, not read on this scrape
+		assert.Contains(t, err2.Error(), f, "the same failures, every scrape")
+	}
+	assert.Equal(t, 1, logs.FilterMessage("Read failed; its points are missing").FilterFieldKey("key").
+		FilterField(zap.String("key", filepath.Join(root, "sys/class/infiniband", injectedFailures[1]))).Len())
 
 	assert.Equal(t, int64(1000*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "1000 words since the baseline")
-	tx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
-	tx2, _ := point(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	tx1, _ := metrictest.Find(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	tx2, _ := metrictest.Find(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.Equal(t, tx1.StartTimestamp(), tx2.StartTimestamp(), "growth keeps the series")
 
 	testfs.SetUint(t, root, bond+"port_rcv_data", 5) // cleared (perfquery -R)
 	md3, err3 := s.scrape(context.Background())
-	require.NoError(t, err3)
-	rx1, _ := point(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
-	rx2, _ := point(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
-	rx3, _ := point(md3, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	require.Error(t, err3)
+	assert.Contains(t, err3.Error(), injectedFailures[0], "still failing, still returned")
+	rx1, _ := metrictest.Find(md1, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	rx2, _ := metrictest.Find(md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
+	rx3, _ := metrictest.Find(md3, "interconnect.io", rnicIO("mlx5_bond_0/1", "receive"))
 	assert.Equal(t, int64(20), rx3.IntValue(), "after a reset the counter restarts: 5 words = 20 bytes, no negative delta")
 	assert.Equal(t, rx2.Timestamp(), rx3.StartTimestamp(), "a reset starts a new series after the last good reading")
 	assert.Greater(t, rx3.StartTimestamp(), rx1.StartTimestamp())
@@ -298,7 +277,7 @@ func TestCountersAcrossScrapes(t *testing.T) {
 func TestStartTimeRuleRNIC(t *testing.T) {
 	root := fixtureCopy(t, filepath.Join("testdata", "synthetic"))
 	s, _ := newTestScraper(t, root, func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"}
+		cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"}
 		cfg.Metrics.RnicDriverCounter.Enabled = true
 	})
 	// The bond's member has ethtool statistics (bonding/slaves of the fixture's bond0).
@@ -324,7 +303,7 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 		assert.Equal(t, int64(0), dp.IntValue(), "%s: the fixture's reading counts from before the start", k)
 		assert.Equal(t, dp.Timestamp(), dp.StartTimestamp(), k)
 	}
-	t1, _ := point(md1, "interconnect.io", tx)
+	t1, _ := metrictest.Find(md1, "interconnect.io", tx)
 
 	// 2. Later points: the reading minus the baseline, same start.
 	md2, err := scrapeGrown(t, s, root)
@@ -341,15 +320,15 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 	assert.Equal(t, int64(4000), value(t, md2, "interconnect.io", netdevTx))
 	assert.Equal(t, int64(19000), value(t, md2, "rnic.driver.counter", map[string]any{"device": "mlx5_bond_0/1", "counter": "rx_write_requests"}))
 	assert.Equal(t, int64(120), value(t, md2b, "rnic.pfc.pause_frames", pause))
-	p2, _ := point(md2b, "rnic.pfc.pause_frames", pause)
+	p2, _ := metrictest.Find(md2b, "rnic.pfc.pause_frames", pause)
 	assert.Equal(t, t1.Timestamp(), p2.StartTimestamp())
-	r2, _ := point(md2b, "interconnect.io", rx)
+	r2, _ := metrictest.Find(md2b, "interconnect.io", rx)
 
 	// 3. A decrease is a reset: start = the previous reading's time, value = the raw reading.
 	testfs.SetUint(t, root, bond+"port_rcv_data", 5)
 	md3, err := s.scrape(ctx)
 	require.NoError(t, err)
-	r3, _ := point(md3, "interconnect.io", rx)
+	r3, _ := metrictest.Find(md3, "interconnect.io", rx)
 	assert.Equal(t, int64(5*4), r3.IntValue())
 	assert.Equal(t, r2.Timestamp(), r3.StartTimestamp())
 
@@ -383,19 +362,19 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 		sel  map[string]any
 		want int64
 	}{{tx, (85378896588 + 1000) * 4}, {netdevTx, 4000 + 300}} {
-		dp, ok := point(md5, "interconnect.io", c.sel)
+		dp, ok := metrictest.Find(md5, "interconnect.io", c.sel)
 		require.True(t, ok, "%v", c.sel)
 		assert.Equal(t, c.want, dp.IntValue(), "%v: counted from the same baseline", c.sel)
 		assert.Equal(t, t1.Timestamp(), dp.StartTimestamp(), "%v: same start", c.sel)
 	}
-	dp, _ := point(md5, "rnic.pfc.pause_frames", pause)
+	dp, _ := metrictest.Find(md5, "rnic.pfc.pause_frames", pause)
 	assert.Equal(t, int64(120+7), dp.IntValue())
 	assert.Equal(t, t1.Timestamp(), dp.StartTimestamp())
 
 	// 5. A port that vanishes is forgotten once a whole sweep period (slow_interval, cadence.go)
 	// has passed without it; when it comes back it is a new series (rule 1).
 	mlx4 := rnicIO("mlx4_1/1", "transmit")
-	before, ok := point(md5, "interconnect.io", mlx4)
+	before, ok := metrictest.Find(md5, "interconnect.io", mlx4)
 	require.True(t, ok)
 	assert.Equal(t, int64(1000*4), before.IntValue(), "mlx4_1/1 grew by its fixture's 1000 words")
 	link := filepath.Join(root, "sys/class/infiniband/mlx4_1")
@@ -408,21 +387,21 @@ func TestStartTimeRuleRNIC(t *testing.T) {
 		require.NoError(t, err)
 		absent(t, md6, "interconnect.io", mlx4)
 	}
-	require.Equal(t, 1, len(s.ports), "mlx4_1 is gone")
+	require.Equal(t, 1, len(s.plan.ports), "mlx4_1 is gone")
 	require.NoError(t, os.Symlink(target, link))
 	s.slowAt = time.Time{}
 	md7, err := s.scrape(ctx)
 	require.NoError(t, err)
-	back, ok := point(md7, "interconnect.io", mlx4)
+	back, ok := metrictest.Find(md7, "interconnect.io", mlx4)
 	require.True(t, ok, "picked up again")
 	assert.Equal(t, int64(0), back.IntValue(), "a new series: its first reading is its baseline")
 	assert.Equal(t, back.Timestamp(), back.StartTimestamp())
 }
 
-// TestRealFixtures scrapes the real sysfs dumps from ../shared/data/sysfs-infiniband: the
-// InfiniBand section of prometheus/procfs testdata/fixtures.ttar (mlx5_0, mlx4_0, hfi1_0) and of
-// node_exporter collector/fixtures/sys.ttar (i40iw0 with every counter "N/A (no PMA)", mlx4_0 with
-// counters_ext and a saturated port_xmit_wait).
+// TestRealFixtures scrapes real sysfs dumps: the InfiniBand section of prometheus/procfs
+// testdata/fixtures.ttar at v0.21.1 (commit 3c943fdba94a: mlx5_0, mlx4_0, hfi1_0) and of
+// prometheus/node_exporter collector/fixtures/sys.ttar at a7dcc3a01545 (i40iw0 with every counter
+// "N/A (no PMA)", mlx4_0 with counters_ext and a saturated port_xmit_wait).
 func TestRealFixtures(t *testing.T) {
 	t.Run("procfs", func(t *testing.T) {
 		root := fixtureCopy(t, filepath.Join("testdata", "procfs"))
@@ -435,7 +414,7 @@ func TestRealFixtures(t *testing.T) {
 		assert.Equal(t, int64(2880761508848*4), value(t, md, "interconnect.io", rnicIO("mlx5_0/1", "transmit")))
 		assert.Equal(t, int64(25e9/8), value(t, md, "rnic.port.rate", map[string]any{"device": "mlx5_0/1"}))
 		assert.Equal(t, int64(1), value(t, md, "rnic.port.width", map[string]any{"device": "mlx5_0/1"}))
-		_, ok := point(md, "rnic.port.state", map[string]any{"device": "mlx4_0/2"})
+		_, ok := metrictest.Find(md, "rnic.port.state", map[string]any{"device": "mlx4_0/2"})
 		assert.True(t, ok, "both mlx4_0 ports")
 		// OmniPath: no hca_type, a 17-file table whose data counter is above 2^32: 64-bit, not saturated.
 		assert.Equal(t, int64(345091702026*4), value(t, md, "interconnect.io", rnicIO("hfi1_0/1", "receive")))
@@ -446,20 +425,24 @@ func TestRealFixtures(t *testing.T) {
 		root := fixtureCopy(t, filepath.Join("testdata", "node_exporter"))
 		s, logs := newTestScraper(t, root, nil)
 		_, err := s.scrape(context.Background())
-		// i40iw0: every counter is "N/A (no PMA)": each is an error naming its file, once.
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "i40iw0/ports/1/counters/port_xmit_data")
-		assert.Contains(t, err.Error(), "N/A (no PMA)")
+		// i40iw0: every counter is "N/A (no PMA)": the hardware does not provide them. Said once
+		// at info level, naming the file; no error.
+		require.NoError(t, err)
+		said := logs.FilterMessage("Counters not provided by the hardware; not read").All()
+		require.Len(t, said, 1)
+		assert.Equal(t, zapcore.InfoLevel, said[0].Level)
+		assert.Contains(t, said[0].ContextMap()["error"], "i40iw0/ports/1/counters/port_xmit_data")
+		assert.Contains(t, said[0].ContextMap()["error"], "N/A (no PMA)")
 		// Unreadable PMA data counters rule out the whole counters/ directory (one PMA query
-		// behind them all): it is not read again, so nothing fails again.
+		// behind them all): it is not read again.
 		var opened []string
 		s.reader.OnOpen = func(p string) error { opened = append(opened, p); return nil }
 		_, err = s.scrape(context.Background())
-		assert.NoError(t, err, "the same N/A counters are not reported again")
+		assert.NoError(t, err)
 		for _, p := range opened {
 			assert.NotContains(t, p, "i40iw0/ports/1/counters/")
 		}
-		assert.Zero(t, logs.FilterMessage("still failing").Len())
+		assert.Equal(t, 1, logs.FilterMessage("Counters not provided by the hardware; not read").Len(), "said once")
 		md, err := scrapeGrown(t, s, root)
 		require.NoError(t, err)
 		for _, p := range opened {
@@ -508,7 +491,7 @@ func TestNoHardware(t *testing.T) {
 func TestDeviceVanishes(t *testing.T) {
 	root := t.TempDir()
 	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
-	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"} })
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"} })
 	_, err := s.scrape(context.Background())
 	require.NoError(t, err)
 
@@ -526,22 +509,22 @@ func TestDeviceVanishes(t *testing.T) {
 	md, err := s.scrape(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sys/class/infiniband/mlx4_1/ports/1/counters/port_xmit_data: no such device")
-	assert.True(t, s.rediscover, "a device gone (ENODEV) makes the next scrape rediscover")
-	_, ok := point(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
+	assert.True(t, s.rediscovery.Due(time.Now()), "a device gone (ENODEV) makes the next scrape rediscover")
+	_, ok := metrictest.Find(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.True(t, ok, "the other device is still scraped")
 
 	require.NoError(t, os.Remove(filepath.Join(root, "sys/class/infiniband/mlx4_1")))
 	md, err = s.scrape(context.Background())
 	require.NoError(t, err)
 	absent(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/1"})
-	assert.Len(t, s.ports, 1)
+	assert.Len(t, s.plan.ports, 1)
 }
 
 // TestOnlyEnabledFilesRead checks what a scrape opens: with only interconnect.io enabled, the
 // two data counters of each port and the netdev byte counters, nothing else.
 func TestOnlyEnabledFilesRead(t *testing.T) {
 	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0"}
+		cfg.Include.Devices = []string{"mlx5_bond_0"}
 		onlyMetrics(cfg, "InterconnectIo")
 	})
 	_, err := s.scrape(context.Background()) // discovery
@@ -571,10 +554,10 @@ func TestDeviceListCadence(t *testing.T) {
 	target, err := os.Readlink(link)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(link))
-	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0", "mlx4_1"} })
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.Include.Devices = []string{"mlx5_bond_0", "mlx4_1"} })
 	_, err = s.scrape(context.Background())
 	require.NoError(t, err)
-	require.Len(t, s.ports, 1)
+	require.Len(t, s.plan.ports, 1)
 
 	require.NoError(t, os.Symlink(target, link))
 	md, err := s.scrape(context.Background())
@@ -585,7 +568,7 @@ func TestDeviceListCadence(t *testing.T) {
 	md, err = s.scrape(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx4_1/1"}), "picked up with the slow counters")
-	_, ok := point(md, "rnic.port.info", map[string]any{"device": "mlx4_1/1"})
+	_, ok := metrictest.Find(md, "rnic.port.info", map[string]any{"device": "mlx4_1/1"})
 	assert.True(t, ok, "a new port's facts come with its first scrape")
 }
 
@@ -608,7 +591,7 @@ func TestDefaultScrapeFiles(t *testing.T) {
 		require.NoError(t, err)
 		return cost{s.reader.Reads() - r0, s.reader.Opened() - o0}
 	}
-	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
+	s, _ := newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) { cfg.Include.Devices = []string{"mlx5_bond_0"} })
 	count(s) // discovery: the static files once, then everything
 	assert.Equal(t, cost{fast, 0}, count(s))
 	assert.Equal(t, cost{fast, 0}, count(s))
@@ -618,7 +601,7 @@ func TestDefaultScrapeFiles(t *testing.T) {
 	assert.Equal(t, fast, s.keptFiles())
 
 	s, _ = newTestScraper(t, filepath.Join("testdata", "synthetic"), func(cfg *Config) {
-		cfg.IncludeDevices = []string{"mlx5_bond_0"}
+		cfg.Include.Devices = []string{"mlx5_bond_0"}
 		cfg.SlowInterval = 0
 	})
 	count(s)
@@ -633,7 +616,7 @@ func TestDefaultScrapeFiles(t *testing.T) {
 func TestSlowCounters(t *testing.T) {
 	root := t.TempDir()
 	testfs.CopyTree(t, filepath.Join("testdata", "synthetic"), root)
-	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.IncludeDevices = []string{"mlx5_bond_0"} })
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.Include.Devices = []string{"mlx5_bond_0"} })
 	ooo := map[string]any{"device": "mlx5_bond_0/1", "counter": "out_of_sequence"}
 	symErr := map[string]any{"device": "mlx5_bond_0/1", "counter": "symbol_error"}
 	port := "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_bond_0/ports/1/"
@@ -642,7 +625,7 @@ func TestSlowCounters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), value(t, md1, "rnic.transport.events", ooo))
 	assert.Equal(t, int64(0), value(t, md1, "rnic.port.errors", symErr))
-	first, _ := point(md1, "rnic.transport.events", ooo)
+	first, _ := metrictest.Find(md1, "rnic.transport.events", ooo)
 
 	testfs.SetUint(t, root, port+"hw_counters/out_of_sequence", 7)
 	testfs.SetUint(t, root, port+"counters/port_xmit_data", 85378896588+10)
@@ -658,7 +641,7 @@ func TestSlowCounters(t *testing.T) {
 	assert.Equal(t, int64(10*4), value(t, md2, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")), "traffic is read on every scrape")
 	assert.Equal(t, int64(4), value(t, md2, "rnic.port.state", map[string]any{"device": "mlx5_bond_0/1"}))
 	info := map[string]any{"device": "mlx5_bond_0/1"}
-	_, ok := point(md1, "rnic.port.info", info)
+	_, ok := metrictest.Find(md1, "rnic.port.info", info)
 	assert.True(t, ok, "the static facts are recorded with the slow counters")
 	absent(t, md2, "rnic.port.info", info)
 
@@ -666,9 +649,9 @@ func TestSlowCounters(t *testing.T) {
 	md3, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), value(t, md3, "rnic.transport.events", ooo))
-	_, ok = point(md3, "rnic.port.info", info)
+	_, ok = metrictest.Find(md3, "rnic.port.info", info)
 	assert.True(t, ok)
-	third, _ := point(md3, "rnic.transport.events", ooo)
+	third, _ := metrictest.Find(md3, "rnic.transport.events", ooo)
 	assert.Equal(t, first.StartTimestamp(), third.StartTimestamp(), "the series outlived the scrape in between")
 }
 
@@ -730,7 +713,7 @@ func TestEthtoolPFC(t *testing.T) {
 		drivers: map[string]string{"ens1f0np0": "mlx5_core", "ens1f1np1": "mlx5_core", "bond0": "bonding"},
 	}
 	root := fixtureCopy(t, fleetRoot("lag"))
-	s, _ := newTestScraper(t, root, func(cfg *Config) {
+	s, logs := newTestScraper(t, root, func(cfg *Config) {
 		cfg.Ethtool.Enabled = true
 		cfg.Metrics.RnicPauseDuration.Enabled = true
 	})
@@ -754,13 +737,35 @@ func TestEthtoolPFC(t *testing.T) {
 	// The bond's own byte counters still give component=netdev.
 	assert.Equal(t, int64(4000), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "bond0", "direction": "transmit"}))
 
-	// A netdev outside the collector's network namespace: one error, then quiet.
+	// A netdev outside the collector's network namespace: an error on every scrape (its points
+	// are missing), logged once.
 	fake.err = unix.ENODEV
-	_, err = s.scrape(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "ens1f0np0")
-	_, err = s.scrape(context.Background())
-	assert.NoError(t, err)
+	for range 2 {
+		_, err = s.scrape(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "ens1f0np0")
+	}
+	assert.Equal(t, 1, logs.FilterMessage("Read failed; its points are missing").FilterField(zap.String("key", "ethtool:ens1f0np0")).Len())
+}
+
+// TestEthtoolNotProvided: a netdev whose driver has no statistics answers ETHTOOL_GSTRINGS with
+// EOPNOTSUPP (net/ethtool/ioctl.c ethtool_get_sset_info without get_sset_count): a fact about the
+// hardware, said once at info level and not asked again, never a scrape error.
+func TestEthtoolNotProvided(t *testing.T) {
+	fake := &fakeEthtool{
+		stats:   map[string]map[string]uint64{"ens1f0np0": {"rx_prio3_pause": 120}},
+		drivers: map[string]string{"ens1f0np0": "mlx5_core"},
+	}
+	s, logs := newTestScraper(t, fleetRoot("lag"), func(cfg *Config) { cfg.Ethtool.Enabled = true })
+	s.ethtool = fake
+	for range 3 {
+		_, err := s.scrape(context.Background())
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 2+1+1, fake.calls, "ens1f1np1 asked once, ens1f0np0 on every scrape")
+	said := logs.FilterMessage("Counter not provided by the hardware; not read again").FilterField(zap.String("key", "ethtool:ens1f1np1"))
+	require.Equal(t, 1, said.Len())
+	assert.Equal(t, zapcore.InfoLevel, said.All()[0].Level)
 }
 
 // TestEthtoolPerDriverNames: PFC and pause counters under the names bnxt_en, ice and i40e give
@@ -784,7 +789,7 @@ func TestEthtoolPerDriverNames(t *testing.T) {
 	assert.Equal(t, int64(12), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f0np0", "direction": "transmit", "priority": int64(3)}))
 	assert.Equal(t, int64(13), value(t, md, "rnic.pause.frames", map[string]any{"device": "ens2f0np0", "direction": "receive"}))
 	assert.Equal(t, int64(21), value(t, md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1", "priority": int64(5)}))
-	assert.Len(t, pointsWith(md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1"}), 1, "an mlx5 name on a bnxt_en netdev is not read")
+	assert.Len(t, metrictest.Select(md, "rnic.pfc.pause_frames", map[string]any{"device": "ens2f1np1"}), 1, "an mlx5 name on a bnxt_en netdev is not read")
 
 	fake = &fakeEthtool{
 		stats: map[string]map[string]uint64{

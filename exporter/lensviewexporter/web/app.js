@@ -427,6 +427,14 @@
     return c;
   }
 
+  // A GPU is its PCI address (the rnic receiver's gpu.pci.bus_id), shown with the gpu receiver's
+  // name for it (gpu.info) where that receiver reports the GPU: "gpu0 (0000:1a:00.0)".
+  function gpuCell(p) {
+    const c = cell(p.gpu_device ? p.gpu_device + ' (' + p.gpu + ')' : p.gpu);
+    c.title = 'PCI ' + p.gpu;
+    return c;
+  }
+
   function renderTopology() {
     const t = state.view.topology;
     const pm = document.getElementById('peermem');
@@ -447,7 +455,7 @@
       tr.dataset.gpu = p.gpu;
       tr.dataset.nic = p.nic;
       tr.append(
-        cell(p.gpu), cell(p.nic), cell(p.path || '–', pathClass(p)), cell(p.nearest ? 'yes' : ''),
+        gpuCell(p), cell(p.nic), cell(p.path || '–', pathClass(p)), cell(p.nearest ? 'yes' : ''),
         readyCell(p), tri(p.acs_redirect, true),
         cell(p.gpu_iommu || '–'), cell(p.nic_iommu || '–'), tri(p.gpu_link_degraded, true), tri(p.nic_link_degraded, true),
       );

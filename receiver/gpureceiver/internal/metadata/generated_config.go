@@ -12,7 +12,8 @@ import (
 type GpuDramActiveMetricAttributeKey string
 
 const (
-	GpuDramActiveMetricAttributeKeyDevice GpuDramActiveMetricAttributeKey = "device"
+	GpuDramActiveMetricAttributeKeyDevice   GpuDramActiveMetricAttributeKey = "device"
+	GpuDramActiveMetricAttributeKeyPciBusID GpuDramActiveMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuDramActiveMetricConfig provides config for the gpu.dram.active metric.
@@ -41,9 +42,9 @@ func (ms *GpuDramActiveMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *GpuDramActiveMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuDramActiveMetricAttributeKeyDevice:
+		case GpuDramActiveMetricAttributeKeyDevice, GpuDramActiveMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.dram.active doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.dram.active doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -60,7 +61,8 @@ func (ms *GpuDramActiveMetricConfig) Validate() error {
 type GpuGraphicsEngineActiveMetricAttributeKey string
 
 const (
-	GpuGraphicsEngineActiveMetricAttributeKeyDevice GpuGraphicsEngineActiveMetricAttributeKey = "device"
+	GpuGraphicsEngineActiveMetricAttributeKeyDevice   GpuGraphicsEngineActiveMetricAttributeKey = "device"
+	GpuGraphicsEngineActiveMetricAttributeKeyPciBusID GpuGraphicsEngineActiveMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuGraphicsEngineActiveMetricConfig provides config for the gpu.graphics_engine.active metric.
@@ -89,9 +91,9 @@ func (ms *GpuGraphicsEngineActiveMetricConfig) Unmarshal(parser *confmap.Conf) e
 func (ms *GpuGraphicsEngineActiveMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuGraphicsEngineActiveMetricAttributeKeyDevice:
+		case GpuGraphicsEngineActiveMetricAttributeKeyDevice, GpuGraphicsEngineActiveMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.graphics_engine.active doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.graphics_engine.active doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -161,7 +163,8 @@ func (ms *GpuInfoMetricConfig) Validate() error {
 type GpuMemoryCopyUtilizationMetricAttributeKey string
 
 const (
-	GpuMemoryCopyUtilizationMetricAttributeKeyDevice GpuMemoryCopyUtilizationMetricAttributeKey = "device"
+	GpuMemoryCopyUtilizationMetricAttributeKeyDevice   GpuMemoryCopyUtilizationMetricAttributeKey = "device"
+	GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID GpuMemoryCopyUtilizationMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuMemoryCopyUtilizationMetricConfig provides config for the gpu.memory.copy_utilization metric.
@@ -190,9 +193,9 @@ func (ms *GpuMemoryCopyUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) 
 func (ms *GpuMemoryCopyUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuMemoryCopyUtilizationMetricAttributeKeyDevice:
+		case GpuMemoryCopyUtilizationMetricAttributeKeyDevice, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.memory.copy_utilization doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.memory.copy_utilization doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -209,7 +212,8 @@ func (ms *GpuMemoryCopyUtilizationMetricConfig) Validate() error {
 type GpuPcieLinkGenerationMetricAttributeKey string
 
 const (
-	GpuPcieLinkGenerationMetricAttributeKeyDevice GpuPcieLinkGenerationMetricAttributeKey = "device"
+	GpuPcieLinkGenerationMetricAttributeKeyDevice   GpuPcieLinkGenerationMetricAttributeKey = "device"
+	GpuPcieLinkGenerationMetricAttributeKeyPciBusID GpuPcieLinkGenerationMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuPcieLinkGenerationMetricConfig provides config for the gpu.pcie.link.generation metric.
@@ -238,9 +242,9 @@ func (ms *GpuPcieLinkGenerationMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *GpuPcieLinkGenerationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuPcieLinkGenerationMetricAttributeKeyDevice:
+		case GpuPcieLinkGenerationMetricAttributeKeyDevice, GpuPcieLinkGenerationMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.pcie.link.generation doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.pcie.link.generation doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -257,7 +261,8 @@ func (ms *GpuPcieLinkGenerationMetricConfig) Validate() error {
 type GpuPcieLinkMaxGenerationMetricAttributeKey string
 
 const (
-	GpuPcieLinkMaxGenerationMetricAttributeKeyDevice GpuPcieLinkMaxGenerationMetricAttributeKey = "device"
+	GpuPcieLinkMaxGenerationMetricAttributeKeyDevice   GpuPcieLinkMaxGenerationMetricAttributeKey = "device"
+	GpuPcieLinkMaxGenerationMetricAttributeKeyPciBusID GpuPcieLinkMaxGenerationMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuPcieLinkMaxGenerationMetricConfig provides config for the gpu.pcie.link.max_generation metric.
@@ -286,9 +291,9 @@ func (ms *GpuPcieLinkMaxGenerationMetricConfig) Unmarshal(parser *confmap.Conf) 
 func (ms *GpuPcieLinkMaxGenerationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuPcieLinkMaxGenerationMetricAttributeKeyDevice:
+		case GpuPcieLinkMaxGenerationMetricAttributeKeyDevice, GpuPcieLinkMaxGenerationMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.pcie.link.max_generation doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.pcie.link.max_generation doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -305,7 +310,8 @@ func (ms *GpuPcieLinkMaxGenerationMetricConfig) Validate() error {
 type GpuPcieLinkMaxWidthMetricAttributeKey string
 
 const (
-	GpuPcieLinkMaxWidthMetricAttributeKeyDevice GpuPcieLinkMaxWidthMetricAttributeKey = "device"
+	GpuPcieLinkMaxWidthMetricAttributeKeyDevice   GpuPcieLinkMaxWidthMetricAttributeKey = "device"
+	GpuPcieLinkMaxWidthMetricAttributeKeyPciBusID GpuPcieLinkMaxWidthMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuPcieLinkMaxWidthMetricConfig provides config for the gpu.pcie.link.max_width metric.
@@ -334,9 +340,9 @@ func (ms *GpuPcieLinkMaxWidthMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *GpuPcieLinkMaxWidthMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuPcieLinkMaxWidthMetricAttributeKeyDevice:
+		case GpuPcieLinkMaxWidthMetricAttributeKeyDevice, GpuPcieLinkMaxWidthMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.pcie.link.max_width doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.pcie.link.max_width doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -353,7 +359,8 @@ func (ms *GpuPcieLinkMaxWidthMetricConfig) Validate() error {
 type GpuPcieLinkWidthMetricAttributeKey string
 
 const (
-	GpuPcieLinkWidthMetricAttributeKeyDevice GpuPcieLinkWidthMetricAttributeKey = "device"
+	GpuPcieLinkWidthMetricAttributeKeyDevice   GpuPcieLinkWidthMetricAttributeKey = "device"
+	GpuPcieLinkWidthMetricAttributeKeyPciBusID GpuPcieLinkWidthMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuPcieLinkWidthMetricConfig provides config for the gpu.pcie.link.width metric.
@@ -382,9 +389,9 @@ func (ms *GpuPcieLinkWidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *GpuPcieLinkWidthMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuPcieLinkWidthMetricAttributeKeyDevice:
+		case GpuPcieLinkWidthMetricAttributeKeyDevice, GpuPcieLinkWidthMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.pcie.link.width doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.pcie.link.width doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -401,7 +408,8 @@ func (ms *GpuPcieLinkWidthMetricConfig) Validate() error {
 type GpuPcieReplaysMetricAttributeKey string
 
 const (
-	GpuPcieReplaysMetricAttributeKeyDevice GpuPcieReplaysMetricAttributeKey = "device"
+	GpuPcieReplaysMetricAttributeKeyDevice   GpuPcieReplaysMetricAttributeKey = "device"
+	GpuPcieReplaysMetricAttributeKeyPciBusID GpuPcieReplaysMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuPcieReplaysMetricConfig provides config for the gpu.pcie.replays metric.
@@ -430,9 +438,9 @@ func (ms *GpuPcieReplaysMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *GpuPcieReplaysMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuPcieReplaysMetricAttributeKeyDevice:
+		case GpuPcieReplaysMetricAttributeKeyDevice, GpuPcieReplaysMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.pcie.replays doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.pcie.replays doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -449,7 +457,8 @@ func (ms *GpuPcieReplaysMetricConfig) Validate() error {
 type GpuSmActiveMetricAttributeKey string
 
 const (
-	GpuSmActiveMetricAttributeKeyDevice GpuSmActiveMetricAttributeKey = "device"
+	GpuSmActiveMetricAttributeKeyDevice   GpuSmActiveMetricAttributeKey = "device"
+	GpuSmActiveMetricAttributeKeyPciBusID GpuSmActiveMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuSmActiveMetricConfig provides config for the gpu.sm.active metric.
@@ -478,9 +487,9 @@ func (ms *GpuSmActiveMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *GpuSmActiveMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuSmActiveMetricAttributeKeyDevice:
+		case GpuSmActiveMetricAttributeKeyDevice, GpuSmActiveMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.sm.active doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.sm.active doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -497,7 +506,8 @@ func (ms *GpuSmActiveMetricConfig) Validate() error {
 type GpuUtilizationMetricAttributeKey string
 
 const (
-	GpuUtilizationMetricAttributeKeyDevice GpuUtilizationMetricAttributeKey = "device"
+	GpuUtilizationMetricAttributeKeyDevice   GpuUtilizationMetricAttributeKey = "device"
+	GpuUtilizationMetricAttributeKeyPciBusID GpuUtilizationMetricAttributeKey = "pci.bus_id"
 )
 
 // GpuUtilizationMetricConfig provides config for the gpu.utilization metric.
@@ -526,9 +536,9 @@ func (ms *GpuUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *GpuUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuUtilizationMetricAttributeKeyDevice:
+		case GpuUtilizationMetricAttributeKeyDevice, GpuUtilizationMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric gpu.utilization doesn't have an attribute %v, valid attributes: [device]", val)
+			return fmt.Errorf("metric gpu.utilization doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
 		}
 	}
 
@@ -545,8 +555,9 @@ func (ms *GpuUtilizationMetricConfig) Validate() error {
 type GpuXidErrorsMetricAttributeKey string
 
 const (
-	GpuXidErrorsMetricAttributeKeyDevice GpuXidErrorsMetricAttributeKey = "device"
-	GpuXidErrorsMetricAttributeKeyXid    GpuXidErrorsMetricAttributeKey = "xid"
+	GpuXidErrorsMetricAttributeKeyDevice   GpuXidErrorsMetricAttributeKey = "device"
+	GpuXidErrorsMetricAttributeKeyPciBusID GpuXidErrorsMetricAttributeKey = "pci.bus_id"
+	GpuXidErrorsMetricAttributeKeyXid      GpuXidErrorsMetricAttributeKey = "xid"
 )
 
 // GpuXidErrorsMetricConfig provides config for the gpu.xid.errors metric.
@@ -575,9 +586,9 @@ func (ms *GpuXidErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *GpuXidErrorsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case GpuXidErrorsMetricAttributeKeyDevice, GpuXidErrorsMetricAttributeKeyXid:
+		case GpuXidErrorsMetricAttributeKeyDevice, GpuXidErrorsMetricAttributeKeyPciBusID, GpuXidErrorsMetricAttributeKeyXid:
 		default:
-			return fmt.Errorf("metric gpu.xid.errors doesn't have an attribute %v, valid attributes: [device, xid]", val)
+			return fmt.Errorf("metric gpu.xid.errors doesn't have an attribute %v, valid attributes: [device, pci.bus_id, xid]", val)
 		}
 	}
 
@@ -664,12 +675,12 @@ func DefaultMetricsConfig() MetricsConfig {
 		GpuDramActive: GpuDramActiveMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuDramActiveMetricAttributeKey{GpuDramActiveMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuDramActiveMetricAttributeKey{GpuDramActiveMetricAttributeKeyDevice, GpuDramActiveMetricAttributeKeyPciBusID},
 		},
 		GpuGraphicsEngineActive: GpuGraphicsEngineActiveMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuGraphicsEngineActiveMetricAttributeKey{GpuGraphicsEngineActiveMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuGraphicsEngineActiveMetricAttributeKey{GpuGraphicsEngineActiveMetricAttributeKeyDevice, GpuGraphicsEngineActiveMetricAttributeKeyPciBusID},
 		},
 		GpuInfo: GpuInfoMetricConfig{
 			Enabled:             true,
@@ -679,47 +690,47 @@ func DefaultMetricsConfig() MetricsConfig {
 		GpuMemoryCopyUtilization: GpuMemoryCopyUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID},
 		},
 		GpuPcieLinkGeneration: GpuPcieLinkGenerationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuPcieLinkGenerationMetricAttributeKey{GpuPcieLinkGenerationMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuPcieLinkGenerationMetricAttributeKey{GpuPcieLinkGenerationMetricAttributeKeyDevice, GpuPcieLinkGenerationMetricAttributeKeyPciBusID},
 		},
 		GpuPcieLinkMaxGeneration: GpuPcieLinkMaxGenerationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuPcieLinkMaxGenerationMetricAttributeKey{GpuPcieLinkMaxGenerationMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuPcieLinkMaxGenerationMetricAttributeKey{GpuPcieLinkMaxGenerationMetricAttributeKeyDevice, GpuPcieLinkMaxGenerationMetricAttributeKeyPciBusID},
 		},
 		GpuPcieLinkMaxWidth: GpuPcieLinkMaxWidthMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuPcieLinkMaxWidthMetricAttributeKey{GpuPcieLinkMaxWidthMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuPcieLinkMaxWidthMetricAttributeKey{GpuPcieLinkMaxWidthMetricAttributeKeyDevice, GpuPcieLinkMaxWidthMetricAttributeKeyPciBusID},
 		},
 		GpuPcieLinkWidth: GpuPcieLinkWidthMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuPcieLinkWidthMetricAttributeKey{GpuPcieLinkWidthMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuPcieLinkWidthMetricAttributeKey{GpuPcieLinkWidthMetricAttributeKeyDevice, GpuPcieLinkWidthMetricAttributeKeyPciBusID},
 		},
 		GpuPcieReplays: GpuPcieReplaysMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []GpuPcieReplaysMetricAttributeKey{GpuPcieReplaysMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuPcieReplaysMetricAttributeKey{GpuPcieReplaysMetricAttributeKeyDevice, GpuPcieReplaysMetricAttributeKeyPciBusID},
 		},
 		GpuSmActive: GpuSmActiveMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuSmActiveMetricAttributeKey{GpuSmActiveMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuSmActiveMetricAttributeKey{GpuSmActiveMetricAttributeKeyDevice, GpuSmActiveMetricAttributeKeyPciBusID},
 		},
 		GpuUtilization: GpuUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice},
+			EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice, GpuUtilizationMetricAttributeKeyPciBusID},
 		},
 		GpuXidErrors: GpuXidErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []GpuXidErrorsMetricAttributeKey{GpuXidErrorsMetricAttributeKeyDevice, GpuXidErrorsMetricAttributeKeyXid},
+			EnabledAttributes:   []GpuXidErrorsMetricAttributeKey{GpuXidErrorsMetricAttributeKeyDevice, GpuXidErrorsMetricAttributeKeyPciBusID, GpuXidErrorsMetricAttributeKeyXid},
 		},
 		InterconnectIo: InterconnectIoMetricConfig{
 			Enabled:             true,

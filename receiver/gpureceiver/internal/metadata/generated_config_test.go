@@ -29,12 +29,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					GpuDramActive: GpuDramActiveMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuDramActiveMetricAttributeKey{GpuDramActiveMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuDramActiveMetricAttributeKey{GpuDramActiveMetricAttributeKeyDevice, GpuDramActiveMetricAttributeKeyPciBusID},
 					},
 					GpuGraphicsEngineActive: GpuGraphicsEngineActiveMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuGraphicsEngineActiveMetricAttributeKey{GpuGraphicsEngineActiveMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuGraphicsEngineActiveMetricAttributeKey{GpuGraphicsEngineActiveMetricAttributeKeyDevice, GpuGraphicsEngineActiveMetricAttributeKeyPciBusID},
 					},
 					GpuInfo: GpuInfoMetricConfig{
 						Enabled:             true,
@@ -44,47 +44,47 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					GpuMemoryCopyUtilization: GpuMemoryCopyUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID},
 					},
 					GpuPcieLinkGeneration: GpuPcieLinkGenerationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuPcieLinkGenerationMetricAttributeKey{GpuPcieLinkGenerationMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieLinkGenerationMetricAttributeKey{GpuPcieLinkGenerationMetricAttributeKeyDevice, GpuPcieLinkGenerationMetricAttributeKeyPciBusID},
 					},
 					GpuPcieLinkMaxGeneration: GpuPcieLinkMaxGenerationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuPcieLinkMaxGenerationMetricAttributeKey{GpuPcieLinkMaxGenerationMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieLinkMaxGenerationMetricAttributeKey{GpuPcieLinkMaxGenerationMetricAttributeKeyDevice, GpuPcieLinkMaxGenerationMetricAttributeKeyPciBusID},
 					},
 					GpuPcieLinkMaxWidth: GpuPcieLinkMaxWidthMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuPcieLinkMaxWidthMetricAttributeKey{GpuPcieLinkMaxWidthMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieLinkMaxWidthMetricAttributeKey{GpuPcieLinkMaxWidthMetricAttributeKeyDevice, GpuPcieLinkMaxWidthMetricAttributeKeyPciBusID},
 					},
 					GpuPcieLinkWidth: GpuPcieLinkWidthMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuPcieLinkWidthMetricAttributeKey{GpuPcieLinkWidthMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieLinkWidthMetricAttributeKey{GpuPcieLinkWidthMetricAttributeKeyDevice, GpuPcieLinkWidthMetricAttributeKeyPciBusID},
 					},
 					GpuPcieReplays: GpuPcieReplaysMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []GpuPcieReplaysMetricAttributeKey{GpuPcieReplaysMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieReplaysMetricAttributeKey{GpuPcieReplaysMetricAttributeKeyDevice, GpuPcieReplaysMetricAttributeKeyPciBusID},
 					},
 					GpuSmActive: GpuSmActiveMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuSmActiveMetricAttributeKey{GpuSmActiveMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuSmActiveMetricAttributeKey{GpuSmActiveMetricAttributeKeyDevice, GpuSmActiveMetricAttributeKeyPciBusID},
 					},
 					GpuUtilization: GpuUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice, GpuUtilizationMetricAttributeKeyPciBusID},
 					},
 					GpuXidErrors: GpuXidErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []GpuXidErrorsMetricAttributeKey{GpuXidErrorsMetricAttributeKeyDevice, GpuXidErrorsMetricAttributeKeyXid},
+						EnabledAttributes:   []GpuXidErrorsMetricAttributeKey{GpuXidErrorsMetricAttributeKeyDevice, GpuXidErrorsMetricAttributeKeyPciBusID, GpuXidErrorsMetricAttributeKeyXid},
 					},
 					InterconnectIo: InterconnectIoMetricConfig{
 						Enabled:             true,
@@ -101,12 +101,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					GpuDramActive: GpuDramActiveMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuDramActiveMetricAttributeKey{GpuDramActiveMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuDramActiveMetricAttributeKey{GpuDramActiveMetricAttributeKeyDevice, GpuDramActiveMetricAttributeKeyPciBusID},
 					},
 					GpuGraphicsEngineActive: GpuGraphicsEngineActiveMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuGraphicsEngineActiveMetricAttributeKey{GpuGraphicsEngineActiveMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuGraphicsEngineActiveMetricAttributeKey{GpuGraphicsEngineActiveMetricAttributeKeyDevice, GpuGraphicsEngineActiveMetricAttributeKeyPciBusID},
 					},
 					GpuInfo: GpuInfoMetricConfig{
 						Enabled:             false,
@@ -116,47 +116,47 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					GpuMemoryCopyUtilization: GpuMemoryCopyUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID},
 					},
 					GpuPcieLinkGeneration: GpuPcieLinkGenerationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuPcieLinkGenerationMetricAttributeKey{GpuPcieLinkGenerationMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieLinkGenerationMetricAttributeKey{GpuPcieLinkGenerationMetricAttributeKeyDevice, GpuPcieLinkGenerationMetricAttributeKeyPciBusID},
 					},
 					GpuPcieLinkMaxGeneration: GpuPcieLinkMaxGenerationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuPcieLinkMaxGenerationMetricAttributeKey{GpuPcieLinkMaxGenerationMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieLinkMaxGenerationMetricAttributeKey{GpuPcieLinkMaxGenerationMetricAttributeKeyDevice, GpuPcieLinkMaxGenerationMetricAttributeKeyPciBusID},
 					},
 					GpuPcieLinkMaxWidth: GpuPcieLinkMaxWidthMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuPcieLinkMaxWidthMetricAttributeKey{GpuPcieLinkMaxWidthMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieLinkMaxWidthMetricAttributeKey{GpuPcieLinkMaxWidthMetricAttributeKeyDevice, GpuPcieLinkMaxWidthMetricAttributeKeyPciBusID},
 					},
 					GpuPcieLinkWidth: GpuPcieLinkWidthMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuPcieLinkWidthMetricAttributeKey{GpuPcieLinkWidthMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieLinkWidthMetricAttributeKey{GpuPcieLinkWidthMetricAttributeKeyDevice, GpuPcieLinkWidthMetricAttributeKeyPciBusID},
 					},
 					GpuPcieReplays: GpuPcieReplaysMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []GpuPcieReplaysMetricAttributeKey{GpuPcieReplaysMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuPcieReplaysMetricAttributeKey{GpuPcieReplaysMetricAttributeKeyDevice, GpuPcieReplaysMetricAttributeKeyPciBusID},
 					},
 					GpuSmActive: GpuSmActiveMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuSmActiveMetricAttributeKey{GpuSmActiveMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuSmActiveMetricAttributeKey{GpuSmActiveMetricAttributeKeyDevice, GpuSmActiveMetricAttributeKeyPciBusID},
 					},
 					GpuUtilization: GpuUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice},
+						EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice, GpuUtilizationMetricAttributeKeyPciBusID},
 					},
 					GpuXidErrors: GpuXidErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []GpuXidErrorsMetricAttributeKey{GpuXidErrorsMetricAttributeKeyDevice, GpuXidErrorsMetricAttributeKeyXid},
+						EnabledAttributes:   []GpuXidErrorsMetricAttributeKey{GpuXidErrorsMetricAttributeKeyDevice, GpuXidErrorsMetricAttributeKeyPciBusID, GpuXidErrorsMetricAttributeKeyXid},
 					},
 					InterconnectIo: InterconnectIoMetricConfig{
 						Enabled:             false,
@@ -180,7 +180,7 @@ func TestGpuDramActiveMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuDramActiveMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.dram.active doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.dram.active doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuDramActive
 	cfg.AggregationStrategy = "invalid"
@@ -192,7 +192,7 @@ func TestGpuGraphicsEngineActiveMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuGraphicsEngineActiveMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.graphics_engine.active doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.graphics_engine.active doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuGraphicsEngineActive
 	cfg.AggregationStrategy = "invalid"
@@ -216,7 +216,7 @@ func TestGpuMemoryCopyUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuMemoryCopyUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.memory.copy_utilization doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.memory.copy_utilization doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuMemoryCopyUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -228,7 +228,7 @@ func TestGpuPcieLinkGenerationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuPcieLinkGenerationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.link.generation doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.link.generation doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuPcieLinkGeneration
 	cfg.AggregationStrategy = "invalid"
@@ -240,7 +240,7 @@ func TestGpuPcieLinkMaxGenerationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuPcieLinkMaxGenerationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.link.max_generation doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.link.max_generation doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuPcieLinkMaxGeneration
 	cfg.AggregationStrategy = "invalid"
@@ -252,7 +252,7 @@ func TestGpuPcieLinkMaxWidthMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuPcieLinkMaxWidthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.link.max_width doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.link.max_width doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuPcieLinkMaxWidth
 	cfg.AggregationStrategy = "invalid"
@@ -264,7 +264,7 @@ func TestGpuPcieLinkWidthMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuPcieLinkWidthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.link.width doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.link.width doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuPcieLinkWidth
 	cfg.AggregationStrategy = "invalid"
@@ -276,7 +276,7 @@ func TestGpuPcieReplaysMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuPcieReplaysMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.replays doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.pcie.replays doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuPcieReplays
 	cfg.AggregationStrategy = "invalid"
@@ -288,7 +288,7 @@ func TestGpuSmActiveMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuSmActiveMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.sm.active doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.sm.active doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuSmActive
 	cfg.AggregationStrategy = "invalid"
@@ -300,7 +300,7 @@ func TestGpuUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.utilization doesn't have an attribute invalid, valid attributes: [device]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.utilization doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -312,7 +312,7 @@ func TestGpuXidErrorsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []GpuXidErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric gpu.xid.errors doesn't have an attribute invalid, valid attributes: [device, xid]")
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.xid.errors doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, xid]")
 
 	cfg = DefaultMetricsConfig().GpuXidErrors
 	cfg.AggregationStrategy = "invalid"

@@ -104,11 +104,11 @@ var MapAttributeSource = map[string]AttributeSource{
 var MetricsInfo = metricsInfo{
 	GpuDramActive: metricInfo{
 		Name:       "gpu.dram.active",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuGraphicsEngineActive: metricInfo{
 		Name:       "gpu.graphics_engine.active",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuInfo: metricInfo{
 		Name:       "gpu.info",
@@ -116,39 +116,39 @@ var MetricsInfo = metricsInfo{
 	},
 	GpuMemoryCopyUtilization: metricInfo{
 		Name:       "gpu.memory.copy_utilization",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuPcieLinkGeneration: metricInfo{
 		Name:       "gpu.pcie.link.generation",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuPcieLinkMaxGeneration: metricInfo{
 		Name:       "gpu.pcie.link.max_generation",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuPcieLinkMaxWidth: metricInfo{
 		Name:       "gpu.pcie.link.max_width",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuPcieLinkWidth: metricInfo{
 		Name:       "gpu.pcie.link.width",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuPcieReplays: metricInfo{
 		Name:       "gpu.pcie.replays",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuSmActive: metricInfo{
 		Name:       "gpu.sm.active",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuUtilization: metricInfo{
 		Name:       "gpu.utilization",
-		Attributes: []string{"device"},
+		Attributes: []string{"device", "pci.bus_id"},
 	},
 	GpuXidErrors: metricInfo{
 		Name:       "gpu.xid.errors",
-		Attributes: []string{"device", "xid"},
+		Attributes: []string{"device", "pci.bus_id", "xid"},
 	},
 	InterconnectIo: metricInfo{
 		Name:       "interconnect.io",
@@ -194,7 +194,7 @@ func (m *metricGpuDramActive) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuDramActive) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
+func (m *metricGpuDramActive) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -204,6 +204,9 @@ func (m *metricGpuDramActive) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuDramActiveMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuDramActiveMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -283,7 +286,7 @@ func (m *metricGpuGraphicsEngineActive) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuGraphicsEngineActive) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
+func (m *metricGpuGraphicsEngineActive) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -293,6 +296,9 @@ func (m *metricGpuGraphicsEngineActive) recordDataPoint(start pcommon.Timestamp,
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuGraphicsEngineActiveMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuGraphicsEngineActiveMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -476,7 +482,7 @@ func (m *metricGpuMemoryCopyUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuMemoryCopyUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
+func (m *metricGpuMemoryCopyUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -486,6 +492,9 @@ func (m *metricGpuMemoryCopyUtilization) recordDataPoint(start pcommon.Timestamp
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuMemoryCopyUtilizationMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -565,7 +574,7 @@ func (m *metricGpuPcieLinkGeneration) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuPcieLinkGeneration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
+func (m *metricGpuPcieLinkGeneration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -575,6 +584,9 @@ func (m *metricGpuPcieLinkGeneration) recordDataPoint(start pcommon.Timestamp, t
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuPcieLinkGenerationMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuPcieLinkGenerationMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -654,7 +666,7 @@ func (m *metricGpuPcieLinkMaxGeneration) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuPcieLinkMaxGeneration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
+func (m *metricGpuPcieLinkMaxGeneration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -664,6 +676,9 @@ func (m *metricGpuPcieLinkMaxGeneration) recordDataPoint(start pcommon.Timestamp
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuPcieLinkMaxGenerationMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuPcieLinkMaxGenerationMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -743,7 +758,7 @@ func (m *metricGpuPcieLinkMaxWidth) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuPcieLinkMaxWidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
+func (m *metricGpuPcieLinkMaxWidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -753,6 +768,9 @@ func (m *metricGpuPcieLinkMaxWidth) recordDataPoint(start pcommon.Timestamp, ts 
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuPcieLinkMaxWidthMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuPcieLinkMaxWidthMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -832,7 +850,7 @@ func (m *metricGpuPcieLinkWidth) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuPcieLinkWidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
+func (m *metricGpuPcieLinkWidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -842,6 +860,9 @@ func (m *metricGpuPcieLinkWidth) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuPcieLinkWidthMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuPcieLinkWidthMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -923,7 +944,7 @@ func (m *metricGpuPcieReplays) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
+func (m *metricGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -933,6 +954,9 @@ func (m *metricGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcomm
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuPcieReplaysMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuPcieReplaysMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -1012,7 +1036,7 @@ func (m *metricGpuSmActive) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuSmActive) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
+func (m *metricGpuSmActive) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1022,6 +1046,9 @@ func (m *metricGpuSmActive) recordDataPoint(start pcommon.Timestamp, ts pcommon.
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuSmActiveMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuSmActiveMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -1101,7 +1128,7 @@ func (m *metricGpuUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
+func (m *metricGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1111,6 +1138,9 @@ func (m *metricGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcomm
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuUtilizationMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuUtilizationMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 
 	var s string
@@ -1192,7 +1222,7 @@ func (m *metricGpuXidErrors) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, xidAttributeValue int64) {
+func (m *metricGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, xidAttributeValue int64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1202,6 +1232,9 @@ func (m *metricGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, GpuXidErrorsMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuXidErrorsMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, GpuXidErrorsMetricAttributeKeyXid) {
 		dp.Attributes().PutInt("xid", xidAttributeValue)
@@ -1530,13 +1563,13 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordGpuDramActiveDataPoint adds a data point to gpu.dram.active metric.
-func (mb *MetricsBuilder) RecordGpuDramActiveDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
-	mb.metricGpuDramActive.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuDramActiveDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuDramActive.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuGraphicsEngineActiveDataPoint adds a data point to gpu.graphics_engine.active metric.
-func (mb *MetricsBuilder) RecordGpuGraphicsEngineActiveDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
-	mb.metricGpuGraphicsEngineActive.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuGraphicsEngineActiveDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuGraphicsEngineActive.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuInfoDataPoint adds a data point to gpu.info metric.
@@ -1545,48 +1578,48 @@ func (mb *MetricsBuilder) RecordGpuInfoDataPoint(ts pcommon.Timestamp, val int64
 }
 
 // RecordGpuMemoryCopyUtilizationDataPoint adds a data point to gpu.memory.copy_utilization metric.
-func (mb *MetricsBuilder) RecordGpuMemoryCopyUtilizationDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
-	mb.metricGpuMemoryCopyUtilization.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuMemoryCopyUtilizationDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuMemoryCopyUtilization.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuPcieLinkGenerationDataPoint adds a data point to gpu.pcie.link.generation metric.
-func (mb *MetricsBuilder) RecordGpuPcieLinkGenerationDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
-	mb.metricGpuPcieLinkGeneration.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuPcieLinkGenerationDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuPcieLinkGeneration.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuPcieLinkMaxGenerationDataPoint adds a data point to gpu.pcie.link.max_generation metric.
-func (mb *MetricsBuilder) RecordGpuPcieLinkMaxGenerationDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
-	mb.metricGpuPcieLinkMaxGeneration.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuPcieLinkMaxGenerationDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuPcieLinkMaxGeneration.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuPcieLinkMaxWidthDataPoint adds a data point to gpu.pcie.link.max_width metric.
-func (mb *MetricsBuilder) RecordGpuPcieLinkMaxWidthDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
-	mb.metricGpuPcieLinkMaxWidth.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuPcieLinkMaxWidthDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuPcieLinkMaxWidth.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuPcieLinkWidthDataPoint adds a data point to gpu.pcie.link.width metric.
-func (mb *MetricsBuilder) RecordGpuPcieLinkWidthDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
-	mb.metricGpuPcieLinkWidth.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuPcieLinkWidthDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuPcieLinkWidth.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuPcieReplaysDataPoint adds a data point to gpu.pcie.replays metric.
-func (mb *MetricsBuilder) RecordGpuPcieReplaysDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string) {
-	mb.metricGpuPcieReplays.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuPcieReplaysDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuPcieReplays.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuSmActiveDataPoint adds a data point to gpu.sm.active metric.
-func (mb *MetricsBuilder) RecordGpuSmActiveDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
-	mb.metricGpuSmActive.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuSmActiveDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuSmActive.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuUtilizationDataPoint adds a data point to gpu.utilization metric.
-func (mb *MetricsBuilder) RecordGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string) {
-	mb.metricGpuUtilization.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricGpuUtilization.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordGpuXidErrorsDataPoint adds a data point to gpu.xid.errors metric.
-func (mb *MetricsBuilder) RecordGpuXidErrorsDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, xidAttributeValue int64) {
-	mb.metricGpuXidErrors.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, xidAttributeValue)
+func (mb *MetricsBuilder) RecordGpuXidErrorsDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, xidAttributeValue int64) {
+	mb.metricGpuXidErrors.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, xidAttributeValue)
 }
 
 // RecordInterconnectIoDataPoint adds a data point to interconnect.io metric.

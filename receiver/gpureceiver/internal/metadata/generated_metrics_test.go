@@ -81,15 +81,15 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuDramActiveDataPoint(ts, 1, "device-val")
+			mb.RecordGpuDramActiveDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuDramActiveDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuDramActiveDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuGraphicsEngineActiveDataPoint(ts, 1, "device-val")
+			mb.RecordGpuGraphicsEngineActiveDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuGraphicsEngineActiveDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuGraphicsEngineActiveDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -99,57 +99,57 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuMemoryCopyUtilizationDataPoint(ts, 1, "device-val")
+			mb.RecordGpuMemoryCopyUtilizationDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuMemoryCopyUtilizationDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuMemoryCopyUtilizationDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuPcieLinkGenerationDataPoint(ts, 1, "device-val")
+			mb.RecordGpuPcieLinkGenerationDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuPcieLinkGenerationDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuPcieLinkGenerationDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuPcieLinkMaxGenerationDataPoint(ts, 1, "device-val")
+			mb.RecordGpuPcieLinkMaxGenerationDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuPcieLinkMaxGenerationDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuPcieLinkMaxGenerationDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuPcieLinkMaxWidthDataPoint(ts, 1, "device-val")
+			mb.RecordGpuPcieLinkMaxWidthDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuPcieLinkMaxWidthDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuPcieLinkMaxWidthDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuPcieLinkWidthDataPoint(ts, 1, "device-val")
+			mb.RecordGpuPcieLinkWidthDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuPcieLinkWidthDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuPcieLinkWidthDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuPcieReplaysDataPoint(ts, 1, "device-val")
+			mb.RecordGpuPcieReplaysDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuPcieReplaysDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuPcieReplaysDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuSmActiveDataPoint(ts, 1, "device-val")
+			mb.RecordGpuSmActiveDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuSmActiveDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuSmActiveDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuUtilizationDataPoint(ts, 1, "device-val")
+			mb.RecordGpuUtilizationDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuUtilizationDataPoint(ts, 3, "device-val-2")
+				mb.RecordGpuUtilizationDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordGpuXidErrorsDataPoint(ts, 1, "device-val", 3)
+			mb.RecordGpuXidErrorsDataPoint(ts, 1, "device-val", "pci.bus_id-val", 3)
 			if tt.name == "reaggregate_set" {
-				mb.RecordGpuXidErrorsDataPoint(ts, 3, "device-val-2", 4)
+				mb.RecordGpuXidErrorsDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", 4)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -217,6 +217,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.dram.active"], "Found a duplicate in the metrics slice: gpu.dram.active")
 						validatedMetrics["gpu.dram.active"] = true
@@ -240,6 +243,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.graphics_engine.active":
 					if tt.name != "reaggregate_set" {
@@ -257,6 +262,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.graphics_engine.active"], "Found a duplicate in the metrics slice: gpu.graphics_engine.active")
 						validatedMetrics["gpu.graphics_engine.active"] = true
@@ -279,6 +287,8 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
 						assert.False(t, ok)
 					}
 				case "gpu.info":
@@ -362,6 +372,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.memory.copy_utilization"], "Found a duplicate in the metrics slice: gpu.memory.copy_utilization")
 						validatedMetrics["gpu.memory.copy_utilization"] = true
@@ -385,6 +398,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.pcie.link.generation":
 					if tt.name != "reaggregate_set" {
@@ -402,6 +417,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.pcie.link.generation"], "Found a duplicate in the metrics slice: gpu.pcie.link.generation")
 						validatedMetrics["gpu.pcie.link.generation"] = true
@@ -425,6 +443,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.pcie.link.max_generation":
 					if tt.name != "reaggregate_set" {
@@ -442,6 +462,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.pcie.link.max_generation"], "Found a duplicate in the metrics slice: gpu.pcie.link.max_generation")
 						validatedMetrics["gpu.pcie.link.max_generation"] = true
@@ -465,6 +488,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.pcie.link.max_width":
 					if tt.name != "reaggregate_set" {
@@ -482,6 +507,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.pcie.link.max_width"], "Found a duplicate in the metrics slice: gpu.pcie.link.max_width")
 						validatedMetrics["gpu.pcie.link.max_width"] = true
@@ -505,6 +533,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.pcie.link.width":
 					if tt.name != "reaggregate_set" {
@@ -522,6 +552,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.pcie.link.width"], "Found a duplicate in the metrics slice: gpu.pcie.link.width")
 						validatedMetrics["gpu.pcie.link.width"] = true
@@ -545,6 +578,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.pcie.replays":
 					if tt.name != "reaggregate_set" {
@@ -564,6 +599,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.pcie.replays"], "Found a duplicate in the metrics slice: gpu.pcie.replays")
 						validatedMetrics["gpu.pcie.replays"] = true
@@ -589,6 +627,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.sm.active":
 					if tt.name != "reaggregate_set" {
@@ -606,6 +646,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.sm.active"], "Found a duplicate in the metrics slice: gpu.sm.active")
 						validatedMetrics["gpu.sm.active"] = true
@@ -629,6 +672,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.utilization":
 					if tt.name != "reaggregate_set" {
@@ -646,6 +691,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["gpu.utilization"], "Found a duplicate in the metrics slice: gpu.utilization")
 						validatedMetrics["gpu.utilization"] = true
@@ -669,6 +717,8 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
 					}
 				case "gpu.xid.errors":
 					if tt.name != "reaggregate_set" {
@@ -688,6 +738,9 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
 						xidAttrVal, ok := dp.Attributes().Get("xid")
 						assert.True(t, ok)
 						assert.EqualValues(t, 3, xidAttrVal.Int())
@@ -715,6 +768,8 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
 						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("xid")
 						assert.False(t, ok)

@@ -379,15 +379,15 @@ var MetricsInfo = metricsInfo{
 	},
 	RnicTopologyAcsRedirect: metricInfo{
 		Name:       "rnic.topology.acs_redirect",
-		Attributes: []string{"gpu", "device"},
+		Attributes: []string{"gpu.pci.bus_id", "device"},
 	},
 	RnicTopologyGpuDistance: metricInfo{
 		Name:       "rnic.topology.gpu_distance",
-		Attributes: []string{"gpu", "gpu.pci.bus_id", "device", "pci.bus_id", "pcie.path"},
+		Attributes: []string{"gpu.pci.bus_id", "device", "pci.bus_id", "pcie.path"},
 	},
 	RnicTopologyGpudirectReady: metricInfo{
 		Name:       "rnic.topology.gpudirect_ready",
-		Attributes: []string{"gpu", "device", "gpudirect.reason"},
+		Attributes: []string{"gpu.pci.bus_id", "device", "gpudirect.reason"},
 	},
 	RnicTopologyIommu: metricInfo{
 		Name:       "rnic.topology.iommu",
@@ -407,7 +407,7 @@ var MetricsInfo = metricsInfo{
 	},
 	RnicTopologyNearestRnic: metricInfo{
 		Name:       "rnic.topology.nearest_rnic",
-		Attributes: []string{"gpu", "gpu.pci.bus_id", "device", "pci.bus_id", "pcie.path"},
+		Attributes: []string{"gpu.pci.bus_id", "device", "pci.bus_id", "pcie.path"},
 	},
 	RnicTopologyPeerMemory: metricInfo{
 		Name:       "rnic.topology.peer_memory",
@@ -1573,7 +1573,7 @@ func (m *metricRnicTopologyAcsRedirect) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricRnicTopologyAcsRedirect) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
+func (m *metricRnicTopologyAcsRedirect) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuPciBusIDAttributeValue string, deviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1581,7 +1581,7 @@ func (m *metricRnicTopologyAcsRedirect) recordDataPoint(start pcommon.Timestamp,
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
-	dp.Attributes().PutStr("gpu", gpuAttributeValue)
+	dp.Attributes().PutStr("gpu.pci.bus_id", gpuPciBusIDAttributeValue)
 	dp.Attributes().PutStr("device", deviceAttributeValue)
 }
 
@@ -1626,7 +1626,7 @@ func (m *metricRnicTopologyGpuDistance) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricRnicTopologyGpuDistance) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue string) {
+func (m *metricRnicTopologyGpuDistance) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1634,7 +1634,6 @@ func (m *metricRnicTopologyGpuDistance) recordDataPoint(start pcommon.Timestamp,
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
-	dp.Attributes().PutStr("gpu", gpuAttributeValue)
 	dp.Attributes().PutStr("gpu.pci.bus_id", gpuPciBusIDAttributeValue)
 	dp.Attributes().PutStr("device", deviceAttributeValue)
 	dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
@@ -1682,7 +1681,7 @@ func (m *metricRnicTopologyGpudirectReady) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string, gpudirectReasonAttributeValue string) {
+func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuPciBusIDAttributeValue string, deviceAttributeValue string, gpudirectReasonAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1690,7 +1689,7 @@ func (m *metricRnicTopologyGpudirectReady) recordDataPoint(start pcommon.Timesta
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
-	dp.Attributes().PutStr("gpu", gpuAttributeValue)
+	dp.Attributes().PutStr("gpu.pci.bus_id", gpuPciBusIDAttributeValue)
 	dp.Attributes().PutStr("device", deviceAttributeValue)
 	dp.Attributes().PutStr("gpudirect.reason", gpudirectReasonAttributeValue)
 }
@@ -1730,7 +1729,7 @@ type metricRnicTopologyIommu struct {
 // init fills rnic.topology.iommu metric with initial data.
 func (m *metricRnicTopologyIommu) init() {
 	m.data.SetName("rnic.topology.iommu")
-	m.data.SetDescription("IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU.")
+	m.data.SetDescription("IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU. A GPU's device is its PCI address, as pci.bus_id.")
 	m.data.SetUnit("{mode}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1784,7 +1783,7 @@ type metricRnicTopologyLinkDegraded struct {
 // init fills rnic.topology.link.degraded metric with initial data.
 func (m *metricRnicTopologyLinkDegraded) init() {
 	m.data.SetName("rnic.topology.link.degraded")
-	m.data.SetDescription("1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.")
+	m.data.SetDescription("1 if the PCIe link of an RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes or a lower speed) - else 0. A Gen5 NIC in a Gen4 slot is not degraded. GPU links are the gpu receiver's (gpu.pcie.link.*).")
 	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1837,7 +1836,7 @@ type metricRnicTopologyLinkSpeed struct {
 // init fills rnic.topology.link.speed metric with initial data.
 func (m *metricRnicTopologyLinkSpeed) init() {
 	m.data.SetName("rnic.topology.link.speed")
-	m.data.SetDescription("PCIe link speed per lane of each GPU and RDMA NIC, trained and maximum, in GT/s. GPUs lower it when idle.")
+	m.data.SetDescription("PCIe link speed per lane of each RDMA NIC, trained and maximum, in GT/s.")
 	m.data.SetUnit("{GT}/s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1891,7 +1890,7 @@ type metricRnicTopologyLinkWidth struct {
 // init fills rnic.topology.link.width metric with initial data.
 func (m *metricRnicTopologyLinkWidth) init() {
 	m.data.SetName("rnic.topology.link.width")
-	m.data.SetDescription("PCIe link width of each GPU and RDMA NIC, trained and maximum.")
+	m.data.SetDescription("PCIe link width of each RDMA NIC, trained and maximum.")
 	m.data.SetUnit("{lane}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1951,7 +1950,7 @@ func (m *metricRnicTopologyNearestRnic) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricRnicTopologyNearestRnic) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuAttributeValue string, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue string) {
+func (m *metricRnicTopologyNearestRnic) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1959,7 +1958,6 @@ func (m *metricRnicTopologyNearestRnic) recordDataPoint(start pcommon.Timestamp,
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
-	dp.Attributes().PutStr("gpu", gpuAttributeValue)
 	dp.Attributes().PutStr("gpu.pci.bus_id", gpuPciBusIDAttributeValue)
 	dp.Attributes().PutStr("device", deviceAttributeValue)
 	dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
@@ -2468,18 +2466,18 @@ func (mb *MetricsBuilder) RecordRnicRoceEcnMarkedDataPoint(ts pcommon.Timestamp,
 }
 
 // RecordRnicTopologyAcsRedirectDataPoint adds a data point to rnic.topology.acs_redirect metric.
-func (mb *MetricsBuilder) RecordRnicTopologyAcsRedirectDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string) {
-	mb.metricRnicTopologyAcsRedirect.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, deviceAttributeValue)
+func (mb *MetricsBuilder) RecordRnicTopologyAcsRedirectDataPoint(ts pcommon.Timestamp, val int64, gpuPciBusIDAttributeValue string, deviceAttributeValue string) {
+	mb.metricRnicTopologyAcsRedirect.recordDataPoint(mb.startTime, ts, val, gpuPciBusIDAttributeValue, deviceAttributeValue)
 }
 
 // RecordRnicTopologyGpuDistanceDataPoint adds a data point to rnic.topology.gpu_distance metric.
-func (mb *MetricsBuilder) RecordRnicTopologyGpuDistanceDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue AttributePciePath) {
-	mb.metricRnicTopologyGpuDistance.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, gpuPciBusIDAttributeValue, deviceAttributeValue, pciBusIDAttributeValue, pciePathAttributeValue.String())
+func (mb *MetricsBuilder) RecordRnicTopologyGpuDistanceDataPoint(ts pcommon.Timestamp, val int64, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue AttributePciePath) {
+	mb.metricRnicTopologyGpuDistance.recordDataPoint(mb.startTime, ts, val, gpuPciBusIDAttributeValue, deviceAttributeValue, pciBusIDAttributeValue, pciePathAttributeValue.String())
 }
 
 // RecordRnicTopologyGpudirectReadyDataPoint adds a data point to rnic.topology.gpudirect_ready metric.
-func (mb *MetricsBuilder) RecordRnicTopologyGpudirectReadyDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, deviceAttributeValue string, gpudirectReasonAttributeValue AttributeGpudirectReason) {
-	mb.metricRnicTopologyGpudirectReady.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, deviceAttributeValue, gpudirectReasonAttributeValue.String())
+func (mb *MetricsBuilder) RecordRnicTopologyGpudirectReadyDataPoint(ts pcommon.Timestamp, val int64, gpuPciBusIDAttributeValue string, deviceAttributeValue string, gpudirectReasonAttributeValue AttributeGpudirectReason) {
+	mb.metricRnicTopologyGpudirectReady.recordDataPoint(mb.startTime, ts, val, gpuPciBusIDAttributeValue, deviceAttributeValue, gpudirectReasonAttributeValue.String())
 }
 
 // RecordRnicTopologyIommuDataPoint adds a data point to rnic.topology.iommu metric.
@@ -2503,8 +2501,8 @@ func (mb *MetricsBuilder) RecordRnicTopologyLinkWidthDataPoint(ts pcommon.Timest
 }
 
 // RecordRnicTopologyNearestRnicDataPoint adds a data point to rnic.topology.nearest_rnic metric.
-func (mb *MetricsBuilder) RecordRnicTopologyNearestRnicDataPoint(ts pcommon.Timestamp, val int64, gpuAttributeValue string, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue AttributePciePath) {
-	mb.metricRnicTopologyNearestRnic.recordDataPoint(mb.startTime, ts, val, gpuAttributeValue, gpuPciBusIDAttributeValue, deviceAttributeValue, pciBusIDAttributeValue, pciePathAttributeValue.String())
+func (mb *MetricsBuilder) RecordRnicTopologyNearestRnicDataPoint(ts pcommon.Timestamp, val int64, gpuPciBusIDAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, pciePathAttributeValue AttributePciePath) {
+	mb.metricRnicTopologyNearestRnic.recordDataPoint(mb.startTime, ts, val, gpuPciBusIDAttributeValue, deviceAttributeValue, pciBusIDAttributeValue, pciePathAttributeValue.String())
 }
 
 // RecordRnicTopologyPeerMemoryDataPoint adds a data point to rnic.topology.peer_memory metric.

@@ -119,13 +119,13 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordRnicRoceEcnMarkedDataPoint(ts, 1, "device-val")
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordRnicTopologyAcsRedirectDataPoint(ts, 1, "gpu-val", "device-val")
+			mb.RecordRnicTopologyAcsRedirectDataPoint(ts, 1, "gpu.pci.bus_id-val", "device-val")
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordRnicTopologyGpuDistanceDataPoint(ts, 1, "gpu-val", "gpu.pci.bus_id-val", "device-val", "pci.bus_id-val", AttributePciePathPIX)
+			mb.RecordRnicTopologyGpuDistanceDataPoint(ts, 1, "gpu.pci.bus_id-val", "device-val", "pci.bus_id-val", AttributePciePathPIX)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 1, "gpu-val", "device-val", AttributeGpudirectReasonReady)
+			mb.RecordRnicTopologyGpudirectReadyDataPoint(ts, 1, "gpu.pci.bus_id-val", "device-val", AttributeGpudirectReasonReady)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyIommuDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributeIommuModeOff)
@@ -140,7 +140,7 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordRnicTopologyLinkWidthDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributePcieLinkBoundCurrent)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordRnicTopologyNearestRnicDataPoint(ts, 1, "gpu-val", "gpu.pci.bus_id-val", "device-val", "pci.bus_id-val", AttributePciePathPIX)
+			mb.RecordRnicTopologyNearestRnicDataPoint(ts, 1, "gpu.pci.bus_id-val", "device-val", "pci.bus_id-val", AttributePciePathPIX)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicTopologyPeerMemoryDataPoint(ts, 1, AttributeMechanismNvidiaPeermem)
@@ -603,9 +603,9 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-					gpuAttrVal, ok := dp.Attributes().Get("gpu")
+					gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
 					assert.True(t, ok)
-					assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+					assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
 					deviceAttrVal, ok := dp.Attributes().Get("device")
 					assert.True(t, ok)
 					assert.Equal(t, "device-val", deviceAttrVal.Str())
@@ -621,9 +621,6 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-					gpuAttrVal, ok := dp.Attributes().Get("gpu")
-					assert.True(t, ok)
-					assert.Equal(t, "gpu-val", gpuAttrVal.Str())
 					gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
 					assert.True(t, ok)
 					assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
@@ -648,9 +645,9 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-					gpuAttrVal, ok := dp.Attributes().Get("gpu")
+					gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
 					assert.True(t, ok)
-					assert.Equal(t, "gpu-val", gpuAttrVal.Str())
+					assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
 					deviceAttrVal, ok := dp.Attributes().Get("device")
 					assert.True(t, ok)
 					assert.Equal(t, "device-val", deviceAttrVal.Str())
@@ -662,7 +659,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["rnic.topology.iommu"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU.", mi.Description())
+					assert.Equal(t, "IOMMU mode of each GPU and RDMA NIC (always 1; the iommu.mode attribute carries the state). Translated DMA sends peer traffic through the IOMMU. A GPU's device is its PCI address, as pci.bus_id.", mi.Description())
 					assert.Equal(t, "{mode}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -683,7 +680,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["rnic.topology.link.degraded"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "1 if the PCIe link of a GPU or RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes; for NICs also a lower speed, which GPUs use to save power when idle) - else 0. A Gen5 NIC in a Gen4 slot is not degraded.", mi.Description())
+					assert.Equal(t, "1 if the PCIe link of an RDMA NIC trained below what it can reach - the lower of its own and its upstream port's maximum, as the kernel's pcie_bandwidth_available() computes it (fewer lanes or a lower speed) - else 0. A Gen5 NIC in a Gen4 slot is not degraded. GPU links are the gpu receiver's (gpu.pcie.link.*).", mi.Description())
 					assert.Equal(t, "{state}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -701,7 +698,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["rnic.topology.link.speed"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "PCIe link speed per lane of each GPU and RDMA NIC, trained and maximum, in GT/s. GPUs lower it when idle.", mi.Description())
+					assert.Equal(t, "PCIe link speed per lane of each RDMA NIC, trained and maximum, in GT/s.", mi.Description())
 					assert.Equal(t, "{GT}/s", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -722,7 +719,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["rnic.topology.link.width"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "PCIe link width of each GPU and RDMA NIC, trained and maximum.", mi.Description())
+					assert.Equal(t, "PCIe link width of each RDMA NIC, trained and maximum.", mi.Description())
 					assert.Equal(t, "{lane}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -750,9 +747,6 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-					gpuAttrVal, ok := dp.Attributes().Get("gpu")
-					assert.True(t, ok)
-					assert.Equal(t, "gpu-val", gpuAttrVal.Str())
 					gpuPciBusIDAttrVal, ok := dp.Attributes().Get("gpu.pci.bus_id")
 					assert.True(t, ok)
 					assert.Equal(t, "gpu.pci.bus_id-val", gpuPciBusIDAttrVal.Str())
