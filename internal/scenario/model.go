@@ -1,10 +1,12 @@
-// Package simulate writes recordings of a simulated 2-node, 1-GPU-per-node training cluster (as in
-// the InterconnectLens paper: ConnectX-6 Dx 100 Gb/s RoCE and one GPU per node) for the cases the
-// paper and DESIGN §1 tell apart: healthy GPUDirect RDMA AllReduce and Broadcast, NCCL's fallback
-// to TCP, GPUDirect RDMA bouncing through host memory, a switch port limited to 20 Gb/s, a link
-// trained down, and a PFC pause storm. The recordings replay through the real receivers
-// (internal/recording), so the simulated numbers go through every line of code that real ones do.
-package simulate // import "github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+// Package scenario is the model of a simulated 2-node, 1-GPU-per-node training cluster (as in
+// the InterconnectLens paper: ConnectX-6 Dx 100 Gb/s RoCE and one GPU per node) in the cases the
+// paper tells apart: healthy GPUDirect RDMA AllReduce and Broadcast, NCCL's fallback to TCP,
+// GPUDirect RDMA bouncing through host memory, a switch port limited to 20 Gb/s, a link trained
+// down, and a PFC pause storm. It holds the cases, their phases, the verdicts each phase expects,
+// the points the receivers report (Stream) and the judge of a verdict sequence: the shared test
+// vocabulary of the diagnosis connector, the lensview exporter and the end-to-end tests. The
+// recordings that replay a case through the real receivers are written by tools/simulate.
+package scenario // import "github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 
 import (
 	"math"
@@ -130,9 +132,9 @@ func On(verdict, device string) string { return verdict + "@" + device }
 // Devices of the simulated node, as the receivers name them.
 const (
 	// Port is the RDMA port (rnic receiver: <ibdev>/<port>).
-	Port = ibDev + "/1"
+	Port = NIC + "/1"
 	// NIC is the RDMA device whose PCIe link and GPU pairing the rnic receiver's topology reports.
-	NIC = ibDev
+	NIC = "mlx5_0"
 	// GPU is the node's GPU.
 	GPU = "gpu0"
 )

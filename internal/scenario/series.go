@@ -1,4 +1,4 @@
-package simulate
+package scenario
 
 import "sort"
 
@@ -87,8 +87,8 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		// rnic receiver.
 		io("rnic", "transmit", Port, nicBus, tr.RNICTx*ripple)
 		io("rnic", "receive", Port, nicBus, tr.RNICRx*ripple)
-		io("netdev", "transmit", netdevNm, nicBus, tr.NetdevTx*ripple)
-		io("netdev", "receive", netdevNm, nicBus, tr.NetdevRx*ripple)
+		io("netdev", "transmit", Netdev, nicBus, tr.NetdevTx*ripple)
+		io("netdev", "receive", Netdev, nicBus, tr.NetdevRx*ripple)
 		port := map[string]string{"device": Port}
 		counter("rnic.packets", tr.RNICTx*ripple/mtu, map[string]string{"device": Port, "direction": "transmit"})
 		counter("rnic.packets", tr.RNICRx*ripple/mtu, map[string]string{"device": Port, "direction": "receive"})
@@ -97,14 +97,14 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		counter("rnic.roce.ecn_marked", tr.ECNMarkedPerSec, port)
 		counter("rnic.port.xmit_wait", tr.XmitWaitPerSec, port)
 		prio := func(dir string) map[string]string {
-			return map[string]string{"device": netdevNm, "direction": dir, "priority": "3"}
+			return map[string]string{"device": Netdev, "direction": dir, "priority": "3"}
 		}
 		counter("rnic.pfc.pause_frames", tr.PFCRxPausePerSec, prio("receive"))
 		counter("rnic.pfc.pause_frames", tr.PFCTxPausePerSec, prio("transmit"))
 		counter("rnic.pfc.pause_duration", tr.PFCRxPauseUsPerSec, prio("receive"))
 		counter("rnic.pfc.pause_duration", 0, prio("transmit"))
 		gauge("rnic.port.rate", tr.RateGbps*1e9/8, port)
-		gauge("rnic.port.info", 1, map[string]string{"device": Port, "netdev": netdevNm})
+		gauge("rnic.port.info", 1, map[string]string{"device": Port, "netdev": Netdev})
 		ready := 0.0
 		if first.NICOnGPUSwitch && first.PeerMem {
 			ready = 1
@@ -117,21 +117,21 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		gauge("rnic.topology.link.degraded", degraded, map[string]string{"device": NIC, "pci.bus_id": nicBus})
 		gauge("rnic.topology.link.degraded", 0, map[string]string{"device": GPU, "pci.bus_id": gpuBusID})
 		if first.SecondNIC {
-			port2 := ibDev2 + "/1"
+			port2 := NIC2 + "/1"
 			io("rnic", "transmit", port2, nic2BusID, 0)
 			io("rnic", "receive", port2, nic2BusID, 0)
-			io("netdev", "transmit", netdev2Nm, nic2BusID, tr.SecondNetdevTx*ripple)
-			io("netdev", "receive", netdev2Nm, nic2BusID, tr.SecondNetdevRx*ripple)
+			io("netdev", "transmit", Netdev2, nic2BusID, tr.SecondNetdevTx*ripple)
+			io("netdev", "receive", Netdev2, nic2BusID, tr.SecondNetdevRx*ripple)
 			gauge("rnic.port.rate", tr.RateGbps*1e9/8, map[string]string{"device": port2})
-			gauge("rnic.port.info", 1, map[string]string{"device": port2, "netdev": netdev2Nm})
-			gauge("rnic.topology.gpudirect_ready", 0, map[string]string{"gpu": GPU, "device": ibDev2})
+			gauge("rnic.port.info", 1, map[string]string{"device": port2, "netdev": Netdev2})
+			gauge("rnic.topology.gpudirect_ready", 0, map[string]string{"gpu": GPU, "device": NIC2})
 		}
 
 		// cpuuncore receiver: socket 1 sees a fifth of socket 0's memory background.
 		io("cpu_memory", "read", "socket0/imc", "", tr.MemRead*w)
 		io("cpu_memory", "write", "socket0/imc", "", tr.MemWrite*w)
-		io("cpu_memory", "read", "socket1/imc", "", tr.MemRead*w*socket1Share)
-		io("cpu_memory", "write", "socket1/imc", "", tr.MemWrite*w*socket1Share)
+		io("cpu_memory", "read", "socket1/imc", "", tr.MemRead*w*Socket1Share)
+		io("cpu_memory", "write", "socket1/imc", "", tr.MemWrite*w*Socket1Share)
 		stack := map[string][2]float64{gpuStackDev: {tr.CPUPCIeRx, tr.CPUPCIeTx}, farStackDev: {}, otherDev: {tr.OtherRootRx, tr.OtherRootTx}}
 		s := stack[nicStack]
 		s[0] += tr.NICRootRx

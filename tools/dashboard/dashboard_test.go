@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// update rewrites the committed dashboard from the generator: go test ./internal/dashboard -update
+// update rewrites the committed dashboard from the generator: go -C tools test ./dashboard -update
 var update = flag.Bool("update", false, "rewrite "+committedJSON+" from the generator")
 
 // committedJSON is what Grafana provisions in the example stack.
@@ -30,9 +30,9 @@ func TestCommittedJSONIsGenerated(t *testing.T) {
 		return
 	}
 	want, err := os.ReadFile(committedJSON)
-	require.NoError(t, err, "run: go test ./internal/dashboard -update")
+	require.NoError(t, err, "run: go -C tools test ./dashboard -update")
 	if string(want) != string(got) {
-		t.Fatalf("%s differs from the generator's output; run: go test ./internal/dashboard -update", committedJSON)
+		t.Fatalf("%s differs from the generator's output; run: go -C tools test ./dashboard -update", committedJSON)
 	}
 }
 

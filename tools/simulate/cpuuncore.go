@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 )
 
@@ -44,7 +45,7 @@ const gpuStack, gpuPort = 1, 0
 const otherStack = 2
 
 // rootPortBytes is what one IIO part carries: the GPU's root port's, the NIC's and the other's.
-func rootPortBytes(tr Traffic, e uncoreEvent, gpu, nic, other float64) float64 {
+func rootPortBytes(tr scenario.Traffic, e uncoreEvent, gpu, nic, other float64) float64 {
 	var b float64
 	if e.port != gpuPort {
 		return 0
@@ -190,12 +191,12 @@ type uncoreCounters struct {
 const socket1Share = 0.2
 
 // step advances every event by one interval and returns the Sample payload.
-func (c *uncoreCounters) step(h *uncoreHost, tr Traffic, i, node int, dt float64) []byte {
+func (c *uncoreCounters) step(h *uncoreHost, tr scenario.Traffic, i, node int, dt float64) []byte {
 	if c.counts == nil {
 		c.counts = make([]float64, len(h.events))
 	}
 	c.elapsed += dt
-	w := wobble(i, node)
+	w := scenario.Wobble(i, node)
 	out := make([]recording.PerfReading, len(h.events))
 	for k, e := range h.events {
 		var bytes float64

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
 // gpuFacts is the gpu receiver's Facts payload (internal/recording/FORMAT.md): one A100 per node,
@@ -23,8 +24,8 @@ func gpuFacts(node int, sample time.Duration) []byte {
 
 // gpuSample is one poll: DCGM's profiling rates (bytes/s averaged over the sample period, as
 // DCGM_FI_PROF_PCIE_TX_BYTES really is), activity ratios and the link's generation and width.
-func gpuSample(tr Traffic, i, node int, at time.Time) []byte {
-	w := wobble(i, node)
+func gpuSample(tr scenario.Traffic, i, node int, at time.Time) []byte {
+	w := scenario.Wobble(i, node)
 	ts := at.UnixMicro()
 	f := func(q string, v float64) recording.GPUValue {
 		return recording.GPUValue{Q: q, TS: ts, Valid: true, F: v}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
 // tree collects recording entries, the way the kernel lays sysfs out.
@@ -72,7 +73,7 @@ const (
 	netdev2Nm = "ens2f0np0"
 )
 
-func nicRel(t Traffic) string {
+func nicRel(t scenario.Traffic) string {
 	if t.NICOnGPUSwitch {
 		return nicNear
 	}
@@ -80,7 +81,7 @@ func nicRel(t Traffic) string {
 }
 
 // rnicTree is the static part of a node's rnic recording.
-func rnicTree(tr Traffic) []recording.Entry {
+func rnicTree(tr scenario.Traffic) []recording.Entry {
 	t := &tree{}
 	t.entries = append(t.entries, recording.Entry{Path: "sys/class/infiniband", Dir: true})
 	bridge := uint32(0x060400)
@@ -129,7 +130,7 @@ func rnicTree(tr Traffic) []recording.Entry {
 // pciEntries is the part of a node's tree under sys/devices/pci*: the GPU, the NICs, the storage
 // controller and the bridges above them. The cpuuncore recording carries it too, so that its
 // receiver finds the same devices behind the same root ports as the rnic receiver does.
-func pciEntries(tr Traffic) []recording.Entry {
+func pciEntries(tr scenario.Traffic) []recording.Entry {
 	var out []recording.Entry
 	for _, e := range rnicTree(tr) {
 		if strings.HasPrefix(e.Path, "sys/devices/pci") && e.Link == "" && !strings.Contains(e.Path, "/infiniband/") && !strings.Contains(e.Path, "/net/") {
@@ -177,7 +178,7 @@ func (t *tree) rdmaDevice(nic, ibDev, netdevNm, rate string) {
 	t.link("sys/class/net/"+netdevNm, "../../devices/"+nic+"/net/"+netdevNm)
 }
 
-func rateString(tr Traffic) string {
+func rateString(tr scenario.Traffic) string {
 	// The kernel prints the IB speed name of the per-lane rate (25 Gb/s lanes: EDR).
 	return fmt.Sprintf("%d Gb/sec (%dX EDR)", int(tr.RateGbps), tr.Lanes)
 }
@@ -191,8 +192,8 @@ type rnicCounters struct {
 
 // step advances the counters by one interval of dt seconds and returns the files the receiver
 // reads that changed, and the ethtool statistics.
-func (c *rnicCounters) step(tr Traffic, i, node int, dt float64) (map[string]string, []byte) {
-	w := wobble(i, node)
+func (c *rnicCounters) step(tr scenario.Traffic, i, node int, dt float64) (map[string]string, []byte) {
+	w := scenario.Wobble(i, node)
 	pinned := 1.0
 	if tr.XmitWaitPerSec > 0 && tr.CNPSentPerSec > 0 {
 		pinned = 0 // congested: the port runs at the limit, not at the loop's ripple
@@ -218,10 +219,10 @@ func (c *rnicCounters) step(tr Traffic, i, node int, dt float64) (map[string]str
 	files := map[string]string{
 		port + "counters/port_xmit_data":                u(c.tx / 4),
 		port + "counters/port_rcv_data":                 u(c.rx / 4),
-		port + "counters/port_xmit_packets":             u(c.tx / mtu),
-		port + "counters/port_rcv_packets":              u(c.rx / mtu),
-		port + "counters/unicast_xmit_packets":          u(c.tx / mtu),
-		port + "counters/unicast_rcv_packets":           u(c.rx / mtu),
+		port + "counters/port_xmit_packets":             u(c.tx / scenario.MTU),
+		port + "counters/port_rcv_packets":              u(c.rx / scenario.MTU),
+		port + "counters/unicast_xmit_packets":          u(c.tx / scenario.MTU),
+		port + "counters/unicast_rcv_packets":           u(c.rx / scenario.MTU),
 		port + "counters/port_xmit_wait":                u(c.wait),
 		port + "hw_counters/np_cnp_sent":                u(c.cnpSent),
 		port + "hw_counters/rp_cnp_handled":             u(c.cnpHandled),

@@ -16,17 +16,11 @@ import (
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
 )
-
-func TestAllReduceVolume(t *testing.T) {
-	// 2(N-1)/N x 4P with N=2: each GPU moves 4P bytes per step.
-	assert.InDelta(t, 4*Params, AllReduceBytes(), 1)
-	assert.InDelta(t, 2.4646e9, CongestedRate, 1e5)
-	assert.InDelta(t, 2.47e9, CongestedRate, 0.02*2.47e9, "the paper's 2.47 GB/s within 2 %")
-}
 
 // writeRecordings writes a short set of recordings into a temporary directory.
 func writeRecordings(t *testing.T) string {
@@ -35,7 +29,7 @@ func writeRecordings(t *testing.T) string {
 	paths, err := Write(Options{Dir: dir, Interval: time.Second, Samples: 6,
 		UncoreFixture: filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")})
 	require.NoError(t, err)
-	assert.Len(t, paths, len(Cases())*2*3)
+	assert.Len(t, paths, len(scenario.Cases())*2*3)
 	for _, p := range paths {
 		rec, err := recording.Open(p)
 		require.NoError(t, err, p)
@@ -90,12 +84,12 @@ func collect(md pmetric.Metrics, into map[string]int64) {
 }
 
 // TestCasesReplayThroughReceivers replays node1 of each case through the real receivers and checks
-// the case's signature (DESIGN §1) on the rates that come out.
+// the case's signature (its Note, internal/scenario) on the rates that come out.
 func TestCasesReplayThroughReceivers(t *testing.T) {
 	dir := writeRecordings(t)
 	factories := map[string]receiver.Factory{"rnic": rnicreceiver.NewFactory(), "cpuuncore": cpuuncorereceiver.NewFactory(), "gpu": gpureceiver.NewFactory()}
 	rates := map[string]map[string]float64{}
-	for _, c := range Cases() {
+	for _, c := range scenario.Cases() {
 		all := map[string]float64{}
 		for name, f := range factories {
 			for k, v := range replay(t, f, filepath.Join(dir, c.Name, "node1-"+name+".jsonl"), 6) {

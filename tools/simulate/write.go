@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
 // Options controls what Write produces.
@@ -24,9 +25,6 @@ type Options struct {
 	Start time.Time
 }
 
-// Nodes are the simulated hosts' names.
-var Nodes = [2]string{"node1", "node2"}
-
 // Write writes the recordings of every case and returns their paths.
 func Write(o Options) ([]string, error) {
 	if o.Interval <= 0 || o.Samples < 2 {
@@ -40,12 +38,12 @@ func Write(o Options) ([]string, error) {
 		return nil, err
 	}
 	var paths []string
-	for _, c := range Cases() {
+	for _, c := range scenario.Cases() {
 		dir := filepath.Join(o.Dir, c.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		for n, node := range Nodes {
+		for n, node := range scenario.Nodes {
 			p, err := writeNode(o, host, c, n, dir, node)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", c.Name, node, err)
@@ -56,7 +54,7 @@ func Write(o Options) ([]string, error) {
 	return paths, nil
 }
 
-func writeNode(o Options, host *uncoreHost, c Case, n int, dir, node string) ([]string, error) {
+func writeNode(o Options, host *uncoreHost, c scenario.Case, n int, dir, node string) ([]string, error) {
 	// The devices are those of the first phase; the traffic follows the phases.
 	tr := c.Phases[0].Nodes[n]
 	header := func(receiver string) recording.Header {
