@@ -2,8 +2,11 @@
 // the whole collector's overhead. It is run by `make bench-compare` and `make bench-overhead`, which
 // build both binaries first (README, section Performance).
 //
-//	go run ./.ci/bench-compare -mode compare  -node-exporter .tools/node_exporter -collector bin/otelcol-iclens
-//	go run ./.ci/bench-compare -mode overhead -collector bin/otelcol-iclens
+//	go -C tools build -o "$PWD/.tools/" ./cmd/bench-compare   # from the repository root, then:
+//	.tools/bench-compare -mode compare  -node-exporter .tools/node_exporter -collector bin/otelcol-iclens
+//	.tools/bench-compare -mode overhead -collector bin/otelcol-iclens
+//
+// Its default paths are relative to the repository root, where it runs.
 //
 // The fixture is testfs.BenchRDMANode: 8 mlx5 RoCE devices of one port, each with the 21 PMA
 // counters, 28 hw_counters + lifespan and a netdev, written to a temporary directory. Everything

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/pushsink"
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/simulate"
 )
 
 // overhead runs the distribution (its config.yaml, every receiver and processor in it) on the
@@ -60,7 +60,7 @@ func overhead(o options, tmp, root string) error {
 	}
 
 	// The cpuuncore and gpu receivers have nothing to read here: let them replay the simulated
-	// healthy AllReduce (internal/simulate), so that the three receivers all scrape.
+	// healthy AllReduce (tools/simulate), so that the three receivers all scrape.
 	var replaySets []string
 	if o.replay {
 		dir := filepath.Join(tmp, "recordings")
