@@ -83,7 +83,7 @@ lint:
 
 ## bench: Go benchmarks of every scrape, one report (bench.txt) and a summary
 bench:
-	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem ./... | tee bench.txt
+	set -o pipefail; $(GO) test -tags $(TEST_TAGS) -run '^$$' -bench . -benchmem ./... | tee bench.txt
 	@echo; echo "summary (bench.txt):"; awk '/^pkg:/ { n = split($$2, p, "/"); pkg = p[n] } \
 	  /^Benchmark/ { line = sprintf("%-18s %-38s", pkg, $$1); \
 	  for (i = 3; i < NF; i++) if ($$(i+1) ~ /\/op$$/) line = line sprintf(" %12s %s", $$i, $$(i+1)); print line }' bench.txt
