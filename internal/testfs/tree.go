@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strings"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 )
@@ -63,4 +64,19 @@ func (t *Tree) Write(root string) error {
 		return fmt.Errorf("testfs: writing %s: %w", root, err)
 	}
 	return nil
+}
+
+// Remove drops p and everything below it, as a device that goes away takes its files along.
+func (t *Tree) Remove(p string) {
+	p = path.Clean(p)
+	kept := t.entries[:0]
+	clear(t.at)
+	for _, e := range t.entries {
+		if e.Path == p || strings.HasPrefix(e.Path, p+"/") {
+			continue
+		}
+		t.at[e.Path] = len(kept)
+		kept = append(kept, e)
+	}
+	t.entries = kept
 }
