@@ -168,7 +168,7 @@ func rates(t *testing.T, addr, host string) map[string]float64 {
 // TestCasesInPrometheus is the whole pipeline: the simulator's recordings of every case, replayed
 // by the built collector (rnic, cpuuncore and gpu receivers, the diagnosis connector), pushed
 // with Prometheus remote write into a real Prometheus, and queried back. Each of the paper's
-// cases must show its signature (DESIGN §1); TestDiagnosisInPrometheus judges the verdicts on
+// cases must show its signature (internal/scenario, each case's Note); TestDiagnosisInPrometheus judges the verdicts on
 // every case.
 func TestCasesInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
@@ -248,7 +248,7 @@ func TestCasesInPrometheus(t *testing.T) {
 	assert.NotContains(t, logs.String(), "\terror\t")
 }
 
-// paperCases are the cases of DESIGN §1 that TestCasesInPrometheus checks the signatures of (the
+// paperCases are the cases of the paper (internal/scenario) that TestCasesInPrometheus checks the signatures of (the
 // simulator's first seven; the others are the diagnosis's).
 func paperCases() []scenario.Case {
 	var out []scenario.Case

@@ -11,9 +11,10 @@ import (
 )
 
 // RDMA fixture nodes, written the way the kernel lays out sysfs (no public dump of a RoCE mlx5
-// tree exists, ../shared/research/rnic.md §6). The rnic receiver's tests (testdata/synthetic) and
-// the benchmark harness (.ci/bench-compare, which points node_exporter at the same tree) share
-// this writer, so it is not test-only code:
+// tree exists; each part follows the kernel source or document named below). The rnic receiver's
+// tests (testdata/synthetic), the simulator (tools/simulate) and the benchmark harness
+// (tools/cmd/bench-compare, which points node_exporter at the same tree) share this writer, so it
+// is not test-only code:
 //
 //   - /sys/class/infiniband/<dev> is a symlink to the device under its parent:
 //     ../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_bond_0 for a PCI device

@@ -8,7 +8,7 @@ func perNode(components string) string {
 	return `sum by (host_name) (rate(interconnect_io_bytes_total{component=~"` + components + `"}[$__rate_interval]))`
 }
 
-// cluster compares nodes. The two ratios tell the cases of DESIGN §1 apart without reading any
+// cluster compares nodes. The two ratios tell the simulated cases (internal/scenario) apart without reading any
 // chart: RDMA share of the network bytes (about 1 healthy, about 0 after a fallback to TCP) and
 // CPU PCIe bytes per network byte (near 0 with GPUDirect RDMA; about 2 when every network byte
 // is staged in host memory and so crosses the root complex twice: TCP fallback or GPUDirect RDMA

@@ -362,7 +362,7 @@ func TestPaperViewNamesEveryComponent(t *testing.T) {
 		named[s.legend] = true
 	}
 	for c := range io.labels["component"] {
-		// Memory is read and written, links are transmitted and received (DESIGN §3).
+		// Memory is read and written, links are transmitted and received (metadata/vocabulary.yaml).
 		dirs := []string{"transmit", "receive"}
 		if strings.HasSuffix(c, "_memory") {
 			dirs = []string{"read", "write"}
