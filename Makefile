@@ -76,10 +76,11 @@ test: build
 	@set -e; for m in $(MODULES); do echo "go test ($$m)"; \
 	  (cd $$m && ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens $(GO) test -count=1 -tags $(TEST_TAGS) ./...); done
 
-## lint: gofmt and go vet, in every module
+## lint: gofmt, go vet and a tidy go.mod, in every module
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@set -e; for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet -tags $(TEST_TAGS) ./...); done
+	@set -e; for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet -tags $(TEST_TAGS) ./...); \
+	  (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "$$m: go.mod or go.sum is not tidy (run go mod tidy there)"; exit 1; }; done
 
 ## bench: Go benchmarks of every scrape, one report (bench.txt) and a summary
 bench:
