@@ -29,7 +29,7 @@ DIST_CONFIG ?= distributions/otelcol-iclens/config.yaml
 # module depends on neither of the others (internal/moduledeps checks its module graph).
 MODULES := . tools distributions/otelcol-iclens
 # Tests that depend on the host (they read the real / or real hardware) are behind this build tag;
-# `make test` and `make lint` include them.
+# `make test`, `make lint` and `make bench` include them (TEST_TAGS= leaves them out).
 TEST_TAGS ?= integration
 
 
@@ -74,17 +74,17 @@ demo: build
 ## (the end-to-end tests run the collector that `build` made)
 test: build
 	@set -e; for m in $(MODULES); do echo "go test ($$m)"; \
-	  (cd $$m && ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens $(GO) test -count=1 -tags $(TEST_TAGS) ./...); done
+	  (cd $$m && ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens $(GO) test -count=1 -tags=$(TEST_TAGS) ./...); done
 
 ## lint: gofmt, go vet and a tidy go.mod, in every module
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@set -e; for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet -tags $(TEST_TAGS) ./...); \
+	@set -e; for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet -tags=$(TEST_TAGS) ./...); \
 	  (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "$$m: go.mod or go.sum is not tidy (run go mod tidy there)"; exit 1; }; done
 
 ## bench: Go benchmarks of every scrape, one report (bench.txt) and a summary
 bench:
-	set -o pipefail; $(GO) test -tags $(TEST_TAGS) -run '^$$' -bench . -benchmem ./... | tee bench.txt
+	set -o pipefail; $(GO) test -tags=$(TEST_TAGS) -run '^$$' -bench . -benchmem ./... | tee bench.txt
 	@echo; echo "summary (bench.txt):"; awk '/^pkg:/ { n = split($$2, p, "/"); pkg = p[n] } \
 	  /^Benchmark/ { line = sprintf("%-18s %-38s", pkg, $$1); \
 	  for (i = 3; i < NF; i++) if ($$(i+1) ~ /\/op$$/) line = line sprintf(" %12s %s", $$i, $$(i+1)); print line }' bench.txt
