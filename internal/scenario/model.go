@@ -31,7 +31,7 @@ const (
 )
 
 // AllReduceBytes is what each GPU sends (and receives) per step in a ring AllReduce of Params
-// fp32 values: 2(N-1)/N x 4P bytes (the ring AllReduce volume, as in the JANOG55 InterconnectLens talk).
+// fp32 values: 2(N-1)/N x 4P bytes (as in the JANOG55 InterconnectLens talk).
 func AllReduceBytes() float64 { return 2 * float64(GPUs-1) / float64(GPUs) * 4 * Params }
 
 // CongestedRate is the RNIC transmit rate behind a switch port limited to 20 Gb/s: RoCEv2 with
