@@ -3,6 +3,7 @@ package otelcoliclens_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -197,10 +198,14 @@ func TestLensViewInBrowser(t *testing.T) {
 			// Choose the node as an operator would, with the selector.
 			require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
 				`(() => { const s = document.getElementById('node'); s.value = %q; s.dispatchEvent(new Event('change')); })()`, node))))
-			_, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.view && lens.view.node === %q && lens.chart && lens.chart.series.length > %d &&
-				Object.keys(lens.drawn).length >= %d`, node, len(everySeries), len(everySeries)),
+			// Wait until every series has its stretch of points too: a case's receivers may have
+			// started a few seconds after the first case's on a loaded machine.
+			labels, err := json.Marshal(everySeries)
+			require.NoError(t, err)
+			_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.view && lens.view.node === %q && lens.chart && lens.chart.series.length > %d &&
+				Object.keys(lens.drawn).length >= %d && %s.every(l => (lens.drawn[l] || 0) >= 5)`, node, len(everySeries), len(everySeries), labels),
 				chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
-			require.NoError(t, err, "the page did not switch to %s", node)
+			require.NoError(t, err, "the page did not switch to %s, or drew fewer than 5 points of a series", node)
 
 			drawn, err := chromedp.Run(ctx, chromedp.Evaluate[[]drawnSeries](`lens.chart.series.slice(1).map(s => {
 				const rows = [...document.querySelectorAll('#chart .u-legend .u-series')];
