@@ -23,6 +23,15 @@ COMPONENTS := $(patsubst %/metadata.yaml,%,$(wildcard receiver/*/metadata.yaml c
 GO_SOURCES := $(shell find receiver connector exporter extension internal metadata -name '*.go' -o -name '*.yaml' -o -path '*/web/*' -type f 2>/dev/null) go.mod go.sum
 DIST_CONFIG ?= distributions/otelcol-iclens/config.yaml
 
+# The Go modules, each tested and vetted on its own: the components (the root: receivers, connector,
+# exporter, extension, internal/), the tools (tools/: simulator, dashboard generator, benchmark
+# harness) and the distribution's end-to-end tests (distributions/otelcol-iclens). The components'
+# module depends on neither of the others (internal/moduledeps checks its module graph).
+MODULES := . tools distributions/otelcol-iclens
+# Tests that depend on the host (they read the real / or real hardware) are behind this build tag;
+# `make test`, `make lint` and `make bench` include them (TEST_TAGS= leaves them out).
+TEST_TAGS ?= integration
+
 
 .PHONY: all generate build run demo test test-short lint bench bench-compare bench-overhead device-check clean tools package
 
@@ -53,26 +62,29 @@ run: build
 
 ## demo: build the collector and replay the simulated cases of a 2-node cluster in a loop, served
 ## in Prometheus format on 127.0.0.1:9464 (ICLENS_PROMETHEUS_ENDPOINT) and in the InterconnectLens
-## view on http://127.0.0.1:9465/ (ICLENS_LENSVIEW_ENDPOINT); see internal/simulate
+## view on http://127.0.0.1:9465/ (ICLENS_LENSVIEW_ENDPOINT); see tools/simulate
 DEMO_DIR ?= $(CURDIR)/.demo
 demo: build
-	$(GO) run ./internal/simulate/cmd/iclens-simulate -out $(DEMO_DIR) -collector-config $(DEMO_DIR)/otelcol.yaml
+	$(GO) -C tools run ./cmd/iclens-simulate -uncore-fixture $(CURDIR)/receiver/cpuuncorereceiver/testdata/skx \
+	  -out $(DEMO_DIR) -collector-config $(DEMO_DIR)/otelcol.yaml
 	@echo "InterconnectLens view: http://$${ICLENS_LENSVIEW_ENDPOINT:-127.0.0.1:9465}/"
 	bin/otelcol-iclens --config $(DEMO_DIR)/otelcol.yaml
 
-## test: everything: unit, fuzz seeds, generated and end-to-end tests (the end-to-end test builds the collector)
-# (./... skips dot-directories: the benchmark harness in .ci/ is named on its own.)
+## test: everything, in every module: unit, integration, fuzz seeds, generated and end-to-end tests
+## (the end-to-end tests run the collector that `build` made)
 test: build
-	ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens $(GO) test -count=1 ./... ./.ci/bench-compare
+	@set -e; for m in $(MODULES); do echo "go test ($$m)"; \
+	  (cd $$m && ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens $(GO) test -count=1 -tags=$(TEST_TAGS) ./...); done
 
-## lint: gofmt and go vet
+## lint: gofmt, go vet and a tidy go.mod, in every module
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./... ./.ci/bench-compare
+	@set -e; for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet -tags=$(TEST_TAGS) ./...); \
+	  (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "$$m: go.mod or go.sum is not tidy (run go mod tidy there)"; exit 1; }; done
 
 ## bench: Go benchmarks of every scrape, one report (bench.txt) and a summary
 bench:
-	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem ./... | tee bench.txt
+	set -o pipefail; $(GO) test -tags=$(TEST_TAGS) -run '^$$' -bench . -benchmem ./... | tee bench.txt
 	@echo; echo "summary (bench.txt):"; awk '/^pkg:/ { n = split($$2, p, "/"); pkg = p[n] } \
 	  /^Benchmark/ { line = sprintf("%-18s %-38s", pkg, $$1); \
 	  for (i = 3; i < NF; i++) if ($$(i+1) ~ /\/op$$/) line = line sprintf(" %12s %s", $$i, $$(i+1)); print line }' bench.txt
@@ -89,13 +101,20 @@ STRACE_CHECK = command -v strace >/dev/null 2>&1 || { apt-get update -qq && DEBI
 
 ## bench-compare: node_exporter's infiniband collector vs the rnic receiver on one fixture node:
 ## files read, CPU time per scrape, peak RSS; fails unless ours are below node_exporter's
-bench-compare: build $(NODE_EXPORTER)
+# The harness (tools/cmd/bench-compare) is built into .tools and run from here: its default paths
+# are relative to the repository root.
+BENCH_COMPARE := $(TOOLS)/bench-compare
+.PHONY: $(BENCH_COMPARE)
+$(BENCH_COMPARE):
+	$(GO) -C tools build -o $(BENCH_COMPARE) ./cmd/bench-compare
+
+bench-compare: build $(NODE_EXPORTER) $(BENCH_COMPARE)
 	@$(STRACE_CHECK)
-	$(GO) run ./.ci/bench-compare -mode compare -node-exporter $(NODE_EXPORTER) -collector bin/otelcol-iclens $(BENCH_FLAGS)
+	$(BENCH_COMPARE) -mode compare -node-exporter $(NODE_EXPORTER) -collector bin/otelcol-iclens $(BENCH_FLAGS)
 
 ## bench-overhead: the whole collector (distribution config) on the fixture node at 1 s and 100 ms, 60 s each
-bench-overhead: build
-	$(GO) run ./.ci/bench-compare -mode overhead -collector bin/otelcol-iclens -config $(DIST_CONFIG) $(BENCH_FLAGS)
+bench-overhead: build $(BENCH_COMPARE)
+	$(BENCH_COMPARE) -mode overhead -collector bin/otelcol-iclens -config $(DIST_CONFIG) $(BENCH_FLAGS)
 
 # nfpm builds the .deb and .rpm (packaging/nfpm.yaml), pinned to a version the module proxy serves.
 NFPM_VERSION ?= v2.45.2

@@ -13,18 +13,18 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
-func caseNamed(t *testing.T, name string) simulate.Case {
+func caseNamed(t *testing.T, name string) scenario.Case {
 	t.Helper()
-	for _, c := range simulate.Cases() {
+	for _, c := range scenario.Cases() {
 		if c.Name == name {
 			return c
 		}
 	}
 	t.Fatalf("no simulated case %s", name)
-	return simulate.Case{}
+	return scenario.Case{}
 }
 
 func records(logs []plog.Logs) []plog.LogRecord {
@@ -53,7 +53,7 @@ func attr(lr plog.LogRecord, k string) string {
 // and one when it is healthy again.
 func TestLogsOnePerChange(t *testing.T) {
 	e := newTestEngine(t, testConfig())
-	_, logs := run(t, e, caseNamed(t, "transition_tcp_fallback"), 0, simulate.TransitionSamples)
+	_, logs := run(t, e, caseNamed(t, "transition_tcp_fallback"), 0, scenario.TransitionSamples)
 	recs := records(logs)
 	require.Len(t, recs, 3)
 	assert.Equal(t, HealthyGPUDirect, attr(recs[0], "verdict"))
@@ -80,7 +80,7 @@ func TestLogsOnePerChange(t *testing.T) {
 // TestLogsDeviceVerdictStartsAndClears: a port that trains down and recovers is reported twice.
 func TestLogsDeviceVerdictStartsAndClears(t *testing.T) {
 	e := newTestEngine(t, testConfig())
-	_, logs := run(t, e, caseNamed(t, "transition_link_degraded"), 0, simulate.TransitionSamples)
+	_, logs := run(t, e, caseNamed(t, "transition_link_degraded"), 0, scenario.TransitionSamples)
 	var dev []plog.LogRecord
 	for _, r := range records(logs) {
 		if attr(r, "device") != "" {
@@ -89,7 +89,7 @@ func TestLogsDeviceVerdictStartsAndClears(t *testing.T) {
 	}
 	require.Len(t, dev, 2)
 	assert.Equal(t, LinkDegraded, attr(dev[0], "verdict"))
-	assert.Equal(t, simulate.Port, attr(dev[0], "device"))
+	assert.Equal(t, scenario.Port, attr(dev[0], "device"))
 	assert.Equal(t, plog.SeverityNumberWarn, dev[0].SeverityNumber())
 	assert.Contains(t, dev[0].Body().Str(), "mlx5_0/1 runs at 50 Gb/s, below the 100 Gb/s it reached before")
 	assert.Equal(t, "", attr(dev[1], "verdict"))
@@ -133,14 +133,14 @@ func TestVerdictPointsAndResource(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int64{
 		HealthyGPUDirect: 1, TCPFallback: 0, GPUDirectBounce: 0, FabricCongestion: 0,
-		simulate.On(PFCStorm, simulate.Port): 0, simulate.On(LinkDegraded, simulate.Port): 0,
-		simulate.On(LinkDegraded, simulate.NIC): 0, simulate.On(LinkDegraded, simulate.GPU): 0,
-		simulate.On(GPUDirectNotReady, simulate.GPU): 0,
+		scenario.On(PFCStorm, scenario.Port): 0, scenario.On(LinkDegraded, scenario.Port): 0,
+		scenario.On(LinkDegraded, scenario.NIC): 0, scenario.On(LinkDegraded, scenario.GPU): 0,
+		scenario.On(GPUDirectNotReady, scenario.GPU): 0,
 	}, points, "idle is disabled: no point")
 	assert.Greater(t, evidence[rRDMAShare], 0.99)
 	assert.Less(t, evidence[rCPUPerNetwork], 0.05)
 	// A ring AllReduce step averages 5.2 GB/s: compute phases in between.
-	assert.InDelta(t, 0.42, evidence[simulate.On(rTransmitLine, simulate.Port)], 0.05)
+	assert.InDelta(t, 0.42, evidence[scenario.On(rTransmitLine, scenario.Port)], 0.05)
 	assert.Contains(t, evidence, rNetworkLine)
 	assert.Contains(t, evidence, rGPULine)
 	assert.Contains(t, evidence, rPathWrite)

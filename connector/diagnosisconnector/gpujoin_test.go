@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
 // A node with three GPUs, as the receivers report it: the rnic receiver's topology names each GPU
@@ -23,18 +23,18 @@ import (
 // an ordinal over PCI order called it gpu1, the gpu receiver's name for the other NVIDIA GPU.
 // Here 0000:13:00.0 (gpu0) has no NIC it could use, 0000:33:00.0 (gpu1) is ready but trained to
 // x8, and the AMD GPU is not ready either.
-func mixedNodePoints() []simulate.Point {
-	g := func(metric string, v float64, attrs ...string) simulate.Point {
-		p := simulate.Point{Metric: metric, Value: v, Attrs: map[string]string{}}
+func mixedNodePoints() []scenario.Point {
+	g := func(metric string, v float64, attrs ...string) scenario.Point {
+		p := scenario.Point{Metric: metric, Value: v, Attrs: map[string]string{}}
 		for i := 0; i < len(attrs); i += 2 {
 			p.Attrs[attrs[i]] = attrs[i+1]
 		}
 		return p
 	}
-	ready := func(bus, nic string, v float64) simulate.Point {
+	ready := func(bus, nic string, v float64) scenario.Point {
 		return g("rnic.topology.gpudirect_ready", v, "gpu.pci.bus_id", bus, "device", nic, "gpudirect.reason", map[bool]string{true: "ready", false: "pcie_path"}[v == 1])
 	}
-	return []simulate.Point{
+	return []scenario.Point{
 		g("gpu.info", 1, "device", "gpu0", "pci.bus_id", "0000:13:00.0"),
 		g("gpu.info", 1, "device", "gpu1", "pci.bus_id", "0000:33:00.0"),
 		g("gpu.pcie.link.width", 16, "device", "gpu0"), g("gpu.pcie.link.max_width", 16, "device", "gpu0"),
@@ -50,9 +50,9 @@ func mixedNodePoints() []simulate.Point {
 // (joined by PCI address), on the address where no gpu.info names the GPU; gpu1's link verdict
 // is its own, and gpu1 is not called not-ready for gpu0's topology.
 var mixedNodeVerdicts = []string{
-	simulate.On(GPUDirectNotReady, "0000:06:00.0"),
-	simulate.On(GPUDirectNotReady, "gpu0"),
-	simulate.On(LinkDegraded, "gpu1"),
+	scenario.On(GPUDirectNotReady, "0000:06:00.0"),
+	scenario.On(GPUDirectNotReady, "gpu0"),
+	scenario.On(LinkDegraded, "gpu1"),
 }
 
 func TestGPUVerdictsJoinByBusID(t *testing.T) {
@@ -63,8 +63,8 @@ func TestGPUVerdictsJoinByBusID(t *testing.T) {
 		at := start.Add(time.Duration(i) * e.cfg.Interval)
 		// gpu0 idles at Gen1 of Gen4 with all its lanes: not a degraded link.
 		pts := append(mixedNodePoints(),
-			simulate.Point{Metric: "gpu.pcie.link.generation", Value: 1, Attrs: map[string]string{"device": "gpu0"}},
-			simulate.Point{Metric: "gpu.pcie.link.max_generation", Value: 4, Attrs: map[string]string{"device": "gpu0"}})
+			scenario.Point{Metric: "gpu.pcie.link.generation", Value: 1, Attrs: map[string]string{"device": "gpu0"}},
+			scenario.Point{Metric: "gpu.pcie.link.max_generation", Value: 4, Attrs: map[string]string{"device": "gpu0"}})
 		e.ingest(toMetrics("mixed", "", pts, at), at)
 		md, ld := e.evaluate(at.Add(10 * time.Millisecond))
 		got = holdingOf(md, "mixed")

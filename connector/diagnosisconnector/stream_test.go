@@ -12,12 +12,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
 // toMetrics turns simulated points into what the receivers send: one resource per node (host.name,
 // iclens.case as the demo's resource processor sets them), counters as cumulative sums.
-func toMetrics(host, caseName string, pts []simulate.Point, at time.Time) pmetric.Metrics {
+func toMetrics(host, caseName string, pts []scenario.Point, at time.Time) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
 	if host != "" {
@@ -82,10 +82,10 @@ func newTestEngine(t *testing.T, cfg *Config) *engine {
 // run feeds node n of case c, sample by sample, and evaluates after each sample arrived (as the
 // ticker does between two scrapes). It returns the verdicts holding after each sample, as
 // "verdict" or "verdict@device", and the logs.
-func run(t *testing.T, e *engine, c simulate.Case, n, samples int) ([][]string, []plog.Logs) {
+func run(t *testing.T, e *engine, c scenario.Case, n, samples int) ([][]string, []plog.Logs) {
 	t.Helper()
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	host := simulate.HostName(c, simulate.Nodes[n])
+	host := scenario.HostName(c, scenario.Nodes[n])
 	var out [][]string
 	var logs []plog.Logs
 	for i, pts := range c.Stream(n, samples, e.cfg.Interval.Seconds()) {
@@ -132,5 +132,5 @@ func label(verdict, device string) string {
 	if device == "" {
 		return verdict
 	}
-	return simulate.On(verdict, device)
+	return scenario.On(verdict, device)
 }

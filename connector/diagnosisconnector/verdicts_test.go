@@ -9,25 +9,25 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
 // samplesOf is how long a case is replayed: a whole transition and what follows it.
-func samplesOf(c simulate.Case) int {
-	if len(c.Phases) > 1 && c.Phases[len(c.Phases)-1].From >= simulate.TransitionFault {
-		return simulate.TransitionSamples
+func samplesOf(c scenario.Case) int {
+	if len(c.Phases) > 1 && c.Phases[len(c.Phases)-1].From >= scenario.TransitionFault {
+		return scenario.TransitionSamples
 	}
 	return 60
 }
 
-// TestVerdictsOnSimulatedCases feeds every simulated case (internal/simulate: the paper's cases,
+// TestVerdictsOnSimulatedCases feeds every simulated case (internal/scenario: the paper's cases,
 // the ones a naive detector gets wrong, and the transitions) to the connector as the receivers
 // report it, and checks each phase's verdicts: raised within 2 intervals of the phase's start,
 // the previous phase's cleared within 2, no other verdict at any time.
 func TestVerdictsOnSimulatedCases(t *testing.T) {
-	for _, c := range simulate.Cases() {
-		for n := range simulate.Nodes {
-			t.Run(c.Name+"/"+simulate.Nodes[n], func(t *testing.T) {
+	for _, c := range scenario.Cases() {
+		for n := range scenario.Nodes {
+			t.Run(c.Name+"/"+scenario.Nodes[n], func(t *testing.T) {
 				e := newTestEngine(t, testConfig())
 				samples := samplesOf(c)
 				got, _ := run(t, e, c, n, samples)
@@ -42,15 +42,15 @@ func TestVerdictsOnSimulatedCases(t *testing.T) {
 // TestHealthyTenMinutes: on the healthy replays, ten minutes of evaluations raise nothing but
 // healthy_gpudirect.
 func TestHealthyTenMinutes(t *testing.T) {
-	for _, c := range simulate.Cases() {
-		if len(c.Phases) != 1 || c.Phases[0].Expect[0][0] != simulate.HealthyGPUDirect {
+	for _, c := range scenario.Cases() {
+		if len(c.Phases) != 1 || c.Phases[0].Expect[0][0] != scenario.HealthyGPUDirect {
 			continue
 		}
-		for n := range simulate.Nodes {
+		for n := range scenario.Nodes {
 			e := newTestEngine(t, testConfig())
 			got, _ := run(t, e, c, n, 600)
-			for i, g := range got[simulate.Grace+1:] {
-				assert.Equal(t, []string{simulate.HealthyGPUDirect}, g, "%s %s second %d", c.Name, simulate.Nodes[n], i+simulate.Grace+1)
+			for i, g := range got[scenario.Grace+1:] {
+				assert.Equal(t, []string{scenario.HealthyGPUDirect}, g, "%s %s second %d", c.Name, scenario.Nodes[n], i+scenario.Grace+1)
 			}
 		}
 	}
@@ -61,18 +61,18 @@ func TestHealthyTenMinutes(t *testing.T) {
 // ones (a state no real node is in: RDMA back at full rate while the host still copies the TCP
 // fallback's bytes looks like a bounce). Hold keeps such an evaluation from raising a verdict.
 func TestHalfUpdatedNodeRaisesNothing(t *testing.T) {
-	for _, c := range simulate.Cases() {
+	for _, c := range scenario.Cases() {
 		if len(c.Phases) < 3 {
 			continue
 		}
-		for n := range simulate.Nodes {
+		for n := range scenario.Nodes {
 			e := newTestEngine(t, testConfig())
-			host := simulate.HostName(c, simulate.Nodes[n])
+			host := scenario.HostName(c, scenario.Nodes[n])
 			start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 			var got [][]string
-			for i, pts := range c.Stream(n, simulate.TransitionSamples, 1) {
+			for i, pts := range c.Stream(n, scenario.TransitionSamples, 1) {
 				at := start.Add(time.Duration(i) * time.Second)
-				var rnic, rest []simulate.Point
+				var rnic, rest []scenario.Point
 				for _, p := range pts {
 					if strings.HasPrefix(p.Metric, "rnic.") || p.Attrs["component"] == "rnic" || p.Attrs["component"] == "netdev" {
 						rnic = append(rnic, p)
@@ -88,7 +88,7 @@ func TestHalfUpdatedNodeRaisesNothing(t *testing.T) {
 				got = append(got, union(half, holdingOf(md, host)))
 			}
 			j := c.Judge(n, got)
-			assert.Empty(t, j.Wrong, "%s %s: %s", c.Name, simulate.Nodes[n], j)
+			assert.Empty(t, j.Wrong, "%s %s: %s", c.Name, scenario.Nodes[n], j)
 		}
 	}
 }
@@ -107,7 +107,7 @@ func union(a, b []string) []string {
 // TestSimulatorNamesTheConnectorsVerdicts: the simulated cases' expectations use this connector's
 // verdict names and the receivers' device names.
 func TestSimulatorNamesTheConnectorsVerdicts(t *testing.T) {
-	for _, c := range simulate.Cases() {
+	for _, c := range scenario.Cases() {
 		for _, ph := range c.Phases {
 			for _, exp := range ph.Expect {
 				for _, e := range exp {

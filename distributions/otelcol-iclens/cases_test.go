@@ -18,9 +18,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/dashboard"
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/dashboard"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/simulate"
 )
 
 // prometheusBinary finds a Prometheus server (Debian's `prometheus` package, which .ci/run
@@ -167,7 +168,7 @@ func rates(t *testing.T, addr, host string) map[string]float64 {
 // TestCasesInPrometheus is the whole pipeline: the simulator's recordings of every case, replayed
 // by the built collector (rnic, cpuuncore and gpu receivers, the diagnosis connector), pushed
 // with Prometheus remote write into a real Prometheus, and queried back. Each of the paper's
-// cases must show its signature (DESIGN §1); TestDiagnosisInPrometheus judges the verdicts on
+// cases must show its signature (internal/scenario, each case's Note); TestDiagnosisInPrometheus judges the verdicts on
 // every case.
 func TestCasesInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
@@ -185,9 +186,9 @@ func TestCasesInPrometheus(t *testing.T) {
 
 	// Enough replayed seconds for a 20 s rate window on every node.
 	host := func(c, node string) string {
-		for _, cs := range simulate.Cases() {
+		for _, cs := range scenario.Cases() {
 			if cs.Name == c {
-				return simulate.HostName(cs, node)
+				return scenario.HostName(cs, node)
 			}
 		}
 		t.Fatalf("no case %s", c)
@@ -247,11 +248,11 @@ func TestCasesInPrometheus(t *testing.T) {
 	assert.NotContains(t, logs.String(), "\terror\t")
 }
 
-// paperCases are the cases of DESIGN §1 that TestCasesInPrometheus checks the signatures of (the
+// paperCases are the cases of the paper (internal/scenario) that TestCasesInPrometheus checks the signatures of (the
 // simulator's first seven; the others are the diagnosis's).
-func paperCases() []simulate.Case {
-	var out []simulate.Case
-	for _, c := range simulate.Cases() {
+func paperCases() []scenario.Case {
+	var out []scenario.Case
+	for _, c := range scenario.Cases() {
 		switch c.Name {
 		case "healthy_allreduce", "healthy_broadcast", "tcp_fallback", "gdr_bounce", "congestion_20g", "link_downgrade", "pfc_storm":
 			out = append(out, c)

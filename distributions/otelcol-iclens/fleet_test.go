@@ -173,12 +173,12 @@ service:
 		`rnic_port_info{host_name="multiplane",device="smi1/1",plane="true"} 1`,
 		// DGX H100: real compute NIC names and IPoIB netdevs, each GPU's PIX NIC ready.
 		`rnic_port_info{host_name="dgx",device="mlx5_11/1",netdev="ibp206s0",link_layer="InfiniBand"} 1`,
-		`rnic_topology_gpudirect_ready{host_name="dgx",gpu="gpu7",device="mlx5_11",gpudirect_reason="ready"} 1`,
-		`rnic_topology_nearest_rnic{host_name="dgx",gpu="gpu1",device="mlx5_3",pcie_path="PIX"} 1`,
+		`rnic_topology_gpudirect_ready{host_name="dgx",gpu_pci_bus_id="0000:cf:00.0",device="mlx5_11",gpudirect_reason="ready"} 1`,
+		`rnic_topology_nearest_rnic{host_name="dgx",gpu_pci_bus_id="0000:41:00.0",device="mlx5_3",pcie_path="PIX"} 1`,
 		// HGX behind iommu=pt: redirect; unprivileged: unknown, never ready.
-		`rnic_topology_gpudirect_ready{host_name="hgx",gpu="gpu0",device="mlx5_0",gpudirect_reason="acs_redirect"} 0`,
-		`rnic_topology_nearest_rnic{host_name="hgx",gpu="gpu4",device="mlx5_2",pcie_path="PIX"} 1`,
-		`rnic_topology_gpudirect_ready{host_name="unprivileged",gpu="gpu0",device="mlx5_8",gpudirect_reason="acs_unknown"} -1`,
+		`rnic_topology_gpudirect_ready{host_name="hgx",gpu_pci_bus_id="0000:13:00.0",device="mlx5_0",gpudirect_reason="acs_redirect"} 0`,
+		`rnic_topology_nearest_rnic{host_name="hgx",gpu_pci_bus_id="0000:93:00.0",device="mlx5_2",pcie_path="PIX"} 1`,
+		`rnic_topology_gpudirect_ready{host_name="unprivileged",gpu_pci_bus_id="0000:13:00.0",device="mlx5_8",gpudirect_reason="acs_unknown"} -1`,
 	})
 	body := scrapeUntil(t, addr, []string{`rnic_port_state{host_name="netns",device="mlx5_1/1"} 4`})
 	assert.NotContains(t, body, `rnic_pfc_pause_frames_total{device="bond0"`)

@@ -3,6 +3,7 @@ package otelcoliclens_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,7 +31,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/simulate"
 )
 
 // updateScreenshots rewrites the README's screenshots (docs/lensview-*.png) from this test:
@@ -124,9 +126,9 @@ var everySeries = []string{
 }
 
 // expectedVerdicts is what the diagnosis connector says about a steady case's node1
-// (internal/simulate's expectations): the node-level verdict ("" where none fits, as while a pause
+// (internal/scenario's expectations): the node-level verdict ("" where none fits, as while a pause
 // storm stalls the node) and the device verdicts, as "verdict@device".
-func expectedVerdicts(c simulate.Case) (node string, devices []string) {
+func expectedVerdicts(c scenario.Case) (node string, devices []string) {
 	for _, e := range c.Phases[0].Expect[0] {
 		if strings.Contains(e, "@") {
 			devices = append(devices, e)
@@ -138,7 +140,7 @@ func expectedVerdicts(c simulate.Case) (node string, devices []string) {
 }
 
 // TestLensViewInBrowser replays every simulated case through the built collector with the
-// demo's configuration (internal/simulate.CollectorConfig: Prometheus and lensview exporters)
+// demo's configuration (tools/simulate.CollectorConfig: Prometheus and lensview exporters)
 // and opens the lensview page in a real headless Chromium. It asserts on what the browser
 // shows: every component x direction series drawn, the tooltip's value on the congestion case,
 // the evidence ratios, the RDMA port and readiness tables, the verdict banner where the
@@ -182,7 +184,7 @@ func TestLensViewInBrowser(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "the view did not come up on %s", base)
 
 	// Enough replayed seconds for every series to have a stretch of points.
-	first := simulate.HostName(simulate.Cases()[0], "node1")
+	first := scenario.HostName(scenario.Cases()[0], "node1")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"#node="+url.QueryEscape(first))))
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`window.lens && lens.view && lens.view.series.length > 0 &&
 		lens.view.series.every(s => s.t.length >= 8 || s.axis === 'events')`, chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(500*time.Millisecond)))
@@ -190,16 +192,20 @@ func TestLensViewInBrowser(t *testing.T) {
 	// Mark the document: a reload would lose the mark.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.__notReloaded = true`)))
 
-	for _, c := range simulate.Cases() {
-		node := simulate.HostName(c, "node1")
+	for _, c := range scenario.Cases() {
+		node := scenario.HostName(c, "node1")
 		t.Run(c.Name, func(t *testing.T) {
 			// Choose the node as an operator would, with the selector.
 			require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
 				`(() => { const s = document.getElementById('node'); s.value = %q; s.dispatchEvent(new Event('change')); })()`, node))))
-			_, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.view && lens.view.node === %q && lens.chart && lens.chart.series.length > %d &&
-				Object.keys(lens.drawn).length >= %d`, node, len(everySeries), len(everySeries)),
+			// Wait until every series has its stretch of points too: a case's receivers may have
+			// started a few seconds after the first case's on a loaded machine.
+			labels, err := json.Marshal(everySeries)
+			require.NoError(t, err)
+			_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.view && lens.view.node === %q && lens.chart && lens.chart.series.length > %d &&
+				Object.keys(lens.drawn).length >= %d && %s.every(l => (lens.drawn[l] || 0) >= 5)`, node, len(everySeries), len(everySeries), labels),
 				chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(200*time.Millisecond)))
-			require.NoError(t, err, "the page did not switch to %s", node)
+			require.NoError(t, err, "the page did not switch to %s, or drew fewer than 5 points of a series", node)
 
 			drawn, err := chromedp.Run(ctx, chromedp.Evaluate[[]drawnSeries](`lens.chart.series.slice(1).map(s => {
 				const rows = [...document.querySelectorAll('#chart .u-legend .u-series')];
@@ -244,7 +250,7 @@ func TestLensViewInBrowser(t *testing.T) {
 				assert.Contains(t, text(t, ctx, "#peermem"), "nvidia_peermem no")
 			case "congestion_20g":
 				// (4096-58)/4096 x 20 Gb/s over the port's 100 Gb/s.
-				assert.InEpsilon(t, simulate.CongestedRate/12.5e9, observed["rdma_transmit_line_share"], 0.02)
+				assert.InEpsilon(t, scenario.CongestedRate/12.5e9, observed["rdma_transmit_line_share"], 0.02)
 				assert.Less(t, observed["cpu_pcie_per_network_byte"], 0.1, "congestion: no host-side load")
 				ports := rowText(t, ctx, "#ports tbody tr")
 				assert.Contains(t, ports, "100 Gb/s 4X")

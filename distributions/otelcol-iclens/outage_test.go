@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/simulate"
 )
 
 // The outage test's timeline: points reach Prometheus before the outage, Prometheus is down for
@@ -78,9 +79,9 @@ func runOutage(t *testing.T, example string, backend outageBackend, env []string
 	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
 	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: outageInterval, Samples: 60, UncoreFixture: fixture})
 	require.NoError(t, err)
-	c := simulate.Cases()[0]
+	c := scenario.Cases()[0]
 	overlay := filepath.Join(dir, "replay.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(replayOverlay(filepath.Join(dir, c.Name, simulate.Nodes[0]), outageInterval)), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(replayOverlay(filepath.Join(dir, c.Name, scenario.Nodes[0]), outageInterval)), 0o644))
 
 	state := t.TempDir()
 	args := []string{"--config", example, "--config", overlay}

@@ -19,8 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector"
-	"github.com/otelcol-iclens/otelcol-iclens/internal/simulate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/simulate"
 )
 
 // diagnosisRules writes the Prometheus rules for the end-to-end collector's diagnosis settings
@@ -120,7 +121,7 @@ func (tl verdictTimeline) atSamples(sampleMs []int64) [][]string {
 // secondsToVerdict is, per phase after the first, the seconds from the collection of the phase's
 // first sample (by the receiver that collected it last) to the first evaluation at which all the
 // phase's verdicts held. The phase's traffic began at most one interval before that sample.
-func (tl verdictTimeline) secondsToVerdict(c simulate.Case, n int, sampleMs []int64) []float64 {
+func (tl verdictTimeline) secondsToVerdict(c scenario.Case, n int, sampleMs []int64) []float64 {
 	evals := make([]int64, 0, len(tl))
 	for ms := range tl {
 		evals = append(evals, ms)
@@ -154,7 +155,7 @@ func (tl verdictTimeline) secondsToVerdict(c simulate.Case, n int, sampleMs []in
 // It also returns the samples a replay misattributes: a receiver that scraped late and then on time
 // again reads one recorded second's bytes over a longer and then a shorter span, so its rates
 // (and a rate's share of the line rate) are off at those two samples; real counters are not.
-func receiverClocks(t *testing.T, prom, host, lookback string, c simulate.Case, samples int) ([]int64, []int, float64, map[int]bool) {
+func receiverClocks(t *testing.T, prom, host, lookback string, c scenario.Case, samples int) ([]int64, []int, float64, map[int]bool) {
 	t.Helper()
 	var clocks [][]int64
 	for _, q := range []string{
@@ -201,7 +202,7 @@ func receiverClocks(t *testing.T, prom, host, lookback string, c simulate.Case, 
 		for i := 1; i < len(ms) && i < n; i++ {
 			if d := float64(ms[i]-ms[i-1]) / 1000; d < 0.75 || d > 1.25 {
 				// This sample and the next evaluations that read it (hold).
-				for k := i; k <= i+simulate.Grace && k < n; k++ {
+				for k := i; k <= i+scenario.Grace && k < n; k++ {
 					jitter[k] = true
 				}
 			}
@@ -227,7 +228,7 @@ func onDevice(verdict, device string) string {
 	if device == "" {
 		return verdict
 	}
-	return simulate.On(verdict, device)
+	return scenario.On(verdict, device)
 }
 
 // TestDiagnosisInPrometheus replays every simulated case (the paper's, the ones a naive detector
@@ -239,7 +240,7 @@ func TestDiagnosisInPrometheus(t *testing.T) {
 	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))
 	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
 	// Long enough for the transitions (a minute healthy, 40 s of fault, healthy again).
-	samples := simulate.TransitionSamples
+	samples := scenario.TransitionSamples
 	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: time.Second, Samples: samples, UncoreFixture: fixture})
 	require.NoError(t, err)
 	cfg, err := simulate.CollectorConfig(dir, time.Second, simulate.ExportRemoteWrite)
@@ -304,9 +305,9 @@ func checkVerdicts(t *testing.T, prom string, logs *syncbuf.Buffer, samples int)
 	}
 
 	var report []string
-	for _, c := range simulate.Cases() {
-		for n, node := range simulate.Nodes {
-			host := simulate.HostName(c, node)
+	for _, c := range scenario.Cases() {
+		for n, node := range scenario.Nodes {
+			host := scenario.HostName(c, node)
 			// The first lap of the looping replay only: a new lap starts the counters over.
 			sampleMs, lead, skew, jitter := receiverClocks(t, prom, host, lookback, c, samples)
 			for _, ev := range []struct {
@@ -348,9 +349,9 @@ func TestHealthyReplaysRaiseNoAlarm(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
 	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))
-	var cases []simulate.Case
-	for _, c := range simulate.Cases() {
-		if len(c.Phases) == 1 && c.Phases[0].Expect[0][0] == simulate.HealthyGPUDirect && len(c.Phases[0].Expect[0]) == 1 {
+	var cases []scenario.Case
+	for _, c := range scenario.Cases() {
+		if len(c.Phases) == 1 && c.Phases[0].Expect[0][0] == scenario.HealthyGPUDirect && len(c.Phases[0].Expect[0]) == 1 {
 			cases = append(cases, c)
 		}
 	}
@@ -376,8 +377,8 @@ func TestHealthyReplaysRaiseNoAlarm(t *testing.T) {
 	}
 	// And healthy held on every evaluation but the first few of each node.
 	for _, c := range cases {
-		for _, node := range simulate.Nodes {
-			host := simulate.HostName(c, node)
+		for _, node := range scenario.Nodes {
+			host := scenario.HostName(c, node)
 			for _, q := range []string{
 				fmt.Sprintf(`sum_over_time(diagnosis_verdict_ratio{host_name=%q,verdict="healthy_gpudirect"}%s)`, host, window),
 				fmt.Sprintf(`count_over_time(ALERTS{host_name=%q,alertstate="firing",verdict="healthy_gpudirect"}%s)`, host, window),

@@ -207,7 +207,7 @@ func TestCollectorConfigs(t *testing.T) {
 		}
 		n++
 		typ, node, _ := strings.Cut(id, "/")
-		// internal/simulate's layout: <dir>/<case>/<node>-<receiver>.jsonl.
+		// tools/simulate's layout: <dir>/<case>/<node>-<receiver>.jsonl.
 		assert.Equal(t, "/recordings/${env:ICLENS_CASE}/"+node+"-"+typ+".jsonl", get(r, "recording", "replay"), id)
 		assert.Equal(t, true, get(r, "recording", "loop"), id)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // congested is the paper's congestion case: a switch port limited to 20 Gb/s, RNIC TX at
-// (4096-58)/4096 x 20 Gb/s (internal/simulate.CongestedRate).
+// (4096-58)/4096 x 20 Gb/s (internal/scenario.CongestedRate).
 const congested = (4096.0 - 58.0) / 4096.0 * 20e9 / 8
 
 func TestBandwidthSeriesNamedAsThePaper(t *testing.T) {
@@ -146,7 +146,7 @@ func TestPortsAndCongestionCounters(t *testing.T) {
 
 // TestTopologyTable feeds the rnic receiver's rnic.topology.* metrics of a node where
 // nvidia-peermem is missing and the NIC sits under the other socket (the gdr_bounce case of
-// internal/simulate; attributes as receiver/rnicreceiver/topology.go records them: the GPU by its
+// internal/scenario; attributes as receiver/rnicreceiver/topology.go records them: the GPU by its
 // PCI address), and the gpu receiver's gpu.info and link width for the same GPU.
 func TestTopologyTable(t *testing.T) {
 	st := newTestStore(t, nil)

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// demoNode is one scrape of a node of the demo (internal/simulate: a ConnectX-6 Dx port and its
+// demoNode is one scrape of a node of the demo (internal/scenario: a ConnectX-6 Dx port and its
 // netdev, a 2-socket Skylake-SP with 6 IIO stacks and 6 memory controllers, one GPU), with the
 // metrics the view keeps: interconnect.io, GPU memory activity, the port's link and congestion
 // counters, PFC pause frames on 8 priorities, the GPUDirect readiness, and the diagnosis verdict

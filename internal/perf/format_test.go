@@ -8,8 +8,9 @@ import (
 )
 
 // The format strings below are the ones the kernel prints (uncore_snbep.c format attributes,
-// arch/x86/events/amd/uncore.c); the expected raw configs are those computed in research/uncore.md
-// §3/§4.2, which match Intel perfmon's UMaskExt for GNR and perf's own encodings.
+// arch/x86/events/amd/uncore.c); the expected raw configs are computed by hand from those bit
+// ranges, and match Intel perfmon's UMaskExt for GNR (github.com/intel/perfmon, the Granite Rapids
+// uncore event files) and the encodings perf itself prints (perf stat -vv).
 func TestFieldEncoding(t *testing.T) {
 	pmu := func(formats map[string]string) *PMU {
 		p := &PMU{Name: "test", Type: 42, Formats: map[string]Field{}}

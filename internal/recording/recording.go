@@ -11,13 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Format and Version identify the file; a reader refuses other formats and newer versions.
@@ -137,16 +136,22 @@ func createNew(path string) (*os.File, error) {
 		if n > 0 {
 			p = fmt.Sprintf("%s.%d%s", stem, n, ext)
 		}
-		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-		if err == unix.EEXIST {
+		// O_EXCL with O_CREATE fails on any existing name, a symbolic link included: links are
+		// not followed (open(2), O_EXCL).
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
 			continue // an earlier recording, or a link planted at the path: leave it alone
 		}
 		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
 			return nil, &os.PathError{Op: "create", Path: p, Err: err}
 		}
-		// The umask can only take bits away from 0600; fchmod makes the mode exact anyway.
-		_ = unix.Fchmod(fd, 0o600)
-		return os.NewFile(uintptr(fd), p), nil
+		// The umask can only take bits away from 0600; chmod makes the mode exact anyway.
+		_ = f.Chmod(0o600)
+		return f, nil
 	}
 	return nil, fmt.Errorf("%s and %d numbered names beside it exist", path, maxSuffix)
 }

@@ -11,10 +11,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrNotAvailable marks a counter the kernel says it cannot provide: old kernels print
@@ -22,6 +19,9 @@ import (
 // (drivers/infiniband/core/sysfs.c show_pma_counter before v5.x), newer ones fail the read with
 // EINVAL, and some drivers answer EOPNOTSUPP.
 var ErrNotAvailable = errors.New("counter not available")
+
+// ErrUnsupportedPlatform is what every read fails with where there is no sysfs (any OS but Linux).
+var ErrUnsupportedPlatform = fmt.Errorf("sysfs: unsupported platform: %w", errors.ErrUnsupported)
 
 // ErrNotRegular marks a path that is not a regular file. Every sysfs attribute is one (kernfs
 // creates attributes as S_IFREG, fs/kernfs/inode.c kernfs_init_inode); a named pipe, socket or
@@ -61,9 +61,9 @@ func (e *PathError) Unwrap() error { return e.Err }
 func (e *PathError) Is(target error) bool {
 	switch target {
 	case ErrNotAvailable:
-		return errors.Is(e.Err, unix.EINVAL) || errors.Is(e.Err, unix.EOPNOTSUPP)
+		return isNotAvailableErrno(e.Err)
 	case os.ErrNotExist:
-		return errors.Is(e.Err, unix.ENODEV)
+		return isGoneErrno(e.Err)
 	}
 	return false
 }
@@ -123,7 +123,7 @@ var ErrOutside = errors.New("outside the directory the reads are confined to")
 // paths not under dir are refused. A replay reads a tree materialized from a recording that came
 // from elsewhere; this keeps a crafted link from exposing any file of the replaying host.
 func (r *Reader) Confine(dir string) error {
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openDirPath(dir)
 	if err != nil {
 		return &PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -176,7 +176,7 @@ func (r *Reader) readBytes(path string) ([]byte, error) {
 		return nil, &PathError{Op: "open", Path: path, Err: err}
 	}
 	n, err := readRetry(fd, r.buf[:])
-	_ = unix.Close(fd)
+	_ = closeFD(fd)
 	if err != nil {
 		return nil, &PathError{Op: "read", Path: path, Err: err}
 	}
@@ -243,7 +243,7 @@ func (r *Reader) ReadUintKept(path string) (uint64, error) {
 
 func (r *Reader) closeKept(path string) {
 	if fd, ok := r.kept[path]; ok {
-		_ = unix.Close(fd)
+		_ = closeFD(fd)
 		delete(r.kept, path)
 		r.root().keptTotal.Add(-1)
 	}
@@ -252,7 +252,7 @@ func (r *Reader) closeKept(path string) {
 // CloseKept closes every descriptor kept open by ReadBytesKept.
 func (r *Reader) CloseKept() {
 	for _, fd := range r.kept {
-		_ = unix.Close(fd)
+		_ = closeFD(fd)
 	}
 	r.root().keptTotal.Add(-int64(len(r.kept)))
 	clear(r.kept)
@@ -322,63 +322,6 @@ func ParseUint(path string, b []byte) (uint64, error) {
 		v = v*10 + d
 	}
 	return v, nil
-}
-
-// open opens path for reading, refusing anything but a regular file. O_NONBLOCK makes the
-// open of a FIFO return at once instead of waiting for a writer (fifo(7)); it has no effect on
-// regular files (open(2)), so the reads of a sysfs attribute are unchanged. The type is checked on
-// the open descriptor (fstat), so a file swapped between a check and the open cannot slip by.
-func (r *Reader) open(path string) (int, error) {
-	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
-	open := func() (int, error) { return unix.Open(path, flags, 0) }
-	if r.beneath != "" {
-		rel, ok := strings.CutPrefix(path, r.beneath+"/")
-		if !ok {
-			return -1, ErrOutside
-		}
-		how := &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
-		open = func() (int, error) { return unix.Openat2(r.beneathFD, rel, how) }
-	}
-	for {
-		fd, err := open()
-		if err == unix.EINTR {
-			continue
-		}
-		if err == unix.EXDEV && r.beneath != "" {
-			return -1, ErrOutside // openat2(2): RESOLVE_BENEATH refused a step out of the directory
-		}
-		if err != nil {
-			return fd, err
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			_ = unix.Close(fd)
-			return -1, err
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			_ = unix.Close(fd)
-			return -1, ErrNotRegular
-		}
-		return fd, nil
-	}
-}
-
-func readRetry(fd int, buf []byte) (int, error) {
-	for {
-		n, err := unix.Read(fd, buf)
-		if err != unix.EINTR {
-			return n, err
-		}
-	}
-}
-
-func preadRetry(fd int, buf []byte) (int, error) {
-	for {
-		n, err := unix.Pread(fd, buf, 0)
-		if err != unix.EINTR {
-			return n, err
-		}
-	}
 }
 
 // ListDir returns the names of the entries of dir, sorted. A missing directory yields no names

@@ -4,8 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // KernfsRemoved fits sysfs.Reader.OnOpen and makes a fixture tree answer a read of a removed
@@ -17,7 +16,7 @@ import (
 // for both, which callers treat alike (sysfs.PathError matches os.ErrNotExist for either).
 func KernfsRemoved(path string) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return unix.ENODEV
+		return syscall.ENODEV
 	}
 	return nil
 }

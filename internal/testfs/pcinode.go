@@ -3,9 +3,9 @@ package testfs
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
+	"path"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -79,138 +79,105 @@ func U16(v uint16) *uint16 { return &v }
 // WritePCINode writes the node under root (root/sys/..., root/proc/...).
 func WritePCINode(tb testing.TB, root string, node PCINode) {
 	tb.Helper()
-	sys := filepath.Join(root, "sys")
-	w := &nodeWriter{tb: tb, sys: sys}
+	var t Tree
+	t.PCINode(node)
+	if err := t.Write(root); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// PCINode adds the node (sys/..., proc/...).
+func (t *Tree) PCINode(node PCINode) {
 	for _, rb := range node.RootBuses {
 		for _, f := range rb.RootPorts {
-			w.function(filepath.Join("devices", rb.Name), f, rb.NUMANode)
+			t.PCIFunction(path.Join("devices", rb.Name), f, rb.NUMANode)
 		}
 	}
 	for g, typ := range node.IOMMUGroupType {
-		w.file(filepath.Join(sys, "kernel", "iommu_groups", strconv.Itoa(g), "type"), typ)
+		t.Attr(path.Join("sys", "kernel", "iommu_groups", strconv.Itoa(g), "type"), typ)
 	}
 	for _, name := range node.IOMMUs {
-		w.file(filepath.Join(sys, "class", "iommu", name, "uevent"), "")
+		t.Attr(path.Join("sys", "class", "iommu", name, "uevent"), "")
 	}
 	for _, m := range node.Modules {
-		w.file(filepath.Join(sys, "module", m, "initstate"), "live")
+		t.Attr(path.Join("sys", "module", m, "initstate"), "live")
 	}
 	if node.KernelRelease != "" {
-		w.file(filepath.Join(root, "proc", "sys", "kernel", "osrelease"), node.KernelRelease)
+		t.Attr(path.Join("proc", "sys", "kernel", "osrelease"), node.KernelRelease)
 	}
 	if node.NVIDIAProcVersion != "" {
-		w.file(filepath.Join(root, "proc", "driver", "nvidia", "version"), node.NVIDIAProcVersion)
+		t.Attr(path.Join("proc", "driver", "nvidia", "version"), node.NVIDIAProcVersion)
 	}
 	if node.NVIDIAVersion != "" {
-		w.file(filepath.Join(sys, "module", "nvidia", "version"), node.NVIDIAVersion)
-		w.file(filepath.Join(sys, "module", "nvidia", "initstate"), "live")
-	}
-}
-
-type nodeWriter struct {
-	tb  testing.TB
-	sys string
-}
-
-func (w *nodeWriter) file(p, content string) {
-	w.tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		w.tb.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
-		w.tb.Fatal(err)
-	}
-}
-
-func (w *nodeWriter) raw(p string, b []byte) {
-	w.tb.Helper()
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		w.tb.Fatal(err)
-	}
-}
-
-func (w *nodeWriter) link(p, target string) {
-	w.tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		w.tb.Fatal(err)
-	}
-	if err := os.Symlink(target, p); err != nil {
-		w.tb.Fatal(err)
+		t.Attr(path.Join("sys", "module", "nvidia", "version"), node.NVIDIAVersion)
+		t.Attr(path.Join("sys", "module", "nvidia", "initstate"), "live")
 	}
 }
 
 // up returns the "../" prefix that climbs from the directory rel (relative to /sys) back to /sys.
 func up(rel string) string {
-	n := 0
-	for _, c := range filepath.ToSlash(rel) {
-		if c == '/' {
-			n++
-		}
-	}
-	s := ""
-	for i := 0; i <= n; i++ {
-		s += "../"
-	}
-	return s
+	return strings.Repeat("../", strings.Count(rel, "/")+1)
 }
 
-func (w *nodeWriter) function(parentRel string, f PCIFunction, numa int) {
-	rel := filepath.Join(parentRel, f.Address)
-	dir := filepath.Join(w.sys, rel)
-	w.file(filepath.Join(dir, "vendor"), fmt.Sprintf("0x%04x", f.Vendor))
-	w.file(filepath.Join(dir, "device"), fmt.Sprintf("0x%04x", f.DevID))
-	w.file(filepath.Join(dir, "class"), fmt.Sprintf("0x%06x", f.Class))
-	w.file(filepath.Join(dir, "numa_node"), strconv.Itoa(numa))
+// PCIFunction adds the function f, its links and the functions below it; parentRel is the
+// directory it sits in below /sys (devices/pci0000:17/0000:17:00.0), numa its NUMA node.
+func (t *Tree) PCIFunction(parentRel string, f PCIFunction, numa int) {
+	rel := path.Join(parentRel, f.Address)
+	dir := path.Join("sys", rel)
+	t.Attr(path.Join(dir, "vendor"), fmt.Sprintf("0x%04x", f.Vendor))
+	t.Attr(path.Join(dir, "device"), fmt.Sprintf("0x%04x", f.DevID))
+	t.Attr(path.Join(dir, "class"), fmt.Sprintf("0x%06x", f.Class))
+	t.Attr(path.Join(dir, "numa_node"), strconv.Itoa(numa))
 	speed := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " GT/s PCIe" }
 	if f.Speed > 0 {
-		w.file(filepath.Join(dir, "current_link_speed"), speed(f.Speed))
+		t.Attr(path.Join(dir, "current_link_speed"), speed(f.Speed))
 	}
 	if f.MaxSpeed > 0 {
-		w.file(filepath.Join(dir, "max_link_speed"), speed(f.MaxSpeed))
+		t.Attr(path.Join(dir, "max_link_speed"), speed(f.MaxSpeed))
 	}
 	if f.Width > 0 {
-		w.file(filepath.Join(dir, "current_link_width"), strconv.Itoa(f.Width))
+		t.Attr(path.Join(dir, "current_link_width"), strconv.Itoa(f.Width))
 	}
 	if f.MaxWidth > 0 {
-		w.file(filepath.Join(dir, "max_link_width"), strconv.Itoa(f.MaxWidth))
+		t.Attr(path.Join(dir, "max_link_width"), strconv.Itoa(f.MaxWidth))
 	}
-	w.raw(filepath.Join(dir, "config"), configSpace(f))
+	t.Bytes(path.Join(dir, "config"), configSpace(f))
 	if f.IOMMUGroup >= 0 {
-		w.link(filepath.Join(dir, "iommu_group"), up(rel)+"kernel/iommu_groups/"+strconv.Itoa(f.IOMMUGroup))
-		w.link(filepath.Join(w.sys, "kernel", "iommu_groups", strconv.Itoa(f.IOMMUGroup), "devices", f.Address), up(filepath.Join("kernel", "iommu_groups", "0", "devices"))+rel)
+		t.Link(path.Join(dir, "iommu_group"), up(rel)+"kernel/iommu_groups/"+strconv.Itoa(f.IOMMUGroup))
+		t.Link(path.Join("sys", "kernel", "iommu_groups", strconv.Itoa(f.IOMMUGroup), "devices", f.Address), up(path.Join("kernel", "iommu_groups", "0", "devices"))+rel)
 	}
-	w.link(filepath.Join(w.sys, "bus", "pci", "devices", f.Address), "../../../"+rel)
+	t.Link(path.Join("sys", "bus", "pci", "devices", f.Address), "../../../"+rel)
 	if f.RDMA != "" {
-		ib := filepath.Join(dir, "infiniband", f.RDMA)
-		w.link(filepath.Join(ib, "device"), "../../../"+f.Address)
-		w.file(filepath.Join(ib, "fw_ver"), "28.39.1002")
-		w.file(filepath.Join(ib, "hca_type"), "MT4129")
-		port := filepath.Join(ib, "ports", "1")
+		ib := path.Join(dir, "infiniband", f.RDMA)
+		t.Link(path.Join(ib, "device"), "../../../"+f.Address)
+		t.Attr(path.Join(ib, "fw_ver"), "28.39.1002")
+		t.Attr(path.Join(ib, "hca_type"), "MT4129")
+		port := path.Join(ib, "ports", "1")
 		ll := f.LinkLayer
 		if ll == "" {
 			ll = "InfiniBand"
 		}
-		w.file(filepath.Join(port, "link_layer"), ll)
+		t.Attr(path.Join(port, "link_layer"), ll)
 		if ll == "Ethernet" && f.Netdev != "" {
-			w.file(filepath.Join(port, "gid_attrs", "ndevs", "0"), f.Netdev)
+			t.Attr(path.Join(port, "gid_attrs", "ndevs", "0"), f.Netdev)
 		}
-		w.file(filepath.Join(port, "state"), "4: ACTIVE")
-		w.file(filepath.Join(port, "phys_state"), "5: LinkUp")
-		w.file(filepath.Join(port, "rate"), "400 Gb/sec (4X NDR)")
+		t.Attr(path.Join(port, "state"), "4: ACTIVE")
+		t.Attr(path.Join(port, "phys_state"), "5: LinkUp")
+		t.Attr(path.Join(port, "rate"), "400 Gb/sec (4X NDR)")
 		for _, c := range []string{"port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets", "unicast_xmit_packets", "unicast_rcv_packets"} {
-			w.file(filepath.Join(port, "counters", c), "0")
+			t.Attr(path.Join(port, "counters", c), "0")
 		}
-		w.link(filepath.Join(w.sys, "class", "infiniband", f.RDMA), "../../"+filepath.Join(rel, "infiniband", f.RDMA))
+		t.Link(path.Join("sys", "class", "infiniband", f.RDMA), "../../"+path.Join(rel, "infiniband", f.RDMA))
 	}
 	if f.Netdev != "" {
-		nd := filepath.Join(dir, "net", f.Netdev)
-		w.file(filepath.Join(nd, "dev_port"), "0")
-		w.file(filepath.Join(nd, "statistics", "tx_bytes"), "0")
-		w.file(filepath.Join(nd, "statistics", "rx_bytes"), "0")
-		w.link(filepath.Join(w.sys, "class", "net", f.Netdev), "../../"+filepath.Join(rel, "net", f.Netdev))
+		nd := path.Join(dir, "net", f.Netdev)
+		t.Attr(path.Join(nd, "dev_port"), "0")
+		t.Attr(path.Join(nd, "statistics", "tx_bytes"), "0")
+		t.Attr(path.Join(nd, "statistics", "rx_bytes"), "0")
+		t.Link(path.Join("sys", "class", "net", f.Netdev), "../../"+path.Join(rel, "net", f.Netdev))
 	}
 	for _, c := range f.Children {
-		w.function(rel, c, numa)
+		t.PCIFunction(rel, c, numa)
 	}
 }
 

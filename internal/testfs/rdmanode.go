@@ -3,16 +3,18 @@ package testfs
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // RDMA fixture nodes, written the way the kernel lays out sysfs (no public dump of a RoCE mlx5
-// tree exists, ../shared/research/rnic.md §6). The rnic receiver's tests (testdata/synthetic) and
-// the benchmark harness (.ci/bench-compare, which points node_exporter at the same tree) share
-// this writer, so it is not test-only code:
+// tree exists; each part follows the kernel source or document named below). The rnic receiver's
+// tests (testdata/synthetic), the simulator (tools/simulate) and the benchmark harness
+// (tools/cmd/bench-compare, which points node_exporter at the same tree) share this writer, so it
+// is not test-only code:
 //
 //   - /sys/class/infiniband/<dev> is a symlink to the device under its parent:
 //     ../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_bond_0 for a PCI device
@@ -65,6 +67,10 @@ type RDMAPort struct {
 	Counters  map[string]string // nil: no counters/ directory (rxe, bnxt_re)
 	HW        map[string]string // nil: no hw_counters/
 	Ndevs     map[int]string    // gid_attrs/ndevs/<index>
+	// Types are gid_attrs/types/<index> where they are not the default: "IB/RoCE v1" at even
+	// indexes, "RoCE v2" at odd ones (drivers/infiniband/core/roce_gid_mgmt.c adds one GID of each
+	// type for every address of a RoCE device that supports both; cache.c names the types).
+	Types map[int]string
 }
 
 // RDMADevice is one RDMA device with its PCI function.
@@ -252,129 +258,104 @@ func ScaleRDMANode(n int) []RDMADevice {
 // WriteRDMANode lays the devices out under root (root/sys/...). It returns the first error (a
 // fixture half written is of no use), naming the path.
 func WriteRDMANode(root string, devs []RDMADevice) error {
-	w := &rdmaWriter{sys: filepath.Join(root, "sys")}
-	w.node(devs)
-	return w.err
+	var t Tree
+	if err := t.RDMANode(devs); err != nil {
+		return err
+	}
+	return t.Write(root)
 }
 
-// rdmaWriter keeps the first error so that the layout code reads as a plain list of files.
-type rdmaWriter struct {
-	sys string
-	err error
+func (t *Tree) rdmaNetdev(parentDir, relFromClass string, nd RDMANetdev) {
+	dir := path.Join(parentDir, "net", nd.Name)
+	t.Attr(path.Join(dir, "dev_port"), strconv.Itoa(nd.DevPort))
+	t.Attr(path.Join(dir, "statistics", "tx_bytes"), u(nd.TX))
+	t.Attr(path.Join(dir, "statistics", "rx_bytes"), u(nd.RX))
+	t.Link(path.Join("sys", "class", "net", nd.Name), path.Join("..", "..", relFromClass, "net", nd.Name))
 }
 
-func (w *rdmaWriter) file(p, content string) {
-	if w.err != nil {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		w.err = err
-		return
-	}
-	w.err = os.WriteFile(p, []byte(content+"\n"), 0o644)
-}
-
-func (w *rdmaWriter) link(p, target string) {
-	if w.err != nil {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		w.err = err
-		return
-	}
-	if got, err := os.Readlink(p); err == nil && got == target {
-		return // a function shared by two RDMA devices is written once per device
-	}
-	w.err = os.Symlink(target, p)
-}
-
-func (w *rdmaWriter) netdev(parentDir, relFromClass string, nd RDMANetdev) {
-	dir := filepath.Join(parentDir, "net", nd.Name)
-	w.file(filepath.Join(dir, "dev_port"), strconv.Itoa(nd.DevPort))
-	w.file(filepath.Join(dir, "statistics", "tx_bytes"), u(nd.TX))
-	w.file(filepath.Join(dir, "statistics", "rx_bytes"), u(nd.RX))
-	w.link(filepath.Join(w.sys, "class", "net", nd.Name), filepath.Join("..", "..", relFromClass, "net", nd.Name))
-}
-
-// function writes a PCI function's identity: numa_node, vendor, class, and the driver link
+// rdmaFunction adds a PCI function's identity: numa_node, vendor, class, and the driver link
 // (../../../bus/pci/drivers/<name> from a function two levels below /sys/devices/pciD:B).
-func (w *rdmaWriter) function(fn, rel, numa, driver string) {
-	w.file(filepath.Join(fn, "numa_node"), numa)
-	w.file(filepath.Join(fn, "vendor"), "0x15b3")
-	w.file(filepath.Join(fn, "class"), "0x020000")
+func (t *Tree) rdmaFunction(fn, rel, numa, driver string) {
+	t.Attr(path.Join(fn, "numa_node"), numa)
+	t.Attr(path.Join(fn, "vendor"), "0x15b3")
+	t.Attr(path.Join(fn, "class"), "0x020000")
 	if driver != "" {
-		w.link(filepath.Join(fn, "driver"), strings.Repeat("../", strings.Count(rel, "/")+1)+"bus/pci/drivers/"+driver)
+		t.Link(path.Join(fn, "driver"), strings.Repeat("../", strings.Count(rel, "/")+1)+"bus/pci/drivers/"+driver)
 	}
 }
 
-// bond writes a bonding netdev with its lower_<slave> links and bonding/slaves.
-func (w *rdmaWriter) bond(b RDMABond) {
-	virt := filepath.Join(w.sys, "devices", "virtual")
-	w.netdev(virt, filepath.Join("devices", "virtual"), RDMANetdev{Name: b.Name, TX: b.TX, RX: b.RX})
-	dir := filepath.Join(virt, "net", b.Name)
-	w.file(filepath.Join(dir, "bonding", "slaves"), strings.Join(b.Members, " "))
+// rdmaBond adds a bonding netdev with its lower_<slave> links and bonding/slaves.
+func (t *Tree) rdmaBond(b RDMABond) {
+	virt := path.Join("sys", "devices", "virtual")
+	t.rdmaNetdev(virt, path.Join("devices", "virtual"), RDMANetdev{Name: b.Name, TX: b.TX, RX: b.RX})
+	dir := path.Join(virt, "net", b.Name)
+	t.Attr(path.Join(dir, "bonding", "slaves"), strings.Join(b.Members, " "))
 	for _, m := range b.Members {
 		// The kernel links lower_<dev> to the slave's directory under its PCI function; the
 		// class link leads to the same directory.
-		w.link(filepath.Join(dir, "lower_"+m), filepath.Join("..", "..", "..", "..", "class", "net", m))
+		t.Link(path.Join(dir, "lower_"+m), path.Join("..", "..", "..", "..", "class", "net", m))
 	}
 }
 
-func (w *rdmaWriter) node(devs []RDMADevice) {
-	sys := w.sys
+// RDMANode adds the devices (sys/...).
+func (t *Tree) RDMANode(devs []RDMADevice) error {
 	virtualNetdevs := map[string]bool{}
 	for _, d := range devs {
 		if d.Name == "" {
-			w.err = errors.Join(w.err, errors.New("testfs: RDMA device without a name"))
-			return
+			return errors.New("testfs: RDMA device without a name")
 		}
 		var devDir, rel string
 		for _, f := range d.Functions {
-			fn := filepath.Join(sys, "devices", f.PCIPath)
-			w.function(fn, filepath.Join("devices", f.PCIPath), d.NUMA, d.Driver)
+			fn := path.Join("sys", "devices", f.PCIPath)
+			t.rdmaFunction(fn, path.Join("devices", f.PCIPath), d.NUMA, d.Driver)
 			for _, nd := range f.Netdevs {
-				w.netdev(fn, filepath.Join("devices", f.PCIPath), nd)
+				t.rdmaNetdev(fn, path.Join("devices", f.PCIPath), nd)
 			}
 		}
 		if d.Bond != nil {
-			w.bond(*d.Bond)
+			t.rdmaBond(*d.Bond)
 		}
 		if d.PCIPath != "" {
-			fn := filepath.Join(sys, "devices", d.PCIPath)
-			w.function(fn, filepath.Join("devices", d.PCIPath), d.NUMA, d.Driver)
+			fn := path.Join("sys", "devices", d.PCIPath)
+			t.rdmaFunction(fn, path.Join("devices", d.PCIPath), d.NUMA, d.Driver)
 			for _, nd := range d.Netdevs {
-				w.netdev(fn, filepath.Join("devices", d.PCIPath), nd)
+				t.rdmaNetdev(fn, path.Join("devices", d.PCIPath), nd)
 			}
-			rel = filepath.Join("devices", d.PCIPath, "infiniband", d.Name)
-			devDir = filepath.Join(sys, rel)
+			rel = path.Join("devices", d.PCIPath, "infiniband", d.Name)
+			devDir = path.Join("sys", rel)
 			// As the kernel links it: device -> ../../../0000:3b:00.0
-			w.link(filepath.Join(devDir, "device"), "../../../"+filepath.Base(d.PCIPath))
+			t.Link(path.Join(devDir, "device"), "../../../"+path.Base(d.PCIPath))
 		} else {
-			rel = filepath.Join("devices", "virtual", "infiniband", d.Name)
-			devDir = filepath.Join(sys, rel)
+			rel = path.Join("devices", "virtual", "infiniband", d.Name)
+			devDir = path.Join("sys", rel)
 		}
-		w.link(filepath.Join(sys, "class", "infiniband", d.Name), filepath.Join("..", "..", rel))
-		for k, v := range d.Attrs {
-			w.file(filepath.Join(devDir, k), v)
+		t.Link(path.Join("sys", "class", "infiniband", d.Name), path.Join("..", "..", rel))
+		for _, k := range slices.Sorted(maps.Keys(d.Attrs)) {
+			t.Attr(path.Join(devDir, k), d.Attrs[k])
 		}
-		for k, v := range d.DeviceHW {
-			w.file(filepath.Join(devDir, "hw_counters", k), v)
+		for _, k := range slices.Sorted(maps.Keys(d.DeviceHW)) {
+			t.Attr(path.Join(devDir, "hw_counters", k), d.DeviceHW[k])
 		}
 		for _, p := range d.Ports {
-			pd := filepath.Join(devDir, "ports", strconv.Itoa(p.Num))
-			w.file(filepath.Join(pd, "link_layer"), p.LinkLayer)
-			w.file(filepath.Join(pd, "state"), p.State)
-			w.file(filepath.Join(pd, "phys_state"), p.PhysState)
-			w.file(filepath.Join(pd, "rate"), p.Rate)
-			for k, v := range p.Counters {
-				w.file(filepath.Join(pd, "counters", k), v)
+			pd := path.Join(devDir, "ports", strconv.Itoa(p.Num))
+			t.Attr(path.Join(pd, "link_layer"), p.LinkLayer)
+			t.Attr(path.Join(pd, "state"), p.State)
+			t.Attr(path.Join(pd, "phys_state"), p.PhysState)
+			t.Attr(path.Join(pd, "rate"), p.Rate)
+			for _, k := range slices.Sorted(maps.Keys(p.Counters)) {
+				t.Attr(path.Join(pd, "counters", k), p.Counters[k])
 			}
-			for k, v := range p.HW {
-				w.file(filepath.Join(pd, "hw_counters", k), v)
+			for _, k := range slices.Sorted(maps.Keys(p.HW)) {
+				t.Attr(path.Join(pd, "hw_counters", k), p.HW[k])
 			}
-			for i, v := range p.Ndevs {
-				w.file(filepath.Join(pd, "gid_attrs", "ndevs", strconv.Itoa(i)), v)
-				w.file(filepath.Join(pd, "gid_attrs", "types", strconv.Itoa(i)), map[bool]string{true: "IB/RoCE v1", false: "RoCE v2"}[i%2 == 0])
+			for _, i := range slices.Sorted(maps.Keys(p.Ndevs)) {
+				v := p.Ndevs[i]
+				t.Attr(path.Join(pd, "gid_attrs", "ndevs", strconv.Itoa(i)), v)
+				typ, ok := p.Types[i]
+				if !ok {
+					typ = map[bool]string{true: "IB/RoCE v1", false: "RoCE v2"}[i%2 == 0]
+				}
+				t.Attr(path.Join(pd, "gid_attrs", "types", strconv.Itoa(i)), typ)
 				if (v == "bond0" && d.Bond == nil) || v == "eth0" {
 					virtualNetdevs[v] = true
 				}
@@ -383,14 +364,12 @@ func (w *rdmaWriter) node(devs []RDMADevice) {
 	}
 	// The bond is a virtual netdev; eth0 (rxe's parent) is a plain on-board NIC.
 	if virtualNetdevs["bond0"] {
-		w.netdev(filepath.Join(sys, "devices", "virtual"), filepath.Join("devices", "virtual"), RDMANetdev{Name: "bond0", TX: 4000, RX: 3000})
+		t.rdmaNetdev(path.Join("sys", "devices", "virtual"), path.Join("devices", "virtual"), RDMANetdev{Name: "bond0", TX: 4000, RX: 3000})
 	}
 	if virtualNetdevs["eth0"] {
-		fn := filepath.Join(sys, "devices", "pci0000:00", "0000:00:1f.6")
-		w.file(filepath.Join(fn, "numa_node"), "-1")
-		w.netdev(fn, filepath.Join("devices", "pci0000:00", "0000:00:1f.6"), RDMANetdev{Name: "eth0", TX: 9000, RX: 8000})
+		fn := path.Join("sys", "devices", "pci0000:00", "0000:00:1f.6")
+		t.Attr(path.Join(fn, "numa_node"), "-1")
+		t.rdmaNetdev(fn, path.Join("devices", "pci0000:00", "0000:00:1f.6"), RDMANetdev{Name: "eth0", TX: 9000, RX: 8000})
 	}
-	if w.err != nil {
-		w.err = fmt.Errorf("testfs: writing RDMA node: %w", w.err)
-	}
+	return nil
 }

@@ -1,5 +1,8 @@
-// Package testfs copies and edits fixture trees (sysfs stand-ins under testdata/) for tests that
-// change counter values between scrapes without touching the committed fixtures.
+// Package testfs is the one writer of kernel-shaped file trees (sysfs and procfs stand-ins): Tree
+// lays a tree out and writes it to a directory (test fixtures, testdata/ generators) or hands it
+// over as recording entries (the simulator, tools/simulate); PCINode and RDMANode describe whole
+// nodes as the kernel lays them out. It also copies and edits fixture trees for tests that change
+// counter values between scrapes without touching the committed fixtures.
 package testfs // import "github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 
 import (

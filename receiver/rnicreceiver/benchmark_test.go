@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkScrape measures one scrape of the benchmark node (testfs.BenchRDMANode: 8 mlx5 RoCE
-// devices of one port each, the node .ci/bench-compare points node_exporter and the collector at)
+// devices of one port each, the node tools/cmd/bench-compare points node_exporter and the collector at)
 // with the default configuration but ethtool off (its cost is the driver's, not ours). files/op is
 // the number of sysfs files read (each one show() call on a real node), opens/op the number of
 // them opened: the files read on every scrape stay open and are read again with pread.

@@ -16,7 +16,7 @@ import (
 // The synthetic fixture node (testdata/synthetic) is written by testfs.WriteRDMANode from
 // testfs.SyntheticRDMANode, laid out the way the kernel lays out sysfs (the sources each part
 // follows are listed in internal/testfs/rdmanode.go). The writer lives in internal/testfs because
-// the benchmark harness (.ci/bench-compare) writes the same tree for node_exporter.
+// the benchmark harness (tools/cmd/bench-compare) writes the same tree for node_exporter.
 //
 // `go test -run TestSyntheticFixtureUpToDate -update` rewrites testdata/synthetic; without -update
 // the test fails if the committed tree and this code disagree.

@@ -6,7 +6,7 @@
 //   - [snbep] arch/x86/events/intel/uncore_snbep.c (intel/mainline-tracking, with GNR; and the
 //     torvalds/linux version before the 2025 IIO scale fix), [uncore] uncore.c/uncore.h;
 //   - [amd] arch/x86/events/amd/uncore.c (amd_umc since v6.7, 25e56847821f);
-//   - [perfmon] github.com/intel/perfmon event files (../../../shared/data/intel-perfmon);
+//   - [perfmon] github.com/intel/perfmon event files (the JSON event lists per CPU family);
 //   - [abi] Documentation/ABI/testing/sysfs-devices-mapping, Documentation/PCI/sysfs-pci.rst.
 package main
 
@@ -15,21 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
-type tree struct{ root string }
-
-func (t tree) write(path, content string) {
-	p := filepath.Join(t.root, path)
-	must(os.MkdirAll(filepath.Dir(p), 0o755))
-	must(os.WriteFile(p, []byte(content), 0o644))
-}
-
-func (t tree) link(path, target string) {
-	p := filepath.Join(t.root, path)
-	must(os.MkdirAll(filepath.Dir(p), 0o755))
-	must(os.Symlink(target, p))
-}
+// tree is a fixture host being laid out; testfs writes it (the one writer of kernel-shaped trees).
+type tree struct{ *testfs.Tree }
 
 func must(err error) {
 	if err != nil {
@@ -43,27 +34,27 @@ func must(err error) {
 // (uncore_event_show prints event->config with "%s").
 func (t tree) pmu(name string, typ int, cpumask string, formats, events map[string]string) {
 	dir := "sys/devices/" + name
-	t.write(dir+"/type", fmt.Sprintf("%d\n", typ))
+	t.File(dir+"/type", fmt.Sprintf("%d\n", typ))
 	if cpumask != "" {
-		t.write(dir+"/cpumask", cpumask+"\n")
+		t.File(dir+"/cpumask", cpumask+"\n")
 	}
-	t.write(dir+"/perf_event_mux_interval_ms", "4\n")
+	t.File(dir+"/perf_event_mux_interval_ms", "4\n")
 	for f, v := range formats {
-		t.write(dir+"/format/"+f, v+"\n")
+		t.File(dir+"/format/"+f, v+"\n")
 	}
 	for e, v := range events {
-		t.write(dir+"/events/"+e, v)
+		t.File(dir+"/events/"+e, v)
 	}
-	t.link("sys/bus/event_source/devices/"+name, "../../../devices/"+name)
+	t.Link("sys/bus/event_source/devices/"+name, "../../../devices/"+name)
 }
 
 // cpu writes the topology of one CPU: topology/physical_package_id and the nodeN link
 // (drivers/base/topology.c, drivers/base/node.c register_cpu_under_node).
 func (t tree) cpu(n, pkg, node int) {
 	d := fmt.Sprintf("sys/devices/system/cpu/cpu%d", n)
-	t.write(d+"/topology/physical_package_id", fmt.Sprintf("%d\n", pkg))
-	t.write(fmt.Sprintf("sys/devices/system/node/node%d/cpulist", node), "\n")
-	t.link(fmt.Sprintf("%s/node%d", d, node), fmt.Sprintf("../../node/node%d", node))
+	t.File(d+"/topology/physical_package_id", fmt.Sprintf("%d\n", pkg))
+	t.File(fmt.Sprintf("sys/devices/system/node/node%d/cpulist", node), "\n")
+	t.Link(fmt.Sprintf("%s/node%d", d, node), fmt.Sprintf("../../node/node%d", node))
 }
 
 // pci writes a chain of PCI functions under root bus dir pciDDDD:BB with numa_node files; the
@@ -72,7 +63,7 @@ func (t tree) pci(rootBus string, node int, chain ...string) {
 	d := "sys/devices/pci" + rootBus
 	for _, fn := range chain {
 		d += "/" + fn
-		t.write(d+"/numa_node", fmt.Sprintf("%d\n", node))
+		t.File(d+"/numa_node", fmt.Sprintf("%d\n", node))
 	}
 }
 
@@ -137,7 +128,7 @@ func iioFreeEvents(ports int, scale string, outUmask0 int) map[string]string {
 // 0000:17/0000:85, iio_2 0000:3a/0000:ae, iio_3 0000:5d/0000:d7; iio_4/5 (MCP stacks, bus 0 on
 // this SKU) have no dieX files (skx_iio_mapping_visible hides bus 0 for pmu_idx != 0).
 func skx(t tree) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x55, "Intel(R) Xeon(R) Platinum 8180 CPU @ 2.50GHz"))
+	t.File("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x55, "Intel(R) Xeon(R) Platinum 8180 CPU @ 2.50GHz"))
 	t.cpu(0, 0, 0)
 	t.cpu(28, 1, 1)
 	for i := 0; i < 6; i++ {
@@ -152,8 +143,8 @@ func skx(t tree) {
 		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 25+i, "0,28", freeRunningFormat, ev)
 	}
 	for i, buses := range [][2]string{{"0000:00", "0000:80"}, {"0000:17", "0000:85"}, {"0000:3a", "0000:ae"}, {"0000:5d", "0000:d7"}} {
-		t.write(fmt.Sprintf("sys/devices/uncore_iio_%d/die0", i), buses[0]+"\n")
-		t.write(fmt.Sprintf("sys/devices/uncore_iio_%d/die1", i), buses[1]+"\n")
+		t.File(fmt.Sprintf("sys/devices/uncore_iio_%d/die0", i), buses[0]+"\n")
+		t.File(fmt.Sprintf("sys/devices/uncore_iio_%d/die1", i), buses[1]+"\n")
 	}
 	// PCI: an RDMA NIC behind root port 17:00.0 (stack 1 part 0), a GPU behind a PCIe switch on
 	// root port 3a:02.0 (stack 2 part 2), a second GPU on socket 1 at ae:00.0 (stack 2 part 0).
@@ -170,7 +161,7 @@ func skx(t tree) {
 // in the newer file; 8 in older ones); IIO mapping since v5.14: PMU 5 is the DMI stack on bus
 // 00 (icx_iio_mapping_visible), root ports at devices 2..5 (part = device - 2, intel/pcm).
 func icx(t tree, old bool) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x6a, "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz"))
+	t.File("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x6a, "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz"))
 	t.cpu(0, 0, 0)
 	t.cpu(40, 1, 1)
 	rd, wr, scale := "event=0x04,umask=0x0f", "event=0x04,umask=0x30", iioScaleNew
@@ -191,8 +182,8 @@ func icx(t tree, old bool) {
 		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 62+i, "0,40", freeRunningFormat, iioFreeEvents(8, scale, 0))
 	}
 	for i, buses := range [][2]string{{"0000:16", "0000:97"}, {"0000:30", "0000:b0"}, {"0000:4a", "0000:c9"}, {"0000:64", "0000:e2"}, {"0000:7e", "0000:fb"}, {"0000:00", "0000:80"}} {
-		t.write(fmt.Sprintf("sys/devices/uncore_iio_%d/die0", i), buses[0]+"\n")
-		t.write(fmt.Sprintf("sys/devices/uncore_iio_%d/die1", i), buses[1]+"\n")
+		t.File(fmt.Sprintf("sys/devices/uncore_iio_%d/die0", i), buses[0]+"\n")
+		t.File(fmt.Sprintf("sys/devices/uncore_iio_%d/die1", i), buses[1]+"\n")
 	}
 	t.pci("0000:16", 0, "0000:16:02.0", "0000:17:00.0") // stack 0 part 0: RDMA NIC
 	t.pci("0000:30", 0, "0000:30:04.0", "0000:31:00.0") // stack 1 part 2: GPU
@@ -211,7 +202,7 @@ func icx(t tree, old bool) {
 // discovery unit ids; 8 IMC (one per DDR5 channel) and 12 IIO units per die are assumed
 // (inference: the numbering can have gaps on other SKUs). No dieX mapping files on SPR.
 func spr(t tree, old bool) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x8f, "Intel(R) Xeon(R) Platinum 8480+"))
+	t.File("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x8f, "Intel(R) Xeon(R) Platinum 8480+"))
 	t.cpu(0, 0, 0)
 	t.cpu(56, 1, 1)
 	for i := 0; i < 8; i++ {
@@ -244,7 +235,7 @@ func gnr(t tree, old bool) {
 // (schedulers, 6a8a48644c4b) or only cas_count_read/write = SCH0, and 6 IIO stacks with
 // free-running bw_in at iioScale.
 func gnrUncore(t tree, model int, modelName string, coresPerSocket, imcBoxes int, schedulers bool, iioScale string) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, model, modelName))
+	t.File("proc/cpuinfo", cpuinfo("GenuineIntel", 6, model, modelName))
 	t.cpu(0, 0, 0)
 	t.cpu(coresPerSocket, 1, 1)
 	cpumask := fmt.Sprintf("0,%d", coresPerSocket)
@@ -288,12 +279,12 @@ func srf(t tree, old bool) {
 // 0-27 node 0, 28-55 node 1 (socket 0), 56-83 node 2, 84-111 node 3 (socket 1).
 func sprSNC2(t tree) {
 	spr(t, false)
-	must(os.Remove(filepath.Join(t.root, "sys/devices/system/cpu/cpu56/node1"))) // now on node 2
+	t.Remove("sys/devices/system/cpu/cpu56/node1") // now on node 2
 	t.cpu(28, 0, 1)
 	t.cpu(56, 1, 2)
 	t.cpu(84, 1, 3)
 	for n, list := range []string{"0-27", "28-55", "56-83", "84-111"} {
-		t.write(fmt.Sprintf("sys/devices/system/node/node%d/cpulist", n), list+"\n")
+		t.File(fmt.Sprintf("sys/devices/system/node/node%d/cpulist", n), list+"\n")
 	}
 }
 
@@ -306,7 +297,7 @@ func sprSNC2(t tree) {
 // type 6 and the IIO type 1 (gnr_uncores[] in uncore_snbep.c, indexed by the discovery type).
 // Other types (CHA 0, IRP 2, ...) are present but unused; two are written as decoys.
 func gnrGeneric(t tree) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0xad, "Intel(R) Xeon(R) 6980P"))
+	t.File("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0xad, "Intel(R) Xeon(R) 6980P"))
 	t.cpu(0, 0, 0)
 	t.cpu(128, 1, 1)
 	generic := map[string]string{"event": "config:0-7", "umask": "config:8-15", "edge": "config:18", "inv": "config:23", "thresh": "config:24-31"}
@@ -328,8 +319,8 @@ func gnrV68(t tree) {
 	gnr(t, true)
 	for i := 0; i < 6; i++ {
 		name := fmt.Sprintf("uncore_iio_free_running_%d", i)
-		must(os.RemoveAll(filepath.Join(t.root, "sys/devices", name)))
-		must(os.Remove(filepath.Join(t.root, "sys/bus/event_source/devices", name)))
+		t.Remove("sys/devices/" + name)
+		t.Remove("sys/bus/event_source/devices/" + name)
 		t.pmu(fmt.Sprintf("uncore_iio_free_running_%d", i), 140+i, "0,128", freeRunningFormat, iioFreeEvents(8, iioScaleOld, 0x30))
 	}
 }
@@ -339,7 +330,7 @@ func gnrV68(t tree) {
 // config:0-7 and rdwrmask config:8-9, no events/ directory; amd_df with the PerfMonV2 format
 // (event config:0-7,32-37, umask config:8-15,24-27). No Intel uncore PMUs.
 func zen4(t tree, beforeUMC bool) {
-	t.write("proc/cpuinfo", cpuinfo("AuthenticAMD", 25, 0x11, "AMD EPYC 9654 96-Core Processor"))
+	t.File("proc/cpuinfo", cpuinfo("AuthenticAMD", 25, 0x11, "AMD EPYC 9654 96-Core Processor"))
 	t.cpu(0, 0, 0)
 	t.cpu(96, 1, 1)
 	t.pmu("amd_df", 11, "0,96", map[string]string{"event": "config:0-7,32-37", "umask": "config:8-15,24-27"}, nil)
@@ -361,7 +352,7 @@ func zen4(t tree, beforeUMC bool) {
 // the pre-PerfMonV2 format (event config:0-7,32-35,59-60, umask config:8-15), no events/
 // directory, cpumask one CPU per socket; amd_l3; no amd_umc (Zen 4+ only).
 func zen3(t tree) {
-	t.write("proc/cpuinfo", cpuinfo("AuthenticAMD", 25, 0x01, "AMD EPYC 7763 64-Core Processor"))
+	t.File("proc/cpuinfo", cpuinfo("AuthenticAMD", 25, 0x01, "AMD EPYC 7763 64-Core Processor"))
 	t.cpu(0, 0, 0)
 	t.cpu(64, 1, 1)
 	t.pmu("amd_df", 11, "0,64", map[string]string{"event": "config:0-7,32-35,59-60", "umask": "config:8-15"}, nil)
@@ -373,21 +364,21 @@ func zen3(t tree) {
 // core PMU), with resctrl mounted: Documentation/arch/x86/resctrl.rst info/L3_MON/mon_features
 // and mon_data/mon_L3_<%02d id>/mbm_total_bytes (decimal, "%llu\n", rdtgroup.c/monitor.c).
 func resctrl(t tree) {
-	t.write("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x6a, "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz"))
+	t.File("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x6a, "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz"))
 	t.cpu(0, 0, 0)
 	t.pmu("cpu", 4, "", map[string]string{"event": "config:0-7", "umask": "config:8-15"}, nil)
-	t.write("sys/fs/resctrl/info/L3_MON/mon_features", "llc_occupancy\nmbm_total_bytes\nmbm_local_bytes\n")
+	t.File("sys/fs/resctrl/info/L3_MON/mon_features", "llc_occupancy\nmbm_total_bytes\nmbm_local_bytes\n")
 	for _, d := range []string{"00", "01"} {
-		t.write("sys/fs/resctrl/mon_data/mon_L3_"+d+"/llc_occupancy", "1048576\n")
-		t.write("sys/fs/resctrl/mon_data/mon_L3_"+d+"/mbm_total_bytes", "1000\n")
-		t.write("sys/fs/resctrl/mon_data/mon_L3_"+d+"/mbm_local_bytes", "900\n")
+		t.File("sys/fs/resctrl/mon_data/mon_L3_"+d+"/llc_occupancy", "1048576\n")
+		t.File("sys/fs/resctrl/mon_data/mon_L3_"+d+"/mbm_total_bytes", "1000\n")
+		t.File("sys/fs/resctrl/mon_data/mon_L3_"+d+"/mbm_local_bytes", "900\n")
 	}
 }
 
 // vm: a KVM guest: cpuinfo has the hypervisor flag and only core PMUs exist (intel_uncore_init
 // returns -ENODEV under X86_FEATURE_HYPERVISOR).
 func vm(t tree) {
-	t.write("proc/cpuinfo", strings.Replace(cpuinfo("GenuineIntel", 6, 0x8f, "Intel(R) Xeon(R) Platinum 8480+"), "mce\n", "mce hypervisor\n", 1))
+	t.File("proc/cpuinfo", strings.Replace(cpuinfo("GenuineIntel", 6, 0x8f, "Intel(R) Xeon(R) Platinum 8480+"), "mce\n", "mce hypervisor\n", 1))
 	t.cpu(0, 0, 0)
 	t.pmu("cpu", 4, "", map[string]string{"event": "config:0-7", "umask": "config:8-15"}, nil)
 	t.pmu("software", 1, "", nil, nil)
@@ -404,6 +395,8 @@ func main() {
 	} {
 		root := filepath.Join("testdata", name)
 		must(os.RemoveAll(root))
-		build(tree{root})
+		t := tree{&testfs.Tree{}}
+		build(t)
+		must(t.Write(root))
 	}
 }
