@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper"
-	"go.uber.org/zap"
 )
 
 // newMetricsScraper returns a scraper that says once, at start, that RDMA ports are read from
