@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command bench-compare measures otelcol-iclens against node_exporter on one fixture RDMA node, and
 // the whole collector's overhead. It is run by `make bench-compare` and `make bench-overhead`, which
 // build both binaries first (README, section Performance).
