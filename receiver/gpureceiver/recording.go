@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/errtrack"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
 
 // The gpu receiver records and replays at its source seam: what the library reported (the GPUs it
@@ -120,7 +121,7 @@ func (r *replaySource) sampleInterval() time.Duration {
 // openReplay opens the replay at path (recording.OpenReplay: the file, its format and that it is
 // a gpu recording) and applies its first facts; errors name the file.
 func openReplay(path string, loop bool) (*replaySource, error) {
-	p, err := recording.OpenReplay(path, "gpu", loop)
+	p, err := recording.OpenReplay(path, metadata.Type.String(), loop)
 	if err != nil {
 		return nil, err
 	}

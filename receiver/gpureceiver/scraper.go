@@ -226,7 +226,7 @@ func (s *gpuScraper) start(context.Context, component.Host) error {
 			return openReplay(rc.Replay, rc.Loop)
 		}
 	case rc.Write != "":
-		w, err := recording.CreateFor(rc.Write, "gpu", s.cfg.CollectionInterval)
+		w, err := recording.CreateFor(rc.Write, metadata.Type.String(), s.cfg.CollectionInterval)
 		if err != nil {
 			return err
 		}

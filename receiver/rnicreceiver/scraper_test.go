@@ -180,7 +180,7 @@ func TestScrapeSyntheticNode(t *testing.T) {
 	absent(t, md, "rnic.port.xmit_wait", map[string]any{"device": "mlx5_bad/1"})
 	assert.Equal(t, int64(4), value(t, md, "rnic.port.state", map[string]any{"device": "mlx5_bad/1"}))
 
-	expected := filepath.Join("testdata", "expected", "synthetic.yaml")
+	expected := filepath.Join("testdata", "expected_metrics", "synthetic.yaml")
 	if *update {
 		require.NoError(t, golden.WriteMetrics(t, expected, md, golden.SkipMetricTimestampNormalization()))
 	}
