@@ -19,9 +19,9 @@ type Log struct {
 	said    map[string]struct{}
 }
 
-// NewLog returns a Log writing to logger.
+// NewLog returns a Log writing to logger. Lines carry the caller of the Log's method, not Log.
 func NewLog(logger *zap.Logger) *Log {
-	return &Log{logger: logger, failing: newTracker(), said: map[string]struct{}{}}
+	return &Log{logger: logger.WithOptions(zap.AddCallerSkip(1)), failing: newTracker(), said: map[string]struct{}{}}
 }
 
 // Fail logs msg at Warn (data is lost) with err and fields when key starts failing or fails with

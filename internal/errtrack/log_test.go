@@ -46,3 +46,10 @@ func TestLogOnceAndForget(t *testing.T) {
 	assert.True(t, l.Once("gpu0/nvlink", zapcore.InfoLevel, "Counter not provided by the hardware"), "said again after Forget")
 	assert.Equal(t, 3, logs.Len())
 }
+
+func TestLogNamesItsCaller(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	l := NewLog(zap.New(core, zap.AddCaller()))
+	l.Once("k", zapcore.InfoLevel, "fact")
+	assert.Contains(t, logs.All()[0].Caller.File, "log_test.go", "the line names who said it, not errtrack")
+}
