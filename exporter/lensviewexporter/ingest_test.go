@@ -315,6 +315,37 @@ func TestForgetsOldNodesAndSeries(t *testing.T) {
 	assert.LessOrEqual(t, st.nodes["stays"].series["gpu_pcie/transmit/gpu0"].ring.len(), st.ringPoints)
 }
 
+// TestTopologyFactsAgeOut: a node whose topology facts stop coming (a GPU or NIC gone, the rnic
+// receiver's topology turned off) loses them after the window, while its other series go on;
+// facts still reported stay.
+func TestTopologyFactsAgeOut(t *testing.T) {
+	st := newTestStore(t, func(c *Config) { c.Window = time.Minute })
+	start := st.clock
+	const gone, stays = "0000:1a:00.0", "0000:33:00.0"
+	st.feed(start, batch("n", start, start,
+		gauge(metricTopoReady, 0, "gpu.pci.bus_id", gone, "device", "mlx5_0", "gpudirect.reason", "pcie_path"),
+		gauge(metricTopoIOMMU, 1, "device", gone, "pci.bus_id", gone, "iommu.mode", "passthrough"),
+		gauge(metricTopoPeerMem, 0, "mechanism", "nvidia_peermem"),
+		gauge(metricGPUInfo, 1, "device", "gpu0", "pci.bus_id", gone),
+		gauge(metricGPUWidth, 8, "device", "gpu0"), gauge(metricGPUMaxWidth, 16, "device", "gpu0"),
+	))
+	require.Len(t, st.view(t, "n").Topology.Pairs, 1)
+	for i := 1; i < 120; i++ {
+		at := start.Add(time.Duration(i) * time.Second)
+		st.feed(at, batch("n", start, at,
+			ioPoint("rnic", "transmit", "mlx5_0/1", float64(i)),
+			gauge(metricTopoReady, 1, "gpu.pci.bus_id", stays, "device", "mlx5_1", "gpudirect.reason", "ready")))
+	}
+	tp := st.view(t, "n").Topology
+	require.Len(t, tp.Pairs, 1)
+	assert.Equal(t, stays, tp.Pairs[0].GPU)
+	assert.Empty(t, tp.PeerMemory, "peer memory last seen two windows ago")
+	tpState := st.nodes["n"].topo
+	assert.Empty(t, tpState.iommu)
+	assert.Empty(t, tpState.gpuNames)
+	assert.Empty(t, tpState.gpuWidth)
+}
+
 func TestBoundsOnNodesAndSeries(t *testing.T) {
 	st := newTestStore(t, func(c *Config) {
 		c.MaxNodes = 2

@@ -1,6 +1,7 @@
 package lensviewexporter
 
 import (
+	"maps"
 	"sort"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/natorder"
@@ -71,36 +72,14 @@ func (tp *topology) pair(gpu, nic string, t int64) *gpuPair {
 }
 
 func (tp *topology) forget(oldest int64) {
-	for k, p := range tp.pairs {
-		if p.t < oldest {
-			delete(tp.pairs, k)
-		}
+	maps.DeleteFunc(tp.pairs, func(_ string, p *gpuPair) bool { return p.t < oldest })
+	for _, m := range []map[string]fact{tp.peerMem, tp.degraded} {
+		maps.DeleteFunc(m, func(_ string, f fact) bool { return f.t < oldest })
 	}
-	for k, f := range tp.peerMem {
-		if f.t < oldest {
-			delete(tp.peerMem, k)
-		}
+	for _, m := range []map[string]factString{tp.iommu, tp.gpuNames} {
+		maps.DeleteFunc(m, func(_ string, f factString) bool { return f.t < oldest })
 	}
-	for k, f := range tp.iommu {
-		if f.t < oldest {
-			delete(tp.iommu, k)
-		}
-	}
-	for k, f := range tp.degraded {
-		if f.t < oldest {
-			delete(tp.degraded, k)
-		}
-	}
-	for k, f := range tp.gpuNames {
-		if f.t < oldest {
-			delete(tp.gpuNames, k)
-		}
-	}
-	for k, l := range tp.gpuWidth {
-		if max(l.width.t, l.maxWidth.t) < oldest {
-			delete(tp.gpuWidth, k)
-		}
-	}
+	maps.DeleteFunc(tp.gpuWidth, func(_ string, l *gpuLink) bool { return max(l.width.t, l.maxWidth.t) < oldest })
 }
 
 // gpuLinkFor returns the link record of a GPU device, created on first use.
