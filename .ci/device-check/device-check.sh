@@ -1,42 +1,112 @@
 #!/usr/bin/env bash
-# device-check: run the built collector's gpu receiver on a machine with an NVIDIA GPU, through
-# NVML and, where nv-hostengine exists, DCGM; drive PCIe traffic with what the machine has; report
-# per quantity the source the receiver chose, the rates it served against the traffic driven, and
-# `nvidia-smi topo -m` next to the collector's topology metrics. A few minutes at most; no network.
+# device-check: the checks that only real hardware can settle, in two groups, each run where its
+# hardware is and SKIPped with the reason where it is not:
+#   - GPU (where nvidia-smi lists a GPU): run the built collector's gpu and rnic receivers through
+#     NVML and, where nv-hostengine exists, DCGM; drive PCIe traffic on GPU 0; compare what the
+#     collector served with what was driven and with what nvidia-smi says;
+#   - host (where sysfs under DEVICE_CHECK_ROOT has /sys/class/infiniband, a Grace SCF PMU, a Xeon
+#     Max HBM PMU or an amdgpu gpu_metrics table): run the rnic (and, where its PMUs are, the
+#     cpuuncore) receiver once, scrape it before and after a short window, and compare it with
+#     ethtool, lspci and rdma. The checks that need traffic or a workload print what to run and
+#     what to compare, as SKIPs, where their hardware is.
+# Each check prints PASS, FAIL or SKIP (with the reason) and its evidence; the script exits 1 when
+# any check fails, 0 otherwise. A few minutes at most; no network.
 #
-# On a machine without a GPU it says so and exits 0. `make device-check` runs it; it needs only
-# bash and coreutils, plus curl, wget or python3 to read the Prometheus endpoint.
+# On a machine with neither it says so and exits 0. `make device-check` runs it; it needs bash,
+# coreutils and awk, plus curl, wget or python3 to read the Prometheus endpoint.
 #
-#   ICLENS_COLLECTOR   the collector binary (default bin/otelcol-iclens; carry it to the machine)
-#   DEVICE_CHECK_SECONDS  traffic per source (default 15)
-#   DEVICE_CHECK_OUT   where logs and scrapes are kept (default a temporary directory)
+#   ICLENS_COLLECTOR        the collector binary (default bin/otelcol-iclens; carry it to the machine)
+#   DEVICE_CHECK_SECONDS    traffic per source (default 15)
+#   DEVICE_CHECK_SOURCES    the gpu receiver sources to run (default "nvml dcgm")
+#   DEVICE_CHECK_LOAD       a traffic command of your own: run with the seconds as its argument on
+#                           GPU 0 (CUDA_VISIBLE_DEVICES=0, CUDA_DEVICE_ORDER=PCI_BUS_ID), it prints
+#                           "h2d_bytes d2h_bytes seconds" (default: pcie_load.cu through nvcc, then
+#                           CUDA's bandwidthTest, then torch with pcie_load.py)
+#   DEVICE_CHECK_SETTLE     seconds between the end of the traffic and the last scrape (default 2)
+#   DEVICE_CHECK_ROOT       root_path of the receivers (default /); the host group looks for its
+#                           hardware under it (ethtool, lspci and rdma still ask the running kernel)
+#   DEVICE_CHECK_HOST_SECONDS  the host group's window between its two scrapes (default 5)
+#   DEVICE_CHECK_PERF_SECONDS  that window where perf stat counts Grace or Xeon Max PMU events in it
+#                           (default 20)
+#   DEVICE_CHECK_HOST_LOAD  a command run for the host window instead of a sleep, with the seconds as
+#                           its argument (ib_write_bw to a peer, an NCCL job): the EFA check compares
+#                           growth only where the window carried traffic
+#   DEVICE_CHECK_BURST_SECONDS  how long rnic_burst_read_cost polls a port's data counter for its
+#                           update granularity (default 2; DEVICE_CHECK_HOST_LOAD runs meanwhile)
+#   DEVICE_CHECK_OUT        where logs and scrapes are kept (default a temporary directory)
+#
+# Adding a check is one `check` line in the list at the end and, where no existing function fits,
+# one function that prints its evidence with `detail` and returns 0 (pass), 1 (fail) or 2 (skip,
+# after `detail`-ing why).
 set -u
 cd "$(dirname "$0")/../.."
+HERE=.ci/device-check
 
 say() { printf 'device-check: %s\n' "$*"; }
-
-if ! command -v nvidia-smi >/dev/null 2>&1; then
-  say "no NVIDIA GPU found (no nvidia-smi on PATH): nothing to check"
-  exit 0
-fi
-if ! gpus=$(nvidia-smi -L 2>/dev/null) || ! grep -q '^GPU ' <<<"$gpus"; then
-  say "no NVIDIA GPU found (nvidia-smi lists none): nothing to check"
-  exit 0
-fi
+detail() { printf '  %s\n' "$*"; }
 
 COLLECTOR=${ICLENS_COLLECTOR:-bin/otelcol-iclens}
 SECONDS_PER_SOURCE=${DEVICE_CHECK_SECONDS:-15}
+SOURCES=${DEVICE_CHECK_SOURCES:-nvml dcgm}
+SETTLE=${DEVICE_CHECK_SETTLE:-2}
+ROOT=${DEVICE_CHECK_ROOT:-/}
+HOST_SECONDS=${DEVICE_CHECK_HOST_SECONDS:-5}
+# How long a freshly started collector may take to serve its first GPU series: connecting to the
+# library or host engine, discovery, and the two GPM samples a rate needs (DCGM 4.x
+# DcgmGpmManager.cpp). Generous: a busy machine is slow, not wrong.
+READY_SECONDS=60
+
+# --- what this machine has ------------------------------------------------------------------------
+# The GPU group runs where nvidia-smi lists a GPU; the host group (rnic and cpuuncore receivers)
+# where sysfs under DEVICE_CHECK_ROOT has an RDMA device, a Grace SCF PMU, a Xeon Max HBM PMU or an
+# amdgpu gpu_metrics table. Each group absent is said once, and its checks SKIP with the reason.
+GPU_SKIP=
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  GPU_SKIP="no NVIDIA GPU found (no nvidia-smi on PATH)"
+elif ! gpus=$(nvidia-smi -L 2>/dev/null) || ! grep -q '^GPU ' <<<"$gpus"; then
+  GPU_SKIP="no NVIDIA GPU found (nvidia-smi lists none)"
+fi
+sysroot=${ROOT%/}/sys
+present() { compgen -G "$1" >/dev/null 2>&1; }
+RDMA_SKIP= SCF_SKIP= HBM_SKIP= AMD_SKIP=
+present "$sysroot/class/infiniband/*" || RDMA_SKIP="no RDMA device ($sysroot/class/infiniband is empty or absent)"
+present "$sysroot/bus/event_source/devices/nvidia_scf_pmu_*" || SCF_SKIP="no Grace SCF PMU ($sysroot/bus/event_source/devices/nvidia_scf_pmu_*)"
+present "$sysroot/bus/event_source/devices/uncore_hbm_*" || HBM_SKIP="no Xeon Max HBM PMU ($sysroot/bus/event_source/devices/uncore_hbm_*)"
+present "$sysroot/class/drm/card*/device/gpu_metrics" || AMD_SKIP="no AMD gpu_metrics table ($sysroot/class/drm/card*/device/gpu_metrics)"
+HOST_SKIP=
+if [ -n "$RDMA_SKIP" ] && [ -n "$SCF_SKIP" ] && [ -n "$HBM_SKIP" ] && [ -n "$AMD_SKIP" ]; then
+  HOST_SKIP="no RDMA device, Grace SCF PMU, Xeon Max HBM PMU or AMD gpu_metrics under $sysroot"
+fi
+if [ -n "$GPU_SKIP" ] && [ -n "$HOST_SKIP" ]; then
+  say "$GPU_SKIP: GPU checks skipped"
+  say "$HOST_SKIP: host checks skipped"
+  say "nothing to check on this machine"
+  exit 0
+fi
+
 OUT=${DEVICE_CHECK_OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 if [ ! -x "$COLLECTOR" ]; then
   say "collector $COLLECTOR not found: build it (make build) and carry bin/otelcol-iclens here"
   exit 1
 fi
+# CUDA's device 0 is nvidia-smi's GPU 0 only in PCI bus order (CUDA's default is fastest first).
+export CUDA_DEVICE_ORDER=PCI_BUS_ID
 
-say "GPUs:"
-printf '%s\n' "$gpus"
-nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,pcie.link.gen.current,pcie.link.width.current,pcie.link.gen.max,pcie.link.width.max --format=csv 2>&1
-command -v dcgmi >/dev/null 2>&1 && dcgmi --version 2>/dev/null | head -3
+if [ -z "$GPU_SKIP" ]; then
+  say "GPUs:"
+  printf '%s\n' "$gpus"
+  nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,pcie.link.gen.current,pcie.link.width.current,pcie.link.gen.max,pcie.link.width.max --format=csv 2>&1
+  command -v dcgmi >/dev/null 2>&1 && dcgmi --version 2>/dev/null | head -3
+  # GPU index -> PCI address, as the collector names it (pci.NormaliseAddress: a 4-digit domain,
+  # lower case): nvidia-smi prints 00000000:1B:00.0.
+  nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader 2>/dev/null |
+    awk -F', *' '{ a = tolower($2); sub(/^0000/, "", a); print $1, a }' >"$OUT/gpus.txt"
+  nvidia-smi topo -m 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' >"$OUT/topo.txt"
+else
+  say "$GPU_SKIP: GPU checks skipped"
+fi
+[ -n "$HOST_SKIP" ] && say "$HOST_SKIP: host checks skipped"
 
 scrape() {
   local url="http://$1/metrics"
@@ -50,37 +120,26 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 20000))
 }
 
-# --- traffic: the first generator this machine has ---------------------------------------------
-# load_start SECONDS: runs in the background, writes "h2d_bytes d2h_bytes seconds" to $OUT/load.txt
-# where it can count them.
+# value FILE METRIC LABEL=VALUE...: the value of the first sample of METRIC carrying every label.
+value() {
+  local file=$1 metric=$2; shift 2
+  awk -v m="$metric" -v want="$*" '
+    BEGIN { n = split(want, w, " ") }
+    index($0, m "{") == 1 {
+      for (i = 1; i <= n; i++) { split(w[i], kv, "="); if (index($0, kv[1] "=\"" kv[2] "\"") == 0) next }
+      print $NF; exit
+    }' "$file" 2>/dev/null
+}
+
+# label LINE NAME: the value of label NAME in one exposition line.
+label() { sed -n "s/.*[{,]$2=\"\\([^\"]*\\)\".*/\\1/p" <<<"$1"; }
+
+# --- traffic: DEVICE_CHECK_LOAD or the first generator this machine has ---------------------------
 LOAD_KIND=none
 prepare_load() {
+  if [ -n "${DEVICE_CHECK_LOAD:-}" ]; then LOAD_KIND=custom; return; fi
   if command -v nvcc >/dev/null 2>&1; then
-    cat >"$OUT/pcie_load.cu" <<'EOF'
-// Copies a pinned 256 MiB buffer host->device and device->host for argv[1] seconds and prints
-// the bytes moved each way and the time taken.
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cuda_runtime.h>
-int main(int argc, char **argv) {
-  double secs = argc > 1 ? atof(argv[1]) : 10;
-  size_t n = 256u << 20;
-  void *h, *d;
-  if (cudaMallocHost(&h, n) != cudaSuccess || cudaMalloc(&d, n) != cudaSuccess) { fprintf(stderr, "alloc failed\n"); return 1; }
-  unsigned long long up = 0, down = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  double el = 0;
-  while (el < secs) {
-    cudaMemcpy(d, h, n, cudaMemcpyHostToDevice); up += n;
-    cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost); down += n;
-    el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  printf("%llu %llu %.3f\n", up, down, el);
-  return 0;
-}
-EOF
-    if nvcc -O2 -o "$OUT/pcie_load" "$OUT/pcie_load.cu" >"$OUT/nvcc.log" 2>&1; then LOAD_KIND=nvcc; return; fi
+    if nvcc -O2 -o "$OUT/pcie_load" "$HERE/pcie_load.cu" >"$OUT/nvcc.log" 2>&1; then LOAD_KIND=nvcc; return; fi
     say "nvcc failed (see $OUT/nvcc.log)"
   fi
   for b in /usr/local/cuda/extras/demo_suite/bandwidthTest /usr/local/cuda/samples/bin/x86_64/linux/release/bandwidthTest; do
@@ -89,42 +148,38 @@ EOF
   if python3 -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; then LOAD_KIND=torch; return; fi
 }
 
-load_start() {
-  local secs=$1
-  rm -f "$OUT/load.txt"
+# load SECONDS FILE: drives traffic on GPU 0 and writes "h2d_bytes d2h_bytes seconds" to FILE
+# ("?" where the generator cannot say what it moved).
+load() {
+  local secs=$1 file=$2
   case $LOAD_KIND in
-    nvcc) ( CUDA_VISIBLE_DEVICES=0 "$OUT/pcie_load" "$secs" >"$OUT/load.txt" 2>"$OUT/load.err" ) & ;;
-    torch) ( CUDA_VISIBLE_DEVICES=0 python3 - "$secs" >"$OUT/load.txt" 2>"$OUT/load.err" <<'EOF'
-import sys, time, torch
-secs = float(sys.argv[1]); n = 256 << 20
-h = torch.empty(n, dtype=torch.uint8).pin_memory(); d = torch.empty(n, dtype=torch.uint8, device="cuda")
-up = down = 0; t0 = time.monotonic()
-while time.monotonic() - t0 < secs:
-    d.copy_(h); torch.cuda.synchronize(); up += n
-    h.copy_(d); torch.cuda.synchronize(); down += n
-print(up, down, "%.3f" % (time.monotonic() - t0))
-EOF
-    ) & ;;
-    bandwidthTest) ( end=$((SECONDS + secs)); while [ $SECONDS -lt $end ]; do "$BANDWIDTH_TEST" --device=0 --memory=pinned >/dev/null 2>&1; done; echo "? ? $secs" >"$OUT/load.txt" ) & ;;
-    none) ( sleep "$secs"; echo "0 0 $secs" >"$OUT/load.txt" ) & ;;
+    custom) CUDA_VISIBLE_DEVICES=0 bash -c "$DEVICE_CHECK_LOAD \"\$1\"" load "$secs" >"$file" 2>"$file.err" ;;
+    nvcc) CUDA_VISIBLE_DEVICES=0 "$OUT/pcie_load" "$secs" >"$file" 2>"$file.err" ;;
+    torch) CUDA_VISIBLE_DEVICES=0 python3 "$HERE/pcie_load.py" "$secs" >"$file" 2>"$file.err" ;;
+    bandwidthTest) local end=$((SECONDS + secs))
+      while [ $SECONDS -lt $end ]; do "$BANDWIDTH_TEST" --device=0 --memory=pinned >/dev/null 2>&1; done
+      echo "? ? $secs" >"$file" ;;
+    none) sleep "$secs"; echo "? ? $secs" >"$file" ;;
   esac
-  LOAD_PID=$!
 }
 
-# --- one run of the collector with one source -----------------------------------------------------
+# --- one run of the collector with one source -------------------------------------------------
+# run_source NAME GPU_CONFIG: $OUT/NAME.{yaml,log,before,after,load}, or $OUT/NAME.skip saying why
+# the source was not run, or $OUT/NAME.failed saying what went wrong.
 run_source() {
   local name=$1 gpu_cfg=$2
-  local port; port=$(free_port)
-  local addr="127.0.0.1:$port"
+  local addr="127.0.0.1:$(free_port)"
   cat >"$OUT/$name.yaml" <<EOF
 receivers:
   gpu:
     collection_interval: 1s
     retry_interval: 10s
+    root_path: $ROOT
 $gpu_cfg
   rnic:
     collection_interval: 5s
-    root_path: /
+    root_path: $ROOT
+    topology: {all_pairs: true}
 exporters:
   prometheus:
     endpoint: $addr
@@ -135,66 +190,599 @@ service:
   telemetry: {metrics: {level: none}}
 EOF
   "$COLLECTOR" --config "$OUT/$name.yaml" >"$OUT/$name.log" 2>&1 &
-  local pid=$!
-  sleep 6 # connect, discover, two GPM samples
+  local pid=$! waited=0
+  until scrape "$addr" 2>/dev/null >"$OUT/$name.before" && grep -q '^interconnect_io_bytes_total{component="gpu_' "$OUT/$name.before"; do
+    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
+      echo "no GPU interconnect series served within ${READY_SECONDS}s (see $OUT/$name.log)" >"$OUT/$name.failed"
+      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+      return
+    fi
+    sleep 1; waited=$((waited + 1))
+  done
+  # One more collection, so that the first scrape holds a settled total and not a first sample.
+  sleep 2
   scrape "$addr" >"$OUT/$name.before" 2>/dev/null
-  local t0; t0=$(date +%s.%N)
-  load_start "$SECONDS_PER_SOURCE"
-  wait "$LOAD_PID"
-  sleep 2 # the last samples reach the served totals
+  load "$SECONDS_PER_SOURCE" "$OUT/$name.load"
+  sleep "$SETTLE" # the last samples of the traffic reach the served totals
   scrape "$addr" >"$OUT/$name.after" 2>/dev/null
-  local t1; t1=$(date +%s.%N)
   kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-
-  say "== source: $name =="
-  grep -h "Reading GPU metrics\|No GPU metrics\|DCGM is not available" "$OUT/$name.log" | sed 's/^/  log: /' | head -5
-  say "source per quantity (the receiver's own log line):"
-  if grep -q "source per quantity" "$OUT/$name.log"; then
-    grep -h "source per quantity" "$OUT/$name.log" | sed 's/^.*"device"/  "device"/; s/, "gpu.uuid": "[^"]*"//; s/}$//'
-  else
-    say "  (no such line: no GPU read)"
-  fi
-  read -r up down lsecs <"$OUT/load.txt" 2>/dev/null || { up=?; down=?; lsecs=$SECONDS_PER_SOURCE; }
-  say "traffic driven on GPU 0 ($LOAD_KIND): host->device $up B, device->host $down B in $lsecs s"
-  awk -v t0="$t0" -v t1="$t1" -v up="$up" -v down="$down" -v ls="$lsecs" '
-    function key(line) { sub(/ [^ ]+$/, "", line); return line }
-    FNR == NR && /^interconnect_io_bytes_total\{component="gpu_/ { before[key($0)] = $NF; next }
-    /^interconnect_io_bytes_total\{component="gpu_/ {
-      k = key($0); rate = ($NF - before[k]) / (t1 - t0)
-      drv = "-"
-      if (k ~ /device="gpu0"/ && k ~ /component="gpu_pcie"/ && up != "?" && ls > 0) {
-        # GPU transmit is device->host (DCGM_FI_PROF_PCIE_TX_BYTES "from the perspective of the GPU").
-        drv = (k ~ /direction="transmit"/) ? down / ls : up / ls
-        drv = sprintf("%.3g", drv)
-      }
-      printf "  %-90s served %10.3g B/s   driven %s B/s\n", k, rate, drv
-    }' "$OUT/$name.before" "$OUT/$name.after"
-  grep -q '^interconnect_io_bytes_total{component="gpu_' "$OUT/$name.after" 2>/dev/null || say "  no GPU interconnect series served (see $OUT/$name.log)"
+  say "source $name: what the gpu receiver read, per quantity (its own log line):"
+  grep -h "source per quantity" "$OUT/$name.log" | sed 's/^.*"device"/  "device"/; s/, "gpu.uuid": "[^"]*"//; s/}$//'
 }
 
-prepare_load
-say "traffic generator: $LOAD_KIND"
+# --- checks -------------------------------------------------------------------------------------
+FAILED=0
+# check NAME FUNCTION ARGS...: runs one named check and says its outcome.
+check() {
+  local name=$1; shift
+  local body rc
+  body=$("$@" 2>&1); rc=$?
+  case $rc in
+    0) say "PASS $name" ;;
+    2) say "SKIP $name" ;;
+    *) say "FAIL $name"; FAILED=1 ;;
+  esac
+  [ -n "$body" ] && printf '%s\n' "$body"
+}
 
-run_source nvml "    source: nvml"
+# ran SOURCE: whether the source's run produced scrapes (returns 2 with the reason when skipped,
+# 1 when it failed).
+ran() {
+  if [ -f "$OUT/$1.skip" ]; then detail "$(cat "$OUT/$1.skip")"; return 2; fi
+  if [ -f "$OUT/$1.failed" ]; then detail "$(cat "$OUT/$1.failed")"; return 1; fi
+  return 0
+}
 
-HE_PID=
-if pgrep -x nv-hostengine >/dev/null 2>&1; then
-  run_source dcgm "    source: dcgm
-    dcgm: {mode: standalone, endpoint: localhost:5555, sample_interval: 1s}"
-elif command -v nv-hostengine >/dev/null 2>&1; then
-  nv-hostengine -n -b 127.0.0.1 -p 5555 >"$OUT/nv-hostengine.log" 2>&1 &
-  HE_PID=$!
-  sleep 3
-  run_source dcgm "    source: dcgm
-    dcgm: {mode: standalone, endpoint: 127.0.0.1:5555, sample_interval: 1s}"
-  kill "$HE_PID" 2>/dev/null; wait "$HE_PID" 2>/dev/null
-else
-  say "no nv-hostengine on this machine: DCGM not checked"
+# The traffic tolerance. The served bytes of GPU 0 over the window (one scrape before the traffic,
+# one SETTLE seconds after it) are compared with the bytes the generator moved each way:
+#   - at most 30 % above: DCGM_FI_PROF_PCIE_TX/RX_BYTES count PCIe "header and payload"
+#     (dcgm_fields.h), and a 256-byte TLP carries about 24 bytes of header and framing, plus the
+#     driver's own traffic; NVML's nvmlDeviceGetPcieThroughput (nvml.h) samples 20 ms windows in KB/s;
+#   - at most 10 % below;
+#   - and, either way, two samples (2 s at the 1 s collection and sample intervals) of the driven
+#     rate: the served totals lag the device by up to one sample at each end of the window.
+TOL_LOW=0.9 TOL_HIGH=1.3 TOL_SAMPLES_S=2
+
+# check_pcie_bytes SOURCE: GPU 0's served gpu_pcie bytes, transmit against device->host and
+# receive against host->device (DCGM_FI_PROF_PCIE_TX_BYTES is "from the perspective of the GPU").
+check_pcie_bytes() {
+  local src=$1
+  ran "$src" || return
+  local up down secs bus rc=0
+  read -r up down secs <"$OUT/$src.load" 2>/dev/null || { detail "the traffic generator wrote nothing (see $OUT/$src.load.err)"; return 1; }
+  if [ "$up" = "?" ]; then detail "the traffic generator ($LOAD_KIND) does not say what it moved"; return 2; fi
+  bus=$(awk '$1 == 0 { print $2 }' "$OUT/gpus.txt")
+  detail "traffic driven on GPU 0 ($bus, $LOAD_KIND): host->device $up B, device->host $down B in $secs s"
+  local dir driven b a
+  for dir in transmit receive; do
+    driven=$up; [ $dir = transmit ] && driven=$down
+    b=$(value "$OUT/$src.before" interconnect_io_bytes_total component=gpu_pcie direction=$dir pci_bus_id="$bus")
+    a=$(value "$OUT/$src.after" interconnect_io_bytes_total component=gpu_pcie direction=$dir pci_bus_id="$bus")
+    if [ -z "$b" ] || [ -z "$a" ]; then detail "gpu_pcie $dir of $bus: not served"; rc=1; continue; fi
+    awk -v b="$b" -v a="$a" -v d="$driven" -v s="$secs" -v lo=$TOL_LOW -v hi=$TOL_HIGH -v k=$TOL_SAMPLES_S -v dir=$dir '
+      BEGIN {
+        served = a - b; slack = k * d / s; min = lo * d - slack; max = hi * d + slack
+        ok = served >= min && served <= max
+        printf "  gpu_pcie %s: served %.4g B, driven %.4g B (%.3g of it), allowed %.4g..%.4g B: %s\n",
+          dir, served, d, (d > 0 ? served / d : 0), min, max, (ok ? "ok" : "MISMATCH")
+        exit !ok
+      }' || rc=1
+  done
+  return $rc
+}
+
+# check_bus_ids SOURCE: the GPUs the collector names (gpu_info pci_bus_id) are nvidia-smi's.
+check_bus_ids() {
+  local src=$1
+  ran "$src" || return
+  local want got
+  want=$(awk '{ print $2 }' "$OUT/gpus.txt" | sort -u | tr '\n' ' ')
+  got=$(grep '^gpu_info{' "$OUT/$src.after" | sed -n 's/.*[{,]pci_bus_id="\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')
+  detail "nvidia-smi: $want"
+  detail "collector:  $got"
+  [ "$want" = "$got" ]
+}
+
+# topo_cells: nvidia-smi topo -m as "ROW COLUMN CELL" lines (tab-separated matrix; the header
+# names the columns, "CPU Affinity" and "NUMA Affinity" among them).
+topo_cells() {
+  awk -F'\t' '
+    NR == 1 { for (i = 2; i <= NF; i++) { h = $i; gsub(/^ +| +$/, "", h); gsub(/ /, "_", h); col[i] = h }; next }
+    /^(GPU|NIC)[0-9]+\t/ { r = $1; gsub(/ +/, "", r); for (i = 2; i <= NF; i++) { c = $i; gsub(/^ +| +$/, "", c); if (col[i] != "") print r, col[i], c } }
+  ' "$OUT/topo.txt"
+}
+
+# nic_names: "NIC0 mlx5_0" lines from the topo legend.
+nic_names() { sed -n 's/^ *\(NIC[0-9][0-9]*\): *\([^ ]*\) *$/\1 \2/p' "$OUT/topo.txt"; }
+
+# check_numa SOURCE: each GPU's NUMA node (gpu_info numa_node) is topo -m's NUMA Affinity.
+check_numa() {
+  local src=$1
+  ran "$src" || return
+  local idx bus want got rc=0 n=0
+  while read -r idx bus; do
+    want=$(topo_cells | awk -v r="GPU$idx" '$1 == r && $2 == "NUMA_Affinity" { print $3 }')
+    case $want in ""|N/A) detail "GPU$idx ($bus): topo -m gives no NUMA affinity"; continue ;; esac
+    got=$(grep '^gpu_info{' "$OUT/$src.after" | grep "pci_bus_id=\"$bus\"" | sed -n 's/.*[{,]numa_node="\([^"]*\)".*/\1/p' | head -1)
+    n=$((n + 1))
+    if [ "$want" = "$got" ]; then detail "GPU$idx ($bus): NUMA $got"; else detail "GPU$idx ($bus): topo -m NUMA $want, collector ${got:-none}: MISMATCH"; rc=1; fi
+  done <"$OUT/gpus.txt"
+  [ $n -gt 0 ] || { detail "no GPU with a NUMA affinity in topo -m"; return 2; }
+  return $rc
+}
+
+# check_nic_paths: every GPU-NIC cell of topo -m (PIX, PXB, PHB, NODE, SYS) is the pcie_path of
+# the rnic receiver's rnic_topology_gpu_distance for that pair (topology.all_pairs).
+check_nic_paths() {
+  local src
+  for src in $SOURCES; do [ -f "$OUT/$src.after" ] && break; done
+  [ -f "$OUT/$src.after" ] || { detail "no run of the collector produced a scrape"; return 1; }
+  local names; names=$(nic_names)
+  [ -n "$names" ] || { detail "topo -m lists no NIC"; return 2; }
+  local row col cell idx bus nic got rc=0
+  while read -r row col cell; do
+    case $row$col in GPU*NIC*) ;; *) continue ;; esac
+    idx=${row#GPU}
+    bus=$(awk -v i="$idx" '$1 == i { print $2 }' "$OUT/gpus.txt")
+    nic=$(awk -v n="$col" '$1 == n { print $2 }' <<<"$names")
+    got=$(grep '^rnic_topology_gpu_distance{' "$OUT/$src.after" | grep "gpu_pci_bus_id=\"$bus\"" | grep "device=\"$nic\"" | sed -n 's/.*[{,]pcie_path="\([^"]*\)".*/\1/p' | head -1)
+    if [ "$cell" = "$got" ]; then detail "$row ($bus) - $col ($nic): $got"; else detail "$row ($bus) - $col ($nic): topo -m $cell, collector ${got:-none}: MISMATCH"; rc=1; fi
+  done < <(topo_cells)
+  return $rc
+}
+
+# --- the host group: one run of the collector's rnic and cpuuncore receivers -----------------------
+# run_host: $OUT/host.{yaml,log,before,after}, or $OUT/host.failed saying what went wrong. The
+# cpuuncore receiver runs where its PMUs are (it has nothing to read elsewhere).
+run_host() {
+  local addr="127.0.0.1:$(free_port)" uncore= receivers=rnic
+  if [ -z "$SCF_SKIP" ] || [ -z "$HBM_SKIP" ]; then
+    uncore="  cpuuncore:
+    collection_interval: 1s
+    root_path: $ROOT"
+    receivers="rnic, cpuuncore"
+  fi
+  cat >"$OUT/host.yaml" <<YAML
+receivers:
+  rnic:
+    collection_interval: 2s
+    root_path: $ROOT
+    topology: {all_pairs: true}
+$uncore
+exporters:
+  prometheus:
+    endpoint: $addr
+    without_scope_info: true
+service:
+  pipelines:
+    metrics: {receivers: [$receivers], exporters: [prometheus]}
+  telemetry: {metrics: {level: none}}
+YAML
+  local ready='^[a-z]'
+  [ -z "$RDMA_SKIP" ] && ready='^rnic_port_info{'
+  "$COLLECTOR" --config "$OUT/host.yaml" >"$OUT/host.log" 2>&1 &
+  local pid=$! waited=0
+  until scrape "$addr" 2>/dev/null >"$OUT/host.before" && grep -q "$ready" "$OUT/host.before"; do
+    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
+      echo "no host series served within ${READY_SECONDS}s (see $OUT/host.log)" >"$OUT/host.failed"
+      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+      return
+    fi
+    sleep 1; waited=$((waited + 1))
+  done
+  sleep 3 # one more collection: the first scrape holds settled totals
+  local window=$HOST_SECONDS perf_pid=
+  # perf stat counts the PMU events the cpuuncore receiver reads over the same window.
+  if [ -n "$PERF_EVENTS" ]; then
+    window=$PERF_SECONDS
+    perf stat -a -x ';' -o "$OUT/host.perf" -e "$PERF_EVENTS" -- sleep "$window" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  scrape "$addr" >"$OUT/host.before" 2>/dev/null
+  if [ -n "${DEVICE_CHECK_HOST_LOAD:-}" ]; then
+    say "host window: $DEVICE_CHECK_HOST_LOAD $window"
+    bash -c "$DEVICE_CHECK_HOST_LOAD \"\$1\"" load "$window" >"$OUT/host.load" 2>&1 || say "the host load failed (see $OUT/host.load)"
+  else
+    sleep "$window"
+  fi
+  [ -n "$perf_pid" ] && wait "$perf_pid"
+  echo "$window" >"$OUT/host.window"
+  scrape "$addr" >"$OUT/host.after" 2>/dev/null
+  kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  say "host run: $(grep -c '^[a-z]' "$OUT/host.after") series served by [$receivers] on $ROOT"
+}
+
+# The PMU events perf stat counts in the host window, where perf and the PMUs are: Xeon Max
+# UNC_MCHBM_CAS_COUNT.RD on every uncore_hbm_N; Grace cmem_rd_data on every nvidia_scf_pmu_N and
+# rd_bytes_loc on every nvidia_nvlink_c2c0_pmu_N (the receiver's socketN/cmem read is
+# cmem_rd_data x 32 plus rd_bytes_loc).
+PERF_SECONDS=${DEVICE_CHECK_PERF_SECONDS:-20}
+PERF_EVENTS=
+if command -v perf >/dev/null 2>&1; then
+  for d in "$sysroot"/bus/event_source/devices/uncore_hbm_* "$sysroot"/bus/event_source/devices/nvidia_scf_pmu_* "$sysroot"/bus/event_source/devices/nvidia_nvlink_c2c0_pmu_*; do
+    [ -e "$d" ] || continue
+    case ${d##*/} in
+      uncore_hbm_*) PERF_EVENTS="$PERF_EVENTS,${d##*/}/event=0x05,umask=0xcf/" ;;
+      nvidia_scf_pmu_*) PERF_EVENTS="$PERF_EVENTS,${d##*/}/cmem_rd_data/" ;;
+      nvidia_nvlink_c2c0_pmu_*) PERF_EVENTS="$PERF_EVENTS,${d##*/}/rd_bytes_loc/" ;;
+    esac
+  done
+  PERF_EVENTS=${PERF_EVENTS#,}
 fi
 
-say "== topology =="
-say "nvidia-smi topo -m:"
-nvidia-smi topo -m 2>&1 | sed 's/^/  /'
-say "the collector's view (gpu_info, rnic_topology_*):"
-cat "$OUT"/*.after 2>/dev/null | grep '^gpu_info\|^rnic_topology_gpu_distance\|^rnic_topology_gpu_nearest\|^rnic_topology_link' | sort -u | sed 's/^/  /' | head -60
+# check_perf_unit KIND UNIT: the collector's served cpu_memory read bytes of the socketN/KIND
+# devices over the host window, against perf stat's count of the same PMU events over it: the
+# bytes per count must be UNIT (the receiver's assumption), within 5 % plus two collection
+# intervals (1 s each) of the window's average rate. This checks that the receiver reads the
+# events perf reads, at the unit it assumes; whether the unit is the hardware's needs a load of
+# known bytes (printed after).
+check_perf_unit() {
+  local kind=$1 unit=$2
+  command -v perf >/dev/null 2>&1 || { detail "no perf on PATH"; return 2; }
+  host_ran || return
+  [ -s "$OUT/host.perf" ] || { detail "perf stat wrote nothing (events: $PERF_EVENTS)"; return 1; }
+  awk -F';' -v kind="$kind" -v unit="$unit" -v w="$(cat "$OUT/host.window")" '
+    FILENAME ~ /perf$/ {
+      if ($1 !~ /^[0-9]+$/) { if ($3 != "") { printf "  perf: %s %s\n", $3, $1; bad = 1 }; next }
+      if (kind == "hbm" && $3 ~ /^uncore_hbm_/) counts += $1
+      if (kind == "cmem" && $3 ~ /cmem_rd_data/) counts += $1
+      if (kind == "cmem" && $3 ~ /rd_bytes_loc/) c2c += $1
+      next
+    }
+    /^interconnect_io_bytes_total\{/ && index($0, "component=\"cpu_memory\"") && index($0, "direction=\"read\"") && $0 ~ ("device=\"socket[0-9]+/" kind "\"") {
+      if (FILENAME ~ /before$/) b += $NF; else { a += $NF; n++ }
+    }
+    END {
+      if (bad) { print "  perf could not count every event"; exit 1 }
+      if (n == 0) { printf "  the collector serves no cpu_memory read of socketN/%s: MISMATCH\n", kind; exit 1 }
+      if (counts == 0) { printf "  perf counted no %s event in %s s\n", kind, w; exit 2 }
+      served = a - b - c2c; want = unit * counts; slack = 0.05 * want + 2 * want / w
+      ok = served >= want - slack && served <= want + slack
+      printf "  %s s: served %.4g B%s, perf %.0f counts x %d B = %.4g B (%.3g B a count), allowed %.4g..%.4g: %s\n",
+        w, served, (c2c ? sprintf(" (less C2C rd_bytes_loc %.4g B)", c2c) : ""), counts, unit, want, served / counts, want - slack, want + slack, (ok ? "ok" : "MISMATCH")
+      exit !ok
+    }' "$OUT/host.perf" "$OUT/host.before" "$OUT/host.after"
+}
+
+# host_check SKIP_REASON FUNCTION: SKIPs with the reason where the hardware is absent.
+host_check() {
+  if [ -n "$1" ]; then detail "$1"; return 2; fi
+  "$2"
+}
+skipped() { detail "$1"; return 2; }
+# host_ran: the host run produced scrapes (1 with the reason when it did not).
+host_ran() {
+  if [ -f "$OUT/host.failed" ]; then detail "$(cat "$OUT/host.failed")"; return 1; fi
+  [ -f "$OUT/host.after" ] || { detail "the host run of the collector produced no scrape"; return 1; }
+}
+
+# rdma_ports: "DEVICE NETDEV PLANE" (NETDEV - for none) for each port the collector serves (rnic_port_info).
+rdma_ports() {
+  local line
+  grep '^rnic_port_info{' "$OUT/host.after" | while IFS= read -r line; do
+    printf '%s %s %s\n' "$(label "$line" device)" "$(label "$line" netdev | sed 's/^$/-/')" "$(label "$line" plane)"
+  done
+}
+
+# The drivers the rnic receiver has an ethtool table for (receiver/rnicreceiver/ethtool.go
+# ethtoolTables, keyed by the GDRVINFO driver name).
+ETHTOOL_TABLES="mlx5_core bnxt_en bng_en ice i40e"
+
+# check_driver_names: for each RDMA port's netdev (rnic_port_info netdev), `ethtool -i` (the
+# GDRVINFO name, which picks the collector's ethtool table) against the driver of the RDMA
+# device's PCI function (device/driver, which picks the collector's counter plan; no metric
+# carries it). They must agree, naming the device where not.
+check_driver_names() {
+  host_ran || return
+  command -v ethtool >/dev/null 2>&1 || { detail "no ethtool on PATH"; return 2; }
+  local dev nd plane eth pci n=0 rc=0
+  while read -r dev nd plane; do
+    [ "$plane" != true ] || continue # a plane shares its main device's function and netdev
+    [ "$nd" != - ] || { detail "$dev: no netdev"; continue; }
+    eth=$(ethtool -i "$nd" 2>/dev/null | sed -n 's/^driver: *//p')
+    eth=${eth%%\[*}
+    pci=$(readlink "$sysroot/class/infiniband/${dev%/*}/device/driver" 2>/dev/null); pci=${pci##*/}
+    if [ -z "$eth" ]; then detail "$dev ($nd): ethtool -i prints no driver"; continue; fi
+    case $eth in ib_ipoib|bonding|team|8021q|bridge|veth|macvlan)
+      detail "$dev ($nd): ethtool -i says $eth, an upper device, not the NIC's driver: not compared"; continue ;; esac
+    if [ -z "$pci" ]; then detail "$dev ($nd): ethtool -i $eth; the RDMA device has no device/driver link: not compared"; continue; fi
+    n=$((n + 1))
+    local tab="no ethtool table (PFC and pause not read)"
+    case " $ETHTOOL_TABLES " in *" $eth "*) tab="ethtool table $eth" ;; esac
+    if [ "$eth" = "$pci" ]; then detail "$dev ($nd): ethtool -i $eth, PCI driver $pci, $tab"
+    else detail "$dev ($nd): ethtool -i $eth, PCI driver $pci: MISMATCH"; rc=1; fi
+  done < <(rdma_ports)
+  [ $n -gt 0 ] || { detail "no RDMA port whose netdev and PCI driver could both be read"; return 2; }
+  return $rc
+}
+
+# lnk ADDR: "CAP_SPEED CAP_WIDTH STA_SPEED STA_WIDTH" from lspci -vv -s ADDR (GT/s, lanes), or
+# nothing where lspci does not show the function's link.
+lnk() {
+  lspci -vv -s "$1" 2>/dev/null | awk '
+    /LnkCap:/ { if (match($0, /Speed [0-9.]+GT\/s/)) cs = substr($0, RSTART + 6, RLENGTH - 10)
+                if (match($0, /Width x[0-9]+/)) cw = substr($0, RSTART + 7, RLENGTH - 7) }
+    /LnkSta:/ { if (match($0, /Speed [0-9.]+GT\/s/)) ss = substr($0, RSTART + 6, RLENGTH - 10)
+                if (match($0, /Width x[0-9]+/)) sw = substr($0, RSTART + 7, RLENGTH - 7) }
+    END { if (cs != "" && cw != "" && ss != "" && sw != "") print cs, cw, ss, sw }'
+}
+
+# pci_chain ADDR: ADDR and each PCI function above it up to the root port, one a line.
+pci_chain() {
+  local d; d=$(readlink -f "$sysroot/bus/pci/devices/$1" 2>/dev/null) || return
+  while [[ ${d##*/} =~ ^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ ]]; do echo "${d##*/}"; d=${d%/*}; done
+}
+
+# check_link_lspci: for each RDMA NIC the collector serves rnic_topology_link_degraded for, every
+# link from the NIC up to its root port in lspci -vv: a function's LnkSta against its LnkCap
+# capped at the LnkCap of the port above it (pcie_bandwidth_available()). The collector must say
+# degraded (1) exactly where one of those links runs below.
+check_link_lspci() {
+  host_ran || return
+  command -v lspci >/dev/null 2>&1 || { detail "no lspci on PATH"; return 2; }
+  local line dev bus got n=0 rc=0
+  while IFS= read -r line; do
+    dev=$(label "$line" device); bus=$(label "$line" pci_bus_id); got=${line##* }
+    local chain; chain=$(pci_chain "$bus")
+    [ -n "$chain" ] || { detail "$dev ($bus): not under $sysroot/bus/pci/devices: not compared"; continue; }
+    local f p lf lp below=0 ev= unseen=
+    while read -r f p; do
+      [ -n "$p" ] || continue # the root port: its link is the one below it
+      lf=$(lnk "$f"); lp=$(lnk "$p")
+      if [ -z "$lf" ] || [ -z "$lp" ]; then unseen="$unseen $f"; continue; fi
+      read -r r ev1 < <(awk -v f="$lf" -v p="$lp" -v a="$f" 'BEGIN {
+        split(f, x, " "); split(p, y, " ")
+        s = (x[1] + 0 < y[1] + 0) ? x[1] : y[1]; w = (x[2] + 0 < y[2] + 0) ? x[2] : y[2]
+        b = (x[3] + 0 < s + 0) || (x[4] + 0 < w + 0)
+        printf "%d %s:%sGT/s,x%s(of%sGT/s,x%s)%s\n", b, a, x[3], x[4], s, w, (b ? "BELOW" : "") }')
+      [ "$r" = 1 ] && below=1
+      ev="$ev $ev1"
+    done < <(paste -d' ' <(printf '%s\n' "$chain") <(printf '%s\n' "$chain" | sed 1d))
+    if [ -n "$unseen" ]; then detail "$dev ($bus): lspci shows no link for$unseen (it reads the capabilities as root only): not compared"; continue; fi
+    n=$((n + 1))
+    if [ "$below" = "$got" ]; then detail "$dev ($bus): degraded $got;$ev"
+    else detail "$dev ($bus): lspci says degraded $below, collector $got: MISMATCH;$ev"; rc=1; fi
+  done < <(grep '^rnic_topology_link_degraded{' "$OUT/host.after")
+  [ $n -gt 0 ] || { detail "no RDMA NIC with rnic_topology_link_degraded whose path lspci shows"; return 2; }
+  return $rc
+}
+
+# check_efa_operations: per port and direction, rnic_operation_io_bytes_total summed over the
+# operations is at most interconnect_io_bytes_total{component="rnic"}, in the totals and in their
+# growth over the host window.
+check_efa_operations() {
+  host_ran || return
+  grep -q '^rnic_operation_io_bytes_total{' "$OUT/host.after" || { detail "the collector serves no rnic_operation_io (no EFA port)"; return 2; }
+  awk '
+    function lab(l, k,   r) { r = l; if (!sub(".*[{,]" k "=\"", "", r)) return ""; sub("\".*", "", r); return r }
+    FNR == 1 { f++ }
+    /^rnic_operation_io_bytes_total\{/ { op[f, lab($0, "device") " " lab($0, "direction")] += $NF; keys[lab($0, "device") " " lab($0, "direction")] = 1 }
+    /^interconnect_io_bytes_total\{/ && index($0, "component=\"rnic\"") { io[f, lab($0, "device") " " lab($0, "direction")] = $NF }
+    END {
+      bad = 0; moved = 0
+      for (k in keys) if (io[2, k] > 0 || op[2, k] > 0) moved = 1
+      if (!moved) { print "  no bytes on any EFA port since the collector started: run it with DEVICE_CHECK_HOST_LOAD driving traffic"; exit 2 }
+      for (k in keys) {
+        if (!((2, k) in io)) { printf "  %s: no interconnect_io for it: MISMATCH\n", k; bad = 1; continue }
+        ok = op[2, k] <= io[2, k] && op[2, k] - op[1, k] <= io[2, k] - io[1, k]
+        printf "  %s: operations %.0f B (+%.0f), interconnect_io %.0f B (+%.0f)%s\n", k, op[2, k], op[2, k] - op[1, k], io[2, k], io[2, k] - io[1, k], (ok ? "" : ": MISMATCH")
+        if (!ok) bad = 1
+      }
+      exit bad
+    }' "$OUT/host.before" "$OUT/host.after"
+}
+
+# check_planes: `rdma dev show` lists every device the collector marks plane=true as type smi with
+# a parent that is not itself a plane.
+check_planes() {
+  host_ran || return
+  local planes; planes=$(rdma_ports | awk '$3 == "true" { sub("/.*", "", $1); print $1 }' | sort -u)
+  [ -n "$planes" ] || { detail "the collector marks no device as a plane"; return 2; }
+  command -v rdma >/dev/null 2>&1 || { detail "no rdma (iproute2) on PATH; planes: $(echo $planes)"; return 2; }
+  local show; show=$(rdma dev show 2>/dev/null)
+  grep -qw type <<<"$show" || { detail "rdma dev show prints no type (iproute2 without SMI support); planes: $(echo $planes)"; return 2; }
+  local p line parent rc=0
+  for p in $planes; do
+    line=$(grep -E "^[0-9]+: $p:" <<<"$show")
+    parent=$(sed -n 's/.* parent \([^ ]*\).*/\1/p' <<<"$line")
+    if [ -n "$line" ] && grep -qiw 'type smi' <<<"$line" && [ -n "$parent" ] && ! grep -qx "$parent" <<<"$planes"; then
+      detail "$p: type smi, parent $parent"
+    else detail "$p: rdma dev show: '${line:-not listed}': MISMATCH"; rc=1; fi
+  done
+  return $rc
+}
+
+# check_irdma_retrans: each retransmission counter file of an irdma port (tcpRetransSegs before
+# Linux 6.16, RetransSegs from it) is served as rnic_transport_events_total{counter=...}.
+check_irdma_retrans() {
+  present "$sysroot/class/infiniband/irdma*" || { detail "no irdma device"; return 2; }
+  host_ran || return
+  local d f dev rc=0 n=0
+  detail "kernel $(uname -r)"
+  for d in "$sysroot"/class/infiniband/irdma*/ports/*/hw_counters; do
+    dev=${d%/hw_counters}; dev="$(basename "${dev%/ports/*}")/${dev##*/}"
+    for f in $(ls "$d" 2>/dev/null | grep -i retrans); do
+      n=$((n + 1))
+      if grep '^rnic_transport_events_total{' "$OUT/host.after" | grep "device=\"$dev\"" | grep -q "counter=\"$f\""; then detail "$dev: $f served"
+      else detail "$dev: $f not served: MISMATCH"; rc=1; fi
+    done
+  done
+  [ $n -gt 0 ] || { detail "no retransmission counter in the irdma hw_counters"; return 2; }
+  return $rc
+}
+
+# check_burst_read_cost: what one read of the byte counter the rnic receiver's fast sampler reads
+# (bursts.period) costs on this node, and how often that counter moves. On mlx5 each
+# counters/port_xmit_data read is a PMA query through the firmware (drivers/infiniband/core/
+# sysfs.c show_pma_counter -> get_perf_mad -> mlx5 mad.c process_pma_cmd), far dearer than a file
+# in a tmpfs; how often the firmware renews the counter is not documented. 200 reads are timed
+# (open, read, close each, through bash: the sampler keeps the file open and preads it, which
+# saves the open); then the counter is read as fast as it can be for DEVICE_CHECK_BURST_SECONDS,
+# with DEVICE_CHECK_HOST_LOAD driving traffic where it is set, and the times it changed give its
+# update granularity. A measurement: it passes with its figures, and SKIPs the granularity where
+# the counter did not move.
+check_burst_read_cost() {
+  local f files n ports t0 t1 us v last changes=() secs=${DEVICE_CHECK_BURST_SECONDS:-2} loadpid=
+  files=$(compgen -G "$sysroot/class/infiniband/*/ports/*/counters/port_xmit_data" || compgen -G "$sysroot/class/infiniband/*/ports/*/hw_counters/tx_bytes")
+  [ -n "$files" ] || { detail "no port with counters/port_xmit_data or hw_counters/tx_bytes"; return 2; }
+  f=$(head -1 <<<"$files")
+  ports=$(wc -l <<<"$files")
+  read -r v <"$f" || { detail "$f: not readable"; return 1; }
+  t0=$EPOCHREALTIME
+  for ((n = 0; n < 200; n++)); do read -r v <"$f"; done
+  t1=$EPOCHREALTIME
+  us=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1e6 / 200 }')
+  detail "$f: one read ${us} us (200 reads)"
+  # A pass reads both data counters and the netdev's two byte counters of every port.
+  awk -v us="$us" -v p="$ports" 'BEGIN { pass = us * 4 * p; printf "  a pass over %d ports (4 counters each): %.0f us: %.2f %% of a core at bursts.period 10ms, %.3f %% at 100ms%s (at most: each read here opens the file, the sampler preads it)\n", p, pass, pass / 100, pass / 1000, (pass > 10000 ? "; 10ms cannot be held here" : "") }'
+  if [ -n "${DEVICE_CHECK_HOST_LOAD:-}" ]; then
+    $DEVICE_CHECK_HOST_LOAD "$secs" >"$OUT/burst.load" 2>&1 &
+    loadpid=$!
+  fi
+  read -r last <"$f"
+  t0=$EPOCHREALTIME
+  while awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$secs" 'BEGIN { exit !(b - a < s) }'; do
+    read -r v <"$f"
+    if [ "$v" != "$last" ]; then changes+=("$EPOCHREALTIME"); last=$v; fi
+  done
+  [ -n "$loadpid" ] && wait "$loadpid"
+  if [ ${#changes[@]} -lt 3 ]; then
+    detail "update granularity: the counter changed ${#changes[@]} times in ${secs} s (no traffic on the port);"
+    detail "run with DEVICE_CHECK_HOST_LOAD driving ib_write_bw through it to measure it"
+    return 0
+  fi
+  printf '%s\n' "${changes[@]}" | awk 'NR > 1 { printf "%.3f\n", ($1 - prev) * 1000 } { prev = $1 }' | sort -n |
+    awk '{ d[++n] = $1 } END { printf "  update granularity: %d changes, interval between changes min %.2f ms, median %.2f ms, max %.2f ms\n", n + 1, d[1], d[int((n + 1) / 2)], d[n] }'
+}
+
+# --- checks that need traffic or a workload: instructions where the hardware is -----------------
+check_bnxt_roce() {
+  present "$sysroot/class/infiniband/bnxt_re*" || { detail "no bnxt_re device"; return 2; }
+  detail "needs RoCE traffic (not automated): read /sys/class/infiniband/bnxt_re0/ports/1/hw_counters/{tx_roce_only_bytes,tx_bytes}"
+  detail "before and after ib_write_bw -d bnxt_re0 <peer>: both grow on a PF with extended stats, and the collector's"
+  detail "interconnect_io_bytes_total{component=\"rnic\",device=\"bnxt_re0/1\",direction=\"transmit\"} grows by the tx_roce_only_bytes delta"
+  return 2
+}
+check_mi300x_gpudirect() {
+  present "$sysroot/class/drm/card*/device/gpu_metrics" || { detail "no AMD GPU"; return 2; }
+  detail "needs an RDMA peer (not automated): where rnic_topology_gpudirect_ready{gpu_pci_bus_id=<MI300X>} is 1,"
+  detail "ib_write_bw --use_rocm=<gpu> -d <its PIX NIC> <peer> must run"
+  return 2
+}
+check_grace_cmem() {
+  check_perf_unit cmem 32; local rc=$?
+  detail "the unit itself needs a memory load with known bytes (not automated): perf stat -a -e nvidia_scf_pmu_0/cmem_rd_data/,nvidia_scf_pmu_0/cmem_wr_total_bytes/"
+  detail "-- numactl -m 0 -N 0 stream: cmem_rd_data x 32 within 5 % of STREAM's read bytes, and the collector's"
+  detail "interconnect_io_bytes_total{component=\"cpu_memory\",direction=\"read\"} for socket 0 grows by the same over the run"
+  return $rc
+}
+check_grace_root_port() {
+  detail "needs NIC traffic (not automated): during ib_write_bw to a peer, see which nvidia_pcie_pmu_0/wr_bytes_loc,root_port=<1<<i>/"
+  detail "moves (perf stat -a) and compare with lspci -t; the collector's cpu_pcie device for that root port must move"
+  return 2
+}
+check_grace_gpudirect() {
+  detail "needs GPUDirect traffic (not automated): on GH200 during ib_write_bw --use_cuda, interconnect_io{component=\"cpu_memory\"}"
+  detail "for the socket stays at background while cpu_pcie receive carries the traffic"
+  return 2
+}
+check_hbm_bytes() {
+  check_perf_unit hbm 64; local rc=$?
+  detail "the unit itself needs a load on the HBM node (not automated): perf stat -a -e uncore_hbm_0/event=0x05,umask=0xcf/,... (every uncore_hbm_*)"
+  detail "-- numactl -m <HBM node> stream: the sum x 64 within 5 % of STREAM's read bytes (the 64 B per CAS the receiver assumes)"
+  return $rc
+}
+check_amd_gpu_metrics() {
+  detail "needs a known copy (not automated): read /sys/class/drm/card<N>/device/gpu_metrics (xgmi_*_data_acc, pcie_bandwidth_acc)"
+  detail "before and after a timed hipMemcpy of known bytes (rocm-bandwidth-test): xgmi KB x 1024 against the GPU-GPU bytes"
+  detail "(interconnect_io{component=\"gpu_xgmi\"}), and the growth of pcie_bandwidth_acc against the host copy, to settle its unit"
+  return 2
+}
+check_nvlink_per_link() {
+  detail "needs NVLink traffic (not automated): with gpu.nvlink.link.io enabled, during a GPU-GPU copy (nccl-tests all_reduce_perf),"
+  detail "the sum over links of gpu_nvlink_link_io_bytes_total equals interconnect_io{component=\"gpu_nvlink\"} per GPU and direction,"
+  detail "and nvidia-smi nvlink -gt d shows the same links moving"
+  return 2
+}
+check_c2c() {
+  detail "needs a Grace Hopper and C2C traffic (not automated): during a host<->device copy on GH200 (DEVICE_CHECK_LOAD),"
+  detail "interconnect_io{component=\"gpu_c2c\"} grows by the copied bytes (DCGM 1076/1078, header included)"
+  return 2
+}
+check_link_health() {
+  detail "needs a Blackwell (NVLink5) or Grace GPU (not automated): with gpu.nvlink.errors, gpu.nvlink.bit_error_rate and"
+  detail "gpu.c2c.errors enabled, each served value equals dcgmi dmon -e 1204,1205,1206,1207,1208,1209,1210,1212,1213,1214,1219,1216,1218,1400,1401,1402 -c 1"
+  detail "for the GPU; an H100 serves none of these series and the collector says nothing about them"
+  return 2
+}
+check_nccl() {
+  detail "needs an NCCL job (not automated): run a 2.28+/2.30+ job with the inspector plugin dumping into the ncclreceiver's"
+  detail "directory; every dump must be read with outcome=accepted only, header.id equal to RAS's hash for the communicator,"
+  detail "and each rank's pci.bus_id that of nvidia-smi --query-gpu=pci.bus_id for its device"
+  return 2
+}
+
+if [ -z "$GPU_SKIP" ]; then
+  prepare_load
+  say "traffic generator: $LOAD_KIND"
+
+  HE_PID=
+  for src in $SOURCES; do
+    case $src in
+      nvml) run_source nvml "    source: nvml" ;;
+      dcgm)
+        if pgrep -x nv-hostengine >/dev/null 2>&1; then :
+        elif command -v nv-hostengine >/dev/null 2>&1; then
+          nv-hostengine -n -b 127.0.0.1 -p 5555 >"$OUT/nv-hostengine.log" 2>&1 &
+          HE_PID=$!
+          sleep 3
+        else
+          echo "no nv-hostengine on this machine: DCGM not checked" >"$OUT/dcgm.skip"
+          continue
+        fi
+        run_source dcgm "    source: dcgm
+    dcgm: {mode: standalone, endpoint: 127.0.0.1:5555, sample_interval: 1s}"
+        [ -n "$HE_PID" ] && { kill "$HE_PID" 2>/dev/null; wait "$HE_PID" 2>/dev/null; } ;;
+      *) say "unknown source $src in DEVICE_CHECK_SOURCES"; exit 1 ;;
+    esac
+  done
+
+  say "nvidia-smi topo -m:"
+  sed 's/^/  /' "$OUT/topo.txt"
+fi
+[ -z "$HOST_SKIP" ] && run_host
+
+# The list of checks: one line each.
+if [ -z "$GPU_SKIP" ]; then
+  for src in $SOURCES; do
+    check "gpu_pcie_bytes_$src" check_pcie_bytes "$src"
+    check "gpu_bus_ids_$src" check_bus_ids "$src"
+    check "gpu_numa_$src" check_numa "$src"
+  done
+  check gpu_nic_pcie_path check_nic_paths
+else
+  for c in gpu_pcie_bytes gpu_bus_ids gpu_numa gpu_nic_pcie_path; do check "$c" skipped "$GPU_SKIP"; done
+fi
+check rnic_driver_names host_check "$RDMA_SKIP" check_driver_names
+check rnic_link_vs_lspci host_check "$RDMA_SKIP" check_link_lspci
+check rnic_efa_operation_bytes host_check "$RDMA_SKIP" check_efa_operations
+check rnic_multiplane_parents host_check "$RDMA_SKIP" check_planes
+check rnic_burst_read_cost host_check "$RDMA_SKIP" check_burst_read_cost
+check rnic_bnxt_roce_only_bytes host_check "$RDMA_SKIP" check_bnxt_roce
+check rnic_irdma_retrans_name host_check "$RDMA_SKIP" check_irdma_retrans
+check rnic_mi300x_gpudirect host_check "$RDMA_SKIP" check_mi300x_gpudirect
+check cpuuncore_grace_cmem_bytes host_check "$SCF_SKIP" check_grace_cmem
+check cpuuncore_grace_root_port host_check "$SCF_SKIP" check_grace_root_port
+check cpuuncore_grace_gpudirect host_check "$SCF_SKIP" check_grace_gpudirect
+check cpuuncore_xeonmax_hbm_bytes host_check "$HBM_SKIP" check_hbm_bytes
+check gpu_amd_xgmi_pcie_bandwidth host_check "$AMD_SKIP" check_amd_gpu_metrics
+check gpu_nvlink_per_link host_check "$GPU_SKIP" check_nvlink_per_link
+check gpu_c2c_bytes host_check "$GPU_SKIP" check_c2c
+check gpu_link_health host_check "$GPU_SKIP" check_link_health
+check nccl_inspector_fields host_check "$GPU_SKIP" check_nccl
 say "files kept in $OUT"
+if [ $FAILED -ne 0 ]; then
+  say "some checks failed"
+  exit 1
+fi
+say "every check passed or was skipped"

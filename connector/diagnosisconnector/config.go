@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector/internal/metadata"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 // Config of the diagnosis connector. Every threshold is a ratio of two rates the receivers
@@ -34,6 +35,18 @@ type Config struct {
 	// PortRateMemory is how long the highest rate a port reported is remembered: a port below it
 	// has trained down (link_degraded).
 	PortRateMemory time.Duration `mapstructure:"port_rate_memory"`
+	// MaxClockSkew refuses points stamped further than this from the collector's clock, ahead or
+	// behind (counted, said once): one point stamped years ahead would stay a series' newest
+	// sample and freeze the node's diagnosis. 0 refuses none.
+	MaxClockSkew time.Duration `mapstructure:"max_clock_skew"`
+	// CollectiveStallAfter: an NCCL communicator whose operation count (RAS) has not moved for
+	// this long while another communicator of the node advances is stalled (collective_stalled).
+	CollectiveStallAfter time.Duration `mapstructure:"collective_stall_after"`
+	// PerOwner evaluates each pod's or job's traffic on its own too (the owner receiver's
+	// interconnect.owner in the same pipeline): node-level verdicts per owner, and the owner on
+	// every device verdict (README.md#per-owner-verdicts). Off by default: a consumer that reads
+	// diagnosis.verdict by node and device alone would mix an owner's verdicts with the node's.
+	PerOwner bool `mapstructure:"per_owner"`
 	// Thresholds of the verdicts.
 	Thresholds Thresholds `mapstructure:"thresholds"`
 	// Verdicts turns verdicts off: {idle: {enabled: false}}. All are on by default.
@@ -68,6 +81,10 @@ type Thresholds struct {
 	// FallbackMinMemoryPerNetworkByte: ... and host memory, which the bytes cross several times,
 	// this many.
 	FallbackMinMemoryPerNetworkByte float64 `mapstructure:"fallback_min_host_memory_per_network_byte"`
+	// UnwatchedMinGPUTransmitShare: a socket transport on an interface no receiver watches is
+	// told from data loading (the GPU only receiving) by the GPU sending at least this share of
+	// its PCIe bytes (README.md#tcp-fallback).
+	UnwatchedMinGPUTransmitShare float64 `mapstructure:"unwatched_min_gpu_transmit_share"`
 	// BounceMinPathWritePerRDMAByte: device-to-host PCIe writes on the GPUs' and NICs' root ports
 	// per RDMA byte at or above which the RDMA data is staged in host memory.
 	BounceMinPathWritePerRDMAByte float64 `mapstructure:"bounce_min_path_write_per_rdma_byte"`
@@ -87,16 +104,29 @@ type Thresholds struct {
 	// StormMinPauseFramesPerGbps: ... as is one whose pause frames per second exceed this many per
 	// Gb/s of its line rate (for NICs without pause-duration counters).
 	StormMinPauseFramesPerGbps float64 `mapstructure:"storm_min_pause_frames_per_gbps"`
+	// CollectiveSlowMaxPathShare: an NCCL collective type whose large messages' bus bandwidth is
+	// below this share of what the node's path carries (its fastest port's highest rate) is slow.
+	CollectiveSlowMaxPathShare float64 `mapstructure:"collective_slow_max_path_share"`
+	// NVLinkIdleShare: a GPU's NVLink link carrying below this share of its busiest link's bytes
+	// ...
+	NVLinkIdleShare float64 `mapstructure:"nvlink_idle_share"`
+	// NVLinkBusyBytesPerSecond: ... while that link carries at least this many bytes/s (both
+	// directions) is degraded: a link left out while its peers carry traffic.
+	NVLinkBusyBytesPerSecond float64 `mapstructure:"nvlink_busy_bytes_per_second"`
+	// NVLinkMaxErrorsPerSecond: a link whose data-link errors (CRC, replay, recovery together)
+	// reach this many a second is degraded too.
+	NVLinkMaxErrorsPerSecond float64 `mapstructure:"nvlink_max_errors_per_second"`
 }
 
-// DefaultThresholds are the defaults README.md reasons about.
-func DefaultThresholds() Thresholds {
+// defaultThresholds are the defaults README.md reasons about.
+func defaultThresholds() Thresholds {
 	return Thresholds{
 		BusyLineShare:                      0.05,
 		MinRDMAShare:                       0.5,
 		FallbackMaxRDMAShare:               0.2,
 		FallbackMinPCIeWritePerNetworkByte: 0.5,
 		FallbackMinMemoryPerNetworkByte:    1.0,
+		UnwatchedMinGPUTransmitShare:       0.25,
 		BounceMinPathWritePerRDMAByte:      0.25,
 		BounceMinHostMemoryPerNetworkByte:  0.25,
 		HealthyMaxPathWritePerRDMAByte:     0.1,
@@ -104,6 +134,10 @@ func DefaultThresholds() Thresholds {
 		CongestionMinMarksPerPacket:        0.001,
 		StormMinPauseTimeShare:             0.5,
 		StormMinPauseFramesPerGbps:         100,
+		CollectiveSlowMaxPathShare:         0.5,
+		NVLinkIdleShare:                    0.01,
+		NVLinkBusyBytesPerSecond:           1e9,
+		NVLinkMaxErrorsPerSecond:           1,
 	}
 }
 
@@ -115,37 +149,48 @@ func createDefaultConfig() *Config {
 		StaleAfter:           5 * time.Minute,
 		MaxNodes:             1024,
 		PortRateMemory:       time.Hour,
-		Thresholds:           DefaultThresholds(),
+		MaxClockSkew:         10 * time.Minute,
+		CollectiveStallAfter: time.Minute,
+		Thresholds:           defaultThresholds(),
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 	}
 }
 
-// Enabled reports whether verdict v is evaluated.
-func (c *Config) Enabled(v string) bool {
+// enabled reports whether verdict v is evaluated.
+func (c *Config) enabled(v string) bool {
 	vc, ok := c.Verdicts[v]
 	return !ok || vc.Enabled
 }
 
-// Validate rejects configurations that cannot give a meaningful verdict.
+// Validate rejects configurations that cannot give a meaningful verdict; each message names its
+// key, says the problem and what it got.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.Interval <= 0 {
-		errs = append(errs, errors.New("interval must be positive"))
+		errs = append(errs, fmt.Errorf("interval: must be positive, got %s", c.Interval))
 	}
 	if c.Window < 2*c.Interval {
-		errs = append(errs, fmt.Errorf("window (%s) must be at least two intervals (%s): a rate needs two samples", c.Window, 2*c.Interval))
+		errs = append(errs, fmt.Errorf("window: must be at least two intervals (%s): a rate needs two samples, got %s", 2*c.Interval, c.Window))
 	}
 	if c.Hold < 1 {
-		errs = append(errs, errors.New("hold must be at least 1 evaluation"))
+		errs = append(errs, fmt.Errorf("hold: must be at least 1 evaluation, got %d", c.Hold))
 	}
 	if c.StaleAfter < c.Window {
-		errs = append(errs, fmt.Errorf("stale_after (%s) must not be shorter than window (%s)", c.StaleAfter, c.Window))
+		errs = append(errs, fmt.Errorf("stale_after: must not be shorter than window (%s), got %s", c.Window, c.StaleAfter))
 	}
 	if c.MaxNodes < 1 {
-		errs = append(errs, errors.New("max_nodes must be at least 1"))
+		errs = append(errs, fmt.Errorf("max_nodes: must be at least 1, got %d", c.MaxNodes))
 	}
 	if c.PortRateMemory < c.Interval {
-		errs = append(errs, fmt.Errorf("port_rate_memory (%s) must be at least one interval", c.PortRateMemory))
+		errs = append(errs, fmt.Errorf("port_rate_memory: must be at least one interval (%s), got %s", c.Interval, c.PortRateMemory))
+	}
+	if c.MaxClockSkew < 0 {
+		errs = append(errs, fmt.Errorf("max_clock_skew: must not be negative, got %s", c.MaxClockSkew))
+	} else if c.MaxClockSkew > 0 && c.MaxClockSkew < c.Window {
+		errs = append(errs, fmt.Errorf("max_clock_skew: must be 0 (off) or at least window (%s), or samples inside the window are refused, got %s", c.Window, c.MaxClockSkew))
+	}
+	if c.CollectiveStallAfter < 2*c.Interval {
+		errs = append(errs, fmt.Errorf("collective_stall_after: must be at least two intervals (%s): a count stands still between two samples, got %s", 2*c.Interval, c.CollectiveStallAfter))
 	}
 	var unknown []string
 	for v := range c.Verdicts {
@@ -155,7 +200,7 @@ func (c *Config) Validate() error {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		errs = append(errs, fmt.Errorf("verdicts: unknown %s (known: %s)", strings.Join(unknown, ", "), strings.Join(Verdicts(), ", ")))
+		errs = append(errs, fmt.Errorf("verdicts: unknown verdict (known: %s), got %s", strings.Join(verdict.Names(), ", "), strings.Join(unknown, ", ")))
 	}
 	return errors.Join(append(errs, c.Thresholds.validate())...)
 }
@@ -164,20 +209,25 @@ func (t Thresholds) validate() error {
 	var errs []error
 	share := func(name string, v float64) {
 		if !(v > 0 && v <= 1) || math.IsNaN(v) {
-			errs = append(errs, fmt.Errorf("thresholds::%s must be a share in (0, 1], not %v", name, v))
+			errs = append(errs, fmt.Errorf("thresholds::%s: must be a share in (0, 1], got %v", name, v))
 		}
 	}
 	positive := func(name string, v float64) {
 		if !(v > 0) || math.IsInf(v, 0) {
-			errs = append(errs, fmt.Errorf("thresholds::%s must be positive, not %v", name, v))
+			errs = append(errs, fmt.Errorf("thresholds::%s: must be positive, got %v", name, v))
 		}
 	}
 	share("busy_line_share", t.BusyLineShare)
 	share("min_rdma_share", t.MinRDMAShare)
 	share("fallback_max_rdma_share", t.FallbackMaxRDMAShare)
+	share("unwatched_min_gpu_transmit_share", t.UnwatchedMinGPUTransmitShare)
 	share("congestion_max_transmit_line_share", t.CongestionMaxLineShare)
 	share("congestion_min_marks_per_packet", t.CongestionMinMarksPerPacket)
 	share("storm_min_pause_time_share", t.StormMinPauseTimeShare)
+	share("collective_slow_max_path_share", t.CollectiveSlowMaxPathShare)
+	share("nvlink_idle_share", t.NVLinkIdleShare)
+	positive("nvlink_busy_bytes_per_second", t.NVLinkBusyBytesPerSecond)
+	positive("nvlink_max_errors_per_second", t.NVLinkMaxErrorsPerSecond)
 	positive("fallback_min_pcie_write_per_network_byte", t.FallbackMinPCIeWritePerNetworkByte)
 	positive("fallback_min_host_memory_per_network_byte", t.FallbackMinMemoryPerNetworkByte)
 	positive("bounce_min_path_write_per_rdma_byte", t.BounceMinPathWritePerRDMAByte)
@@ -186,10 +236,10 @@ func (t Thresholds) validate() error {
 	positive("storm_min_pause_frames_per_gbps", t.StormMinPauseFramesPerGbps)
 	// The verdicts are exclusive only while their bands do not overlap.
 	if t.FallbackMaxRDMAShare >= t.MinRDMAShare {
-		errs = append(errs, fmt.Errorf("thresholds::fallback_max_rdma_share (%v) must be below min_rdma_share (%v): a node cannot be both TCP and RDMA", t.FallbackMaxRDMAShare, t.MinRDMAShare))
+		errs = append(errs, fmt.Errorf("thresholds::fallback_max_rdma_share: must be below min_rdma_share (%v): a node cannot be both TCP and RDMA, got %v", t.MinRDMAShare, t.FallbackMaxRDMAShare))
 	}
 	if t.HealthyMaxPathWritePerRDMAByte >= t.BounceMinPathWritePerRDMAByte {
-		errs = append(errs, fmt.Errorf("thresholds::healthy_max_path_write_per_rdma_byte (%v) must be below bounce_min_path_write_per_rdma_byte (%v): a node cannot be both healthy and bouncing", t.HealthyMaxPathWritePerRDMAByte, t.BounceMinPathWritePerRDMAByte))
+		errs = append(errs, fmt.Errorf("thresholds::healthy_max_path_write_per_rdma_byte: must be below bounce_min_path_write_per_rdma_byte (%v): a node cannot be both healthy and bouncing, got %v", t.BounceMinPathWritePerRDMAByte, t.HealthyMaxPathWritePerRDMAByte))
 	}
 	return errors.Join(errs...)
 }

@@ -13,9 +13,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/tilinna/clock"
+
 	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector/internal/metadata"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
 // engine is the diagnosis of one configured connector. The collector creates one connector
@@ -26,6 +30,13 @@ type engine struct {
 	cfg    *Config
 	logger *zap.Logger
 	mb     *metadata.MetricsBuilder
+	// clock is the wall clock; a test replaces it (as contrib's spanmetrics connector does) to
+	// drive the evaluations tick by tick.
+	clock     clock.Clock
+	telemetry *metadata.TelemetryBuilder
+	evictions *nodestate.Evictions
+	// warnedSkew: refused points are said once (and counted in telemetry every time).
+	warnedSkew bool
 
 	mu    sync.Mutex
 	nodes map[string]*node
@@ -45,17 +56,32 @@ var (
 )
 
 // engineFor returns the engine of cfg, creating it, and counts one more connector instance on it.
-func engineFor(set connector.Settings, cfg *Config) *engine {
+func engineFor(set connector.Settings, cfg *Config) (*engine, error) {
 	enginesMu.Lock()
 	defer enginesMu.Unlock()
 	e := engines[cfg]
 	if e == nil {
-		e = &engine{cfg: cfg, logger: set.Logger, nodes: map[string]*node{},
-			mb: metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set)}
+		tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+		if err != nil {
+			return nil, err
+		}
+		e = &engine{cfg: cfg, logger: set.Logger, nodes: map[string]*node{}, clock: clock.Realtime(),
+			mb: metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set), telemetry: tb, evictions: nodestate.NewEvictions(set.Logger)}
+		if err := tb.RegisterConnectorDiagnosisNodesCallback(e.observeNodes); err != nil {
+			return nil, err
+		}
 		engines[cfg] = e
 	}
 	e.instances++
-	return e
+	return e, nil
+}
+
+// observeNodes reports how many nodes the engine keeps.
+func (e *engine) observeNodes(_ context.Context, o metric.Int64Observer) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o.Observe(int64(len(e.nodes)))
+	return nil
 }
 
 // diagnosis is one connector instance: the pipelines' view of the shared engine.
@@ -78,7 +104,9 @@ func (d *diagnosis) Start(context.Context, component.Host) error {
 	}
 	e.running = true
 	e.stop, e.done = make(chan struct{}), make(chan struct{})
-	go e.loop(e.stop, e.done)
+	// The ticker starts here, not in the loop's goroutine, so that an interval of the clock that
+	// passes after Start is always a tick.
+	go e.loop(e.clock.NewTicker(e.cfg.Interval), e.stop, e.done)
 	return nil
 }
 
@@ -100,17 +128,19 @@ func (d *diagnosis) Shutdown(context.Context) error {
 		close(stop)
 		<-done
 	}
+	if last {
+		e.telemetry.Shutdown()
+	}
 	return nil
 }
 
 func (d *diagnosis) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
-	d.e.ingest(md, time.Now())
+	d.e.ingest(md, d.e.clock.Now())
 	return nil
 }
 
-func (e *engine) loop(stop, done chan struct{}) {
+func (e *engine) loop(t *clock.Ticker, stop, done chan struct{}) {
 	defer close(done)
-	t := time.NewTicker(e.cfg.Interval)
 	defer t.Stop()
 	for {
 		select {
@@ -126,34 +156,44 @@ func (e *engine) loop(stop, done chan struct{}) {
 func (e *engine) ingest(md pmetric.Metrics, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var skewed int
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
-		if !readsAny(rm.ScopeMetrics()) {
+		if !nodestate.ReadsAny(rm.ScopeMetrics()) {
 			continue
 		}
-		key := nodeKey(rm.Resource())
+		key := nodestate.Key(rm.Resource())
 		n := e.nodes[key]
 		if n == nil {
-			e.makeRoom()
-			n = newNode(key)
+			e.makeRoom(now)
+			n = newNode(key, nodestate.Limits{MaxSkew: e.cfg.MaxClockSkew})
 			e.nodes[key] = n
 		}
-		n.ingest(rm.Resource(), rm.ScopeMetrics(), now.UnixNano())
+		skewed += n.Ingest(rm.Resource(), rm.ScopeMetrics(), now.UnixNano()).Skewed
+	}
+	if skewed > 0 {
+		e.telemetry.ConnectorDiagnosisPointsRefused.Add(context.Background(), int64(skewed))
+		if !e.warnedSkew {
+			e.warnedSkew = true
+			e.logger.Warn("diagnosis: refusing points stamped far from this collector's clock (check the sender's clock); said once, counted in otelcol_connector_diagnosis_points_refused",
+				zap.Duration("max_clock_skew", e.cfg.MaxClockSkew), zap.Int("refused", skewed))
+		}
 	}
 }
 
 // makeRoom makes room for one more node: beyond max_nodes the one seen least recently goes.
-func (e *engine) makeRoom() {
+func (e *engine) makeRoom(now time.Time) {
 	for len(e.nodes) >= e.cfg.MaxNodes {
 		var oldest *node
 		for _, n := range e.nodes {
-			if oldest == nil || n.lastSeen < oldest.lastSeen {
+			if oldest == nil || n.LastSeen < oldest.LastSeen {
 				oldest = n
 			}
 		}
-		e.logger.Debug("diagnosis: forgetting a node to stay within max_nodes", zap.String("node", oldest.name), zap.Int("max_nodes", e.cfg.MaxNodes))
-		delete(e.nodes, oldest.name)
+		delete(e.nodes, oldest.Name)
+		e.evictions.Evicted(now, oldest.Name, e.cfg.MaxNodes)
+		e.telemetry.ConnectorDiagnosisNodesEvicted.Add(context.Background(), 1)
 	}
 }
 
@@ -181,7 +221,7 @@ func (e *engine) evaluate(now time.Time) (pmetric.Metrics, plog.Logs) {
 	ld := plog.NewLogs()
 	names := make([]string, 0, len(e.nodes))
 	for name, n := range e.nodes {
-		if n.lastSeen <= t-e.cfg.StaleAfter.Nanoseconds() {
+		if n.LastSeen <= t-e.cfg.StaleAfter.Nanoseconds() {
 			delete(e.nodes, name)
 			continue
 		}
@@ -190,17 +230,23 @@ func (e *engine) evaluate(now time.Time) (pmetric.Metrics, plog.Logs) {
 	sort.Strings(names)
 	for _, name := range names {
 		n := e.nodes[name]
-		n.forget(t, e.cfg.StaleAfter.Nanoseconds())
+		n.Forget(t, e.cfg.StaleAfter)
 		v := n.view(e.cfg, t)
+		ownerChanges := e.evaluateOwners(ld, n, v, ts)
 		holding := e.decide(n, conditions(e.cfg.Thresholds, v), ts)
+		v.coll.holding = holding
 		ev := evidence(v)
 		for k, x := range ev {
-			e.mb.RecordDiagnosisEvidenceDataPoint(ts, x, metadata.MapAttributeRatio[k.verdict], k.device)
+			e.recordEvidence(n, ts, x, k, nodestate.OwnerID{})
 		}
 		res := pcommon.NewResource()
-		n.resource.CopyTo(res.Attributes())
+		n.Resource.CopyTo(res.Attributes())
 		e.mb.EmitForResource(metadata.WithResource(res))
-		e.logChanges(ld, n, v, ev, holding, ts)
+		changes := e.logChanges(ld, n, v, ev, holding, ts) + ownerChanges
+		e.telemetry.ConnectorDiagnosisEvaluations.Add(context.Background(), 1)
+		if changes > 0 {
+			e.telemetry.ConnectorDiagnosisVerdictChanges.Add(context.Background(), int64(changes))
+		}
 	}
 	return e.mb.Emit(), ld
 }
@@ -225,20 +271,15 @@ func (e *engine) decide(n *node, cond map[verdictKey]bool, ts pcommon.Timestamp)
 		return keys[i].verdict < keys[j].verdict
 	})
 	for _, k := range keys {
-		if !e.cfg.Enabled(k.verdict) {
+		if !e.cfg.enabled(k.verdict) {
 			continue
 		}
-		if cond[k] {
-			n.streak[k]++
-		} else {
-			n.streak[k] = 0
-		}
 		val := int64(0)
-		if n.streak[k] >= e.cfg.Hold {
+		if held(n.streak, k, cond[k], e.cfg.Hold) {
 			val = 1
 			holding[k] = true
 		}
-		e.mb.RecordDiagnosisVerdictDataPoint(ts, val, metadata.MapAttributeVerdict[k.verdict], k.device)
+		e.recordVerdict(n, ts, val, k, nodestate.OwnerID{})
 	}
 	return holding
 }

@@ -2,29 +2,50 @@ package diagnosisconnector
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tilinna/clock"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector/internal/metadatatest"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 func caseNamed(t *testing.T, name string) scenario.Case {
 	t.Helper()
-	for _, c := range scenario.Cases() {
-		if c.Name == name {
-			return c
-		}
+	c, ok := scenario.Named(name)
+	if !ok {
+		t.Fatalf("no simulated case %s", name)
 	}
-	t.Fatalf("no simulated case %s", name)
-	return scenario.Case{}
+	return c
+}
+
+// observedEngine is an engine whose telemetry and logs the test reads.
+func observedEngine(t *testing.T, cfg *Config) (*engine, *componenttest.Telemetry, *observer.ObservedLogs) {
+	t.Helper()
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	set := metadatatest.NewSettings(tt)
+	core, logs := observer.New(zap.InfoLevel)
+	set.Logger = zap.New(core)
+	e, err := engineFor(set, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, (&diagnosis{e: e}).Shutdown(t.Context())) })
+	return e, tt, logs
 }
 
 func records(logs []plog.Logs) []plog.LogRecord {
@@ -56,25 +77,25 @@ func TestLogsOnePerChange(t *testing.T) {
 	_, logs := run(t, e, caseNamed(t, "transition_tcp_fallback"), 0, scenario.TransitionSamples)
 	recs := records(logs)
 	require.Len(t, recs, 3)
-	assert.Equal(t, HealthyGPUDirect, attr(recs[0], "verdict"))
+	assert.Equal(t, verdict.HealthyGPUDirect, attr(recs[0], "verdict"))
 	assert.Equal(t, "", attr(recs[0], "previous_verdict"))
 	assert.Equal(t, plog.SeverityNumberInfo, recs[0].SeverityNumber())
 
 	fb := recs[1]
-	assert.Equal(t, TCPFallback, attr(fb, "verdict"))
-	assert.Equal(t, HealthyGPUDirect, attr(fb, "previous_verdict"))
+	assert.Equal(t, verdict.TCPFallback, attr(fb, "verdict"))
+	assert.Equal(t, verdict.HealthyGPUDirect, attr(fb, "previous_verdict"))
 	assert.Equal(t, "", attr(fb, "device"))
 	assert.Equal(t, plog.SeverityNumberWarn, fb.SeverityNumber())
 	assert.Equal(t, "WARN", fb.SeverityText())
 	assert.Regexp(t, `^transition_tcp_fallback-node1: NCCL appears to have fallen back to TCP: RDMA 0 B/s, ens1f0np0 \d\.\d GB/s, CPU PCIe \d+\.\d GB/s, host memory \d+\.\d GB/s; check NCCL_IB_DISABLE / NCCL_NET / NCCL_IB_HCA`, fb.Body().Str())
-	share, ok := fb.Attributes().Get(rRDMAShare)
+	share, ok := fb.Attributes().Get(verdict.RDMAShare)
 	require.True(t, ok, "evidence as attributes")
 	assert.Less(t, share.Double(), 0.01)
-	cpu, _ := fb.Attributes().Get(rCPUPerNetwork)
+	cpu, _ := fb.Attributes().Get(verdict.CPUPerNetwork)
 	assert.InDelta(t, 2.0, cpu.Double(), 0.2, "a socket copy crosses the root complex twice per byte")
 
-	assert.Equal(t, HealthyGPUDirect, attr(recs[2], "verdict"))
-	assert.Equal(t, TCPFallback, attr(recs[2], "previous_verdict"))
+	assert.Equal(t, verdict.HealthyGPUDirect, attr(recs[2], "verdict"))
+	assert.Equal(t, verdict.TCPFallback, attr(recs[2], "previous_verdict"))
 }
 
 // TestLogsDeviceVerdictStartsAndClears: a port that trains down and recovers is reported twice.
@@ -88,12 +109,12 @@ func TestLogsDeviceVerdictStartsAndClears(t *testing.T) {
 		}
 	}
 	require.Len(t, dev, 2)
-	assert.Equal(t, LinkDegraded, attr(dev[0], "verdict"))
+	assert.Equal(t, verdict.LinkDegraded, attr(dev[0], "verdict"))
 	assert.Equal(t, scenario.Port, attr(dev[0], "device"))
 	assert.Equal(t, plog.SeverityNumberWarn, dev[0].SeverityNumber())
 	assert.Contains(t, dev[0].Body().Str(), "mlx5_0/1 runs at 50 Gb/s, below the 100 Gb/s it reached before")
 	assert.Equal(t, "", attr(dev[1], "verdict"))
-	assert.Equal(t, LinkDegraded, attr(dev[1], "previous_verdict"))
+	assert.Equal(t, verdict.LinkDegraded, attr(dev[1], "previous_verdict"))
 	assert.Equal(t, plog.SeverityNumberInfo, dev[1].SeverityNumber())
 }
 
@@ -101,7 +122,7 @@ func TestLogsDeviceVerdictStartsAndClears(t *testing.T) {
 // not), on the input's resource; evidence per node and port.
 func TestVerdictPointsAndResource(t *testing.T) {
 	cfg := testConfig()
-	cfg.Verdicts = map[string]VerdictConfig{Idle: {Enabled: false}}
+	cfg.Verdicts = map[string]VerdictConfig{verdict.Idle: {Enabled: false}}
 	e := newTestEngine(t, cfg)
 	c := caseNamed(t, "healthy_allreduce")
 	start := time.Now()
@@ -132,19 +153,19 @@ func TestVerdictPointsAndResource(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int64{
-		HealthyGPUDirect: 1, TCPFallback: 0, GPUDirectBounce: 0, FabricCongestion: 0,
-		scenario.On(PFCStorm, scenario.Port): 0, scenario.On(LinkDegraded, scenario.Port): 0,
-		scenario.On(LinkDegraded, scenario.NIC): 0, scenario.On(LinkDegraded, scenario.GPU): 0,
-		scenario.On(GPUDirectNotReady, scenario.GPU): 0,
+		verdict.HealthyGPUDirect: 1, verdict.TCPFallback: 0, verdict.GPUDirectBounce: 0, verdict.FabricCongestion: 0,
+		scenario.On(verdict.PFCStorm, scenario.Port): 0, scenario.On(verdict.LinkDegraded, scenario.Port): 0,
+		scenario.On(verdict.LinkDegraded, scenario.NIC): 0, scenario.On(verdict.LinkDegraded, scenario.GPU): 0,
+		scenario.On(verdict.GPUDirectNotReady, scenario.GPU): 0,
 	}, points, "idle is disabled: no point")
-	assert.Greater(t, evidence[rRDMAShare], 0.99)
-	assert.Less(t, evidence[rCPUPerNetwork], 0.05)
+	assert.Greater(t, evidence[verdict.RDMAShare], 0.99)
+	assert.Less(t, evidence[verdict.CPUPerNetwork], 0.05)
 	// A ring AllReduce step averages 5.2 GB/s: compute phases in between.
-	assert.InDelta(t, 0.42, evidence[scenario.On(rTransmitLine, scenario.Port)], 0.05)
-	assert.Contains(t, evidence, rNetworkLine)
-	assert.Contains(t, evidence, rGPULine)
-	assert.Contains(t, evidence, rPathWrite)
-	assert.Contains(t, evidence, rMemoryPerNetwork)
+	assert.InDelta(t, 0.42, evidence[scenario.On(verdict.TransmitLine, scenario.Port)], 0.05)
+	assert.Contains(t, evidence, verdict.NetworkLine)
+	assert.Contains(t, evidence, verdict.GPULine)
+	assert.Contains(t, evidence, verdict.PathWrite)
+	assert.Contains(t, evidence, verdict.MemoryPerNetwork)
 }
 
 // TestNodeWithoutHostName: a node agent's metrics without host.name are "this node".
@@ -184,52 +205,110 @@ func TestNodesBoundedAndForgotten(t *testing.T) {
 	assert.Empty(t, e.nodes)
 }
 
-// TestCounterResetIsARate: a counter that goes back (driver reload) is read as restarted from
-// zero, as PromQL's irate does.
-func TestCounterResetIsARate(t *testing.T) {
-	s := &series{}
-	s.add(1e9, 1000)
-	s.add(2e9, 300)
-	r, ok := s.rate(2e9, 3*time.Second)
-	require.True(t, ok)
-	assert.Equal(t, 300.0, r)
-	s.add(3e9, 1300)
-	r, _ = s.rate(3e9, 3*time.Second)
-	assert.Equal(t, 1000.0, r)
-	_, ok = s.rate(6e9, 3*time.Second)
-	assert.False(t, ok, "samples older than the window give no rate")
-}
-
 // TestConnectorSharesOneEngine: the metrics and the logs instances of one configured connector
-// evaluate once and both get their output through the collector's lifecycle.
+// share one engine, which evaluates each node once per interval: on a clock the test moves (as
+// contrib's spanmetrics connector's tests do), N ticks are N evaluations in the component's
+// telemetry, not 2N (two engines would each count theirs), and both sinks get their output.
 func TestConnectorSharesOneEngine(t *testing.T) {
 	cfg := testConfig()
-	cfg.Interval = 50 * time.Millisecond
-	cfg.Window = time.Hour
-	cfg.StaleAfter = time.Hour
+	cfg.Window, cfg.StaleAfter = time.Hour, time.Hour
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
 	f := NewFactory()
-	set := connectortest.NewNopSettings(typ)
+	set := metadatatest.NewSettings(tt)
 	msink, lsink := new(consumertest.MetricsSink), new(consumertest.LogsSink)
 	mc, err := f.CreateMetricsToMetrics(context.Background(), set, cfg, msink)
 	require.NoError(t, err)
 	lc, err := f.CreateMetricsToLogs(context.Background(), set, cfg, lsink)
 	require.NoError(t, err)
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	mock := clock.NewMock(start)
+	for _, c := range []connector.Metrics{mc, lc} {
+		c.(*diagnosis).e.clock = mock
+	}
 	require.NoError(t, mc.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, lc.Start(context.Background(), componenttest.NewNopHost()))
 	c := caseNamed(t, "tcp_fallback")
-	start := time.Now().Add(-time.Minute)
-	for i, pts := range c.Stream(0, 3, 1) {
-		md := toMetrics("node1", "", pts, start.Add(time.Duration(i)*time.Second))
+	const ticks = 4
+	for i, pts := range c.Stream(0, ticks, 1) {
+		md := toMetrics("node1", "", pts, mock.Now().Add(-time.Millisecond))
 		// The collector hands the same batch to both instances.
 		require.NoError(t, mc.ConsumeMetrics(context.Background(), md))
 		require.NoError(t, lc.ConsumeMetrics(context.Background(), md))
+		mock.Add(cfg.Interval)
+		require.Eventually(t, func() bool { return len(msink.AllMetrics()) == i+1 }, time.Minute, time.Millisecond,
+			"the evaluation of tick %d", i+1)
 	}
-	require.Eventually(t, func() bool { return lsink.LogRecordCount() > 0 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return lsink.LogRecordCount() == 1 }, time.Minute, time.Millisecond, "the change to tcp_fallback")
+	metadatatest.AssertEqualConnectorDiagnosisEvaluations(t, tt, []metricdata.DataPoint[int64]{{Value: ticks}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorDiagnosisVerdictChanges(t, tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorDiagnosisNodes(t, tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 	require.NoError(t, mc.Shutdown(context.Background()))
 	require.NoError(t, lc.Shutdown(context.Background()))
+	assert.Len(t, msink.AllMetrics(), ticks, "one evaluation per tick")
 	assert.Equal(t, 1, lsink.LogRecordCount(), "one record: the one change to tcp_fallback")
-	assert.NotEmpty(t, msink.AllMetrics())
 	assert.Empty(t, engines, "the last shutdown lets the engine go")
+}
+
+// TestEvictionSaidAndCounted: past max_nodes the least recently seen node goes, said at Warn
+// with a count (once a minute at most) and counted in the connector's telemetry.
+func TestEvictionSaidAndCounted(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxNodes = 2
+	e, tt, logs := observedEngine(t, cfg)
+	pts := caseNamed(t, "healthy_allreduce").Stream(0, 1, 1)[0]
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		at := start.Add(time.Duration(i) * time.Second)
+		e.ingest(toMetrics(fmt.Sprintf("node%d", i), "", pts, at), at)
+	}
+	assert.Len(t, e.nodes, 2)
+	assert.Contains(t, e.nodes, "node9", "the newest node is kept")
+	assert.Contains(t, e.nodes, "node8")
+	warns := logs.FilterLevelExact(zap.WarnLevel).FilterMessageSnippet("max_nodes").All()
+	require.Len(t, warns, 1, "said once within a minute, not once per node")
+	assert.Equal(t, int64(1), warns[0].ContextMap()["evicted"])
+	// A minute later the next eviction says how many went since.
+	at := start.Add(2 * time.Minute)
+	e.ingest(toMetrics("late", "", pts, at), at)
+	warns = logs.FilterLevelExact(zap.WarnLevel).FilterMessageSnippet("max_nodes").All()
+	require.Len(t, warns, 2)
+	assert.Equal(t, int64(8), warns[1].ContextMap()["evicted"])
+	assert.Equal(t, int64(9), warns[1].ContextMap()["evicted_total"])
+	metadatatest.AssertEqualConnectorDiagnosisNodesEvicted(t, tt, []metricdata.DataPoint[int64]{{Value: 9}}, metricdatatest.IgnoreTimestamp())
+}
+
+// TestRefusesPointsFarFromNow: one point stamped 31 years ahead neither becomes its series'
+// newest sample (which would freeze the node's diagnosis: every later sample would look already
+// seen) nor goes unsaid: it is counted, and said once.
+func TestRefusesPointsFarFromNow(t *testing.T) {
+	cfg := testConfig()
+	e, tt, logs := observedEngine(t, cfg)
+	c := caseNamed(t, "tcp_fallback")
+	host := "node1"
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	stream := c.Stream(0, 10, 1)
+	future := toMetrics(host, "", stream[0], start.AddDate(31, 0, 0))
+	var got [][]string
+	for i, pts := range stream {
+		at := start.Add(time.Duration(i) * time.Second)
+		if i == 1 || i == 2 {
+			e.ingest(future, at)
+		}
+		e.ingest(toMetrics(host, "", pts, at), at)
+		md, _ := e.evaluate(at.Add(10 * time.Millisecond))
+		got = append(got, holdingOf(md, host))
+	}
+	assert.Equal(t, []string{verdict.TCPFallback}, got[len(got)-1], "the node is still diagnosed")
+	assert.Len(t, logs.FilterMessageSnippet("far from").All(), 1, "said once")
+	read := 0
+	for _, p := range stream[0] {
+		if nodestate.Reads(p.Metric) {
+			read++
+		}
+	}
+	metadatatest.AssertEqualConnectorDiagnosisPointsRefused(t, tt,
+		[]metricdata.DataPoint[int64]{{Value: int64(2 * read)}}, metricdatatest.IgnoreTimestamp())
 }
 
 // TestOtherMetricsAreNotANode: a training job's own metrics (OTLP, same host.name) neither make a
@@ -250,6 +329,21 @@ func TestOtherMetricsAreNotANode(t *testing.T) {
 	e.ingest(toMetrics("node1", "", pts, time.Now()), time.Now())
 	e.ingest(md, time.Now())
 	require.Contains(t, e.nodes, "node1")
-	_, ok := e.nodes["node1"].resource.Get("service.name")
+	_, ok := e.nodes["node1"].Resource.Get("service.name")
 	assert.False(t, ok)
+}
+
+// TestUnwatchedInterfaceSaysSo: NCCL on sockets over an interface no receiver reports is a TCP
+// fallback whose sentence says what the host-side bytes show and that the interface is not
+// watched.
+func TestUnwatchedInterfaceSaysSo(t *testing.T) {
+	e := newTestEngine(t, testConfig())
+	_, logs := run(t, e, caseNamed(t, "fallback_unwatched_interface"), 0, 10)
+	recs := records(logs)
+	require.Len(t, recs, 1)
+	assert.Equal(t, verdict.TCPFallback, attr(recs[0], verdict.AttrVerdict))
+	assert.Regexp(t, `^fallback_unwatched_interface-node1: NCCL appears to run over sockets on an interface no receiver watches: RDMA \d+ B/s and the watched netdevs \d+\.\d MB/s, while the GPUs move \d+\.\d GB/s and the host writes [01]\.\d\d bytes into memory per GPU byte`, recs[0].Body().Str())
+	share, ok := recs[0].Attributes().Get(verdict.GPUTransmitShare)
+	require.True(t, ok)
+	assert.InDelta(t, 0.5, share.Double(), 0.05, "a collective sends as much as it receives")
 }

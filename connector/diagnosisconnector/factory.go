@@ -22,13 +22,19 @@ func NewFactory() connector.Factory {
 }
 
 func createMetricsToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
-	e := engineFor(set, cfg.(*Config))
+	e, err := engineFor(set, cfg.(*Config))
+	if err != nil {
+		return nil, err
+	}
 	e.setMetrics(next)
 	return &diagnosis{e: e}, nil
 }
 
 func createMetricsToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Metrics, error) {
-	e := engineFor(set, cfg.(*Config))
+	e, err := engineFor(set, cfg.(*Config))
+	if err != nil {
+		return nil, err
+	}
 	e.setLogs(next)
 	return &diagnosis{e: e}, nil
 }

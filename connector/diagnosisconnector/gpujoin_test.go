@@ -1,19 +1,15 @@
 package diagnosisconnector
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 // A node with three GPUs, as the receivers report it: the rnic receiver's topology names each GPU
@@ -50,9 +46,9 @@ func mixedNodePoints() []scenario.Point {
 // (joined by PCI address), on the address where no gpu.info names the GPU; gpu1's link verdict
 // is its own, and gpu1 is not called not-ready for gpu0's topology.
 var mixedNodeVerdicts = []string{
-	scenario.On(GPUDirectNotReady, "0000:06:00.0"),
-	scenario.On(GPUDirectNotReady, "gpu0"),
-	scenario.On(LinkDegraded, "gpu1"),
+	scenario.On(verdict.GPUDirectNotReady, "0000:06:00.0"),
+	scenario.On(verdict.GPUDirectNotReady, "gpu0"),
+	scenario.On(verdict.LinkDegraded, "gpu1"),
 }
 
 func TestGPUVerdictsJoinByBusID(t *testing.T) {
@@ -81,11 +77,6 @@ func TestPromtoolGPUVerdictsJoinByBusID(t *testing.T) {
 	bin := promtool(t)
 	cfg := createDefaultConfig()
 	rules := PrometheusRules(cfg)
-	rulesYAML, err := rules.YAML()
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rulesYAML, 0o600))
-
 	pt := promtoolTest{Name: "mixed", Interval: promDuration(cfg.Interval)}
 	for _, p := range mixedNodePoints() {
 		pt.InputSeries = append(pt.InputSeries, inputSeries{Series: promSeries(p, "mixed"), Values: expand([]float64{p.Value, p.Value, p.Value, p.Value, p.Value, p.Value})})
@@ -98,10 +89,10 @@ func TestPromtoolGPUVerdictsJoinByBusID(t *testing.T) {
 		expected[r.Alert] = []expAlert{}
 		for _, v := range mixedNodeVerdicts {
 			verdict, device, _ := strings.Cut(v, "@")
-			if AlertName(verdict) != r.Alert {
+			if alertName(verdict) != r.Alert {
 				continue
 			}
-			labels := map[string]string{NodeLabel: "mixed", "verdict": verdict, "severity": r.Labels["severity"], "device": device}
+			labels := map[string]string{nodeLabel: "mixed", "verdict": verdict, "severity": r.Labels["severity"], "device": device}
 			expected[r.Alert] = append(expected[r.Alert], expAlert{ExpLabels: labels, ExpAnnotations: expandAnnotations(r.Annotations, labels)})
 		}
 	}
@@ -110,11 +101,5 @@ func TestPromtoolGPUVerdictsJoinByBusID(t *testing.T) {
 			pt.AlertRuleTest = append(pt.AlertRuleTest, alertRuleTest{EvalTime: promDuration(4 * cfg.Interval), Alertname: r.Alert, ExpAlerts: expected[r.Alert]})
 		}
 	}
-	tests, err := yaml.Marshal(promtoolFile{RuleFiles: []string{"rules.yaml"}, EvaluationInterval: promDuration(cfg.Interval), Tests: []promtoolTest{pt}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), tests, 0o600))
-	cmd := exec.Command(bin, "test", "rules", "test.yaml")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	runPromtoolTest(t, bin, cfg.Interval, rules, pt)
 }

@@ -10,21 +10,15 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector/internal/metadata"
-)
-
-// Log record attributes (README.md, Contract).
-const (
-	attrVerdict  = "verdict"
-	attrPrevious = "previous_verdict"
-	attrDevice   = "device"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 // logChanges appends one record per verdict change of node n: its traffic verdict when a new one
 // holds (previous_verdict the one before), a device verdict when it starts and when it clears
-// (verdict "" then).
-func (e *engine) logChanges(ld plog.Logs, n *node, v *nodeView, ev map[verdictKey]float64, holding map[verdictKey]bool, ts pcommon.Timestamp) {
+// (verdict "" then). It returns how many records it appended.
+func (e *engine) logChanges(ld plog.Logs, n *node, v *nodeView, ev map[verdictKey]float64, holding map[verdictKey]bool, ts pcommon.Timestamp) int {
 	var recs []logRecord
-	for _, nv := range nodeVerdicts {
+	for _, nv := range verdict.NodeVerdicts() {
 		if holding[verdictKey{nv, ""}] {
 			if nv != n.nodeHeld {
 				recs = append(recs, logRecord{verdict: nv, previous: n.nodeHeld, body: sentence(nv, "", n, v)})
@@ -59,28 +53,11 @@ func (e *engine) logChanges(ld plog.Logs, n *node, v *nodeView, ev map[verdictKe
 		}
 	}
 	if len(recs) == 0 {
-		return
+		return 0
 	}
-	rl := ld.ResourceLogs().AppendEmpty()
-	n.resource.CopyTo(rl.Resource().Attributes())
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.Scope().SetName(metadata.ScopeName)
+	sl := nodeScopeLogs(ld, n)
 	for _, r := range recs {
-		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(ts)
-		lr.SetObservedTimestamp(ts)
-		if r.verdict == "" || r.verdict == HealthyGPUDirect || r.verdict == Idle {
-			lr.SetSeverityNumber(plog.SeverityNumberInfo)
-			lr.SetSeverityText("INFO")
-		} else {
-			lr.SetSeverityNumber(plog.SeverityNumberWarn)
-			lr.SetSeverityText("WARN")
-		}
-		lr.Body().SetStr(r.body)
-		a := lr.Attributes()
-		a.PutStr(attrVerdict, r.verdict)
-		a.PutStr(attrPrevious, r.previous)
-		a.PutStr(attrDevice, r.device)
+		a := appendRecord(sl, r, ts).Attributes()
 		// The evidence the verdict was decided on: the node's ratios, and the device's own.
 		for k, x := range ev {
 			if k.device == "" || k.device == r.device {
@@ -88,82 +65,119 @@ func (e *engine) logChanges(ld plog.Logs, n *node, v *nodeView, ev map[verdictKe
 			}
 		}
 	}
+	return len(recs)
 }
 
 type logRecord struct {
 	verdict, previous, device, body string
 }
 
+// nodeScopeLogs appends the node's resource and the connector's scope to ld.
+func nodeScopeLogs(ld plog.Logs, n *node) plog.ScopeLogs {
+	rl := ld.ResourceLogs().AppendEmpty()
+	n.Resource.CopyTo(rl.Resource().Attributes())
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName(metadata.ScopeName)
+	return sl
+}
+
+// appendRecord appends r: WARN for a fault, INFO for healthy, idle and a cleared device verdict.
+func appendRecord(sl plog.ScopeLogs, r logRecord, ts pcommon.Timestamp) plog.LogRecord {
+	lr := sl.LogRecords().AppendEmpty()
+	lr.SetTimestamp(ts)
+	lr.SetObservedTimestamp(ts)
+	if r.verdict == "" || r.verdict == verdict.HealthyGPUDirect || r.verdict == verdict.Idle {
+		lr.SetSeverityNumber(plog.SeverityNumberInfo)
+		lr.SetSeverityText("INFO")
+	} else {
+		lr.SetSeverityNumber(plog.SeverityNumberWarn)
+		lr.SetSeverityText("WARN")
+	}
+	lr.Body().SetStr(r.body)
+	a := lr.Attributes()
+	a.PutStr(verdict.AttrVerdict, r.verdict)
+	a.PutStr(verdict.AttrPrevious, r.previous)
+	a.PutStr(verdict.AttrDevice, r.device)
+	return lr
+}
+
 func nodeName(n *node) string {
-	if n.name == "" {
+	if n.Name == "" {
 		return "this node"
 	}
-	return n.name
+	return n.Name
 }
 
 // sentence is what an operator reads: what the node is doing, the figures, what to check.
-func sentence(verdict, device string, n *node, v *nodeView) string {
+func sentence(which, device string, n *node, v *nodeView) string {
 	name := nodeName(n)
-	switch verdict {
-	case HealthyGPUDirect:
-		return fmt.Sprintf("%s: healthy GPUDirect RDMA: RDMA %s, GPU PCIe %s, root-port writes %s of the RDMA bytes",
-			name, bps(v.rdma), bps(v.gpu), pct(v.pathWritePerRDMA()))
-	case TCPFallback:
-		nd, rate := busiest(v.netdevs)
+	switch which {
+	case verdict.CollectiveSlow, verdict.CollectiveStalled:
+		return collectiveSentence(which, device, name, v)
+	case verdict.HealthyGPUDirect:
+		s := fmt.Sprintf("%s: healthy GPUDirect RDMA: RDMA %s, GPU PCIe %s, root-port writes %s of the RDMA bytes",
+			name, bps(v.rdma), bps(v.gpu), pct(v.pathWriteBeyondIP()))
+		if nd, rate := busiest(v.Netdevs); rate >= v.rdma*0.05 {
+			s += fmt.Sprintf(" beyond the IP traffic (%s %s: checkpoints, data loading)", nd, bps(rate))
+		}
+		return s
+	case verdict.TCPFallback:
+		if v.unwatched {
+			return fmt.Sprintf("%s: NCCL appears to run over sockets on an interface no receiver watches: RDMA %s and the watched netdevs %s, while the GPUs move %s and the host writes %.2f bytes into memory per GPU byte (CPU PCIe %s, host memory %s): a socket transport's bytes; check NCCL_IB_DISABLE / NCCL_NET / NCCL_SOCKET_IFNAME, and watch that interface (the rnic receiver reports RDMA NICs' netdevs only)",
+				name, bps(v.rdma), bps(v.netdev), bps(v.gpu), v.cpuWritePerGPU(), bps(v.cpuPCIe), bps(v.memory))
+		}
+		nd, rate := busiest(v.Netdevs)
 		return fmt.Sprintf("%s: NCCL appears to have fallen back to TCP: RDMA %s, %s %s, CPU PCIe %s, host memory %s; check NCCL_IB_DISABLE / NCCL_NET / NCCL_IB_HCA (and NCCL_SOCKET_IFNAME)",
 			name, bps(v.rdma), nd, bps(rate), bps(v.cpuPCIe), bps(v.memory))
-	case GPUDirectBounce:
+	case verdict.GPUDirectBounce:
 		where := "the GPUs' and NICs' root ports"
-		if !v.pathMapped {
+		if !v.PathMapped {
 			where = "the CPU root ports (not mapped to the GPUs and NICs)"
 		}
-		return fmt.Sprintf("%s: GPUDirect RDMA bounces through host memory: RDMA %s, device writes on %s %s (%.2f per RDMA byte), host memory %s; check nvidia-peermem (or DMA-BUF), NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ, the GPU-NIC PCIe distance, ACS redirect and the IOMMU (rnic.topology.*)",
-			name, bps(v.rdma), where, bps(v.pathWrite), v.pathWritePerRDMA(), bps(v.memory))
-	case FabricCongestion:
+		return fmt.Sprintf("%s: GPUDirect RDMA bounces through host memory: RDMA %s, device writes on %s %s (%.2f per RDMA byte beyond the IP traffic), host memory %s; check nvidia-peermem (or DMA-BUF), NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ, the GPU-NIC PCIe distance, ACS redirect and the IOMMU (rnic.topology.*)",
+			name, bps(v.rdma), where, bps(v.PathWrite), v.pathWriteBeyondIP(), bps(v.memory))
+	case verdict.FabricCongestion:
 		var parts []string
-		for _, p := range v.ports {
-			if p.marks > 0 && p.tx < p.rate {
+		for _, p := range v.Ports {
+			if p.Marks > 0 && p.Tx < p.Rate {
 				parts = append(parts, fmt.Sprintf("%s transmits %s, %s of its %s, %s of its packets ECN-marked or CNPs",
-					p.device, bps(p.tx), pct(p.transmitLineShare()), bps(p.rate), pct(p.marksPerPacket())))
+					p.Device, bps(p.Tx), pct(transmitLineShare(p)), bps(p.Rate), pct(marksPerPacket(p))))
 			}
 		}
 		return fmt.Sprintf("%s: fabric congestion: %s, host quiet; check the switch ports along the path (speed, queues, ECN/PFC configuration) and what else sends through them",
 			name, strings.Join(parts, "; "))
-	case Idle:
+	case verdict.Idle:
 		return fmt.Sprintf("%s: idle: RDMA %s, IP %s, GPU PCIe %s", name, bps(v.rdma), bps(v.netdev), bps(v.gpu))
-	case PFCStorm:
-		p := portOf(v, device)
+	case verdict.PFCStorm:
+		p, _ := v.Port(device)
 		return fmt.Sprintf("%s: PFC pause storm on %s (%s): paused %s of the time, %.0f pause frames/s; find the receiver that keeps pausing (a stuck host or NIC: tx pause storm events), check the switch's PFC watchdog",
-			name, device, p.netdev, pct(p.pauseTime), p.pauseFrames)
-	case LinkDegraded:
-		if p := portOf(v, device); p.device != "" {
-			return fmt.Sprintf("%s: %s runs at %s, below the %s it reached before; check the cable or transceiver and the switch port (ibstat, mlxlink), then reset the link",
-				name, device, gbps(p.rate), gbps(p.peak))
+			name, device, p.Netdev, pct(p.PauseTime), p.PauseFrames)
+	case verdict.LinkDegraded:
+		if s, ok := nvlinkSentence(name, device, v); ok {
+			return s
 		}
-		if w, ok := v.gpuWidth[device]; ok && w[0] < w[1] {
-			return fmt.Sprintf("%s: the PCIe link of %s trained to x%.0f of x%.0f; reseat the GPU, check the slot or riser (nvidia-smi -q, lspci -vv LnkSta)", name, device, w[0], w[1])
+		if p, ok := v.Port(device); ok {
+			below := fmt.Sprintf("the %s it reached before", gbps(v.peaks[device]))
+			if p.PeerRate > v.peaks[device] {
+				below = fmt.Sprintf("the %s another %s port of this node runs at", gbps(p.PeerRate), p.HCAType)
+			}
+			return fmt.Sprintf("%s: %s runs at %s, below %s; check the cable or transceiver and the switch port (ibstat, mlxlink), then reset the link",
+				name, device, gbps(p.Rate), below)
+		}
+		if g, ok := v.GPU(device); ok {
+			if d, _ := g.LinkDegraded(); d {
+				return fmt.Sprintf("%s: the PCIe link of %s trained to x%.0f of x%.0f; reseat the GPU, check the slot or riser (nvidia-smi -q, lspci -vv LnkSta)", name, device, g.Width, g.MaxWidth)
+			}
 		}
 		return fmt.Sprintf("%s: the PCIe link of %s trained below its capability (rnic.topology.link.width, .speed); reseat the card, check the slot or riser (lspci -vv LnkSta)", name, device)
-	case GPUDirectNotReady:
-		for bus, dev := range v.gpuByBus {
-			if dev == device {
-				device += " (" + bus + ")"
-				break
-			}
+	case verdict.GPUDirectNotReady:
+		if g, ok := v.GPU(device); ok && g.Bus != "" && g.Bus != device {
+			device += " (" + g.Bus + ")"
 		}
 		return fmt.Sprintf("%s: GPUDirect RDMA cannot work for %s: no NIC is on a PCIe path NCCL uses by default with peer memory, no ACS redirect and no translating IOMMU (rnic.topology.gpu_distance, peer_memory, acs_redirect, iommu say which); load nvidia-peermem, use a NIC on the GPU's PCIe switch, disable ACS redirect or set the IOMMU to passthrough",
 			name, device)
 	}
-	return fmt.Sprintf("%s: %s", name, verdict)
-}
-
-func portOf(v *nodeView, device string) portView {
-	for _, p := range v.ports {
-		if p.device == device {
-			return p
-		}
-	}
-	return portView{}
+	return fmt.Sprintf("%s: %s", name, which)
 }
 
 func busiest(m map[string]float64) (string, float64) {

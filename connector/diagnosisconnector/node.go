@@ -1,22 +1,13 @@
 package diagnosisconnector // import "github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector"
 
 import (
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
-// hostNameKey is the resource attribute a node is keyed by; a node agent's metrics without it
-// are "this node" (key "").
-// (OpenTelemetry semantic conventions, host.name).
-const hostNameKey = "host.name"
-
-// node is everything the connector keeps about one node: the newest two samples of each series
-// it reads, the node's resource attributes, and what the last evaluations decided.
+// node is everything the connector keeps about one node: its state's samples (nodestate) and
+// what the last evaluations decided.
 type node struct {
-	name     string
-	resource pcommon.Map
-	series   map[string]*series
-	lastSeen int64
+	*nodestate.Node
 
 	// streak counts, per verdict and device, the consecutive evaluations its condition held.
 	streak map[verdictKey]int
@@ -26,6 +17,10 @@ type node struct {
 	deviceHeld map[verdictKey]bool
 	// portPeaks remembers the rates each port reported, for link_degraded.
 	portPeaks map[string][]ratePoint
+	// ops remembers each NCCL communicator's operation count, for collective_stalled.
+	ops map[string]opsPoint
+	// owners is what the per-owner evaluation keeps (owners.go).
+	owners ownerVerdicts
 }
 
 type verdictKey struct{ verdict, device string }
@@ -36,66 +31,11 @@ type ratePoint struct {
 	first, last int64
 }
 
-func newNode(name string) *node {
+func newNode(name string, limits nodestate.Limits) *node {
 	return &node{
-		name: name, resource: pcommon.NewMap(), series: map[string]*series{},
+		Node:   nodestate.New(name, limits),
 		streak: map[verdictKey]int{}, deviceHeld: map[verdictKey]bool{}, portPeaks: map[string][]ratePoint{},
-	}
-}
-
-// nodeKey is the node a resource's metrics belong to.
-func nodeKey(res pcommon.Resource) string {
-	if v, ok := res.Attributes().Get(hostNameKey); ok {
-		return v.AsString()
-	}
-	return ""
-}
-
-// ingest keeps the points of the metrics the diagnosis reads.
-func (n *node) ingest(res pcommon.Resource, sm pmetric.ScopeMetricsSlice, seen int64) {
-	if !readsAny(sm) {
-		// A training job's own metrics on the same node: its resource (service.name, ...) is not
-		// the node's.
-		return
-	}
-	// The node's resource is the union of its receivers' resources (host.name, iclens.case, ...).
-	res.Attributes().Range(func(k string, v pcommon.Value) bool {
-		v.CopyTo(n.resource.PutEmpty(k))
-		return true
-	})
-	n.lastSeen = seen
-	for i := range sm.Len() {
-		ms := sm.At(i).Metrics()
-		for j := range ms.Len() {
-			m := ms.At(j)
-			name := m.Name()
-			if !counterMetrics[name] && !gaugeMetrics[name] {
-				continue
-			}
-			numberPoints(m, func(dp pmetric.NumberDataPoint) {
-				key := seriesKey(name, dp.Attributes())
-				s := n.series[key]
-				if s == nil {
-					s = &series{metric: name, attrs: map[string]string{}}
-					dp.Attributes().Range(func(k string, v pcommon.Value) bool {
-						s.attrs[k] = v.AsString()
-						return true
-					})
-					n.series[key] = s
-				}
-				s.add(int64(dp.Timestamp()), pointValue(dp))
-			})
-		}
-	}
-}
-
-// forget drops the series that have not reported within the lookback, so that a device that
-// disappeared (or a series with a changed attribute) does not stay in memory.
-func (n *node) forget(now, lookback int64) {
-	for k, s := range n.series {
-		if s.last.t <= now-lookback {
-			delete(n.series, k)
-		}
+		ops: map[string]opsPoint{},
 	}
 }
 
@@ -123,17 +63,4 @@ func (n *node) rememberRate(port string, rate float64, t, memory int64) float64 
 		peak = max(peak, p.rate)
 	}
 	return peak
-}
-
-// readsAny reports whether sm holds a metric the diagnosis reads.
-func readsAny(sm pmetric.ScopeMetricsSlice) bool {
-	for i := range sm.Len() {
-		ms := sm.At(i).Metrics()
-		for j := range ms.Len() {
-			if name := ms.At(j).Name(); counterMetrics[name] || gaugeMetrics[name] {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated Prometheus rules, PrometheusRule and promtool tests")
@@ -131,7 +132,7 @@ func promtoolTests(cfg *Config) ([]byte, error) {
 	}
 	interval := cfg.Interval
 	f := promtoolFile{RuleFiles: []string{filepath.Base(rulesFile)}, EvaluationInterval: promDuration(interval)}
-	for _, c := range scenario.Cases() {
+	for _, c := range scenario.StreamCases() {
 		samples := 60 // 10 minutes at the default 10 s interval
 		if last := c.Phases[len(c.Phases)-1].From; last >= scenario.TransitionFault {
 			samples = scenario.TransitionSamples
@@ -169,7 +170,7 @@ func promtoolTests(cfg *Config) ([]byte, error) {
 			if p+1 < len(c.Phases) {
 				end = c.Phases[p+1].From - 1
 			}
-			first := ph.From + cfg.Hold - 1
+			first := max(ph.From+cfg.Hold-1, ph.From+ph.ClearWithin-1)
 			if p == 0 {
 				first++ // a rate needs two samples
 			}
@@ -177,8 +178,8 @@ func promtoolTests(cfg *Config) ([]byte, error) {
 		}
 		for _, k := range dedupe(checks) {
 			ph := c.Phases[c.PhaseAt(k)]
-			for _, v := range Verdicts() {
-				name := AlertName(v)
+			for _, v := range verdict.Names() {
+				name := alertName(v)
 				art := alertRuleTest{EvalTime: promDuration(time.Duration(k) * interval), Alertname: name, ExpAlerts: []expAlert{}}
 				for n, node := range scenario.Nodes {
 					for _, e := range ph.Expect[n] {
@@ -186,7 +187,7 @@ func promtoolTests(cfg *Config) ([]byte, error) {
 						if verdict != v {
 							continue
 						}
-						labels := map[string]string{NodeLabel: scenario.HostName(c, node), "verdict": v, "severity": rulesSeverity(rules, name)}
+						labels := map[string]string{nodeLabel: scenario.HostName(c, node), "verdict": v, "severity": rulesSeverity(rules, name)}
 						if device != "" {
 							labels["device"] = device
 						}
@@ -232,7 +233,7 @@ func expandAnnotations(a map[string]string, labels map[string]string) map[string
 
 // promSeries is a point's series in Prometheus' notation and names.
 func promSeries(p scenario.Point, host string) string {
-	name := PromNames[p.Metric]
+	name := promNames[p.Metric]
 	if name == "" {
 		panic("no Prometheus name for " + p.Metric)
 	}
@@ -241,7 +242,7 @@ func promSeries(p scenario.Point, host string) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := []string{fmt.Sprintf("%s=%q", NodeLabel, host)}
+	parts := []string{fmt.Sprintf("%s=%q", nodeLabel, host)}
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s=%q", strings.ReplaceAll(k, ".", "_"), p.Attrs[k]))
 	}

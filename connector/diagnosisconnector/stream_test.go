@@ -2,65 +2,20 @@ package diagnosisconnector
 
 import (
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/connector/connectortest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
-// toMetrics turns simulated points into what the receivers send: one resource per node (host.name,
-// iclens.case as the demo's resource processor sets them), counters as cumulative sums.
+// toMetrics is what the receivers send (scenario.Metrics).
 func toMetrics(host, caseName string, pts []scenario.Point, at time.Time) pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	if host != "" {
-		rm.Resource().Attributes().PutStr("host.name", host)
-	}
-	if caseName != "" {
-		rm.Resource().Attributes().PutStr("iclens.case", caseName)
-	}
-	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
-	byName := map[string]pmetric.Metric{}
-	ts := pcommon.NewTimestampFromTime(at)
-	for _, p := range pts {
-		m, ok := byName[p.Metric]
-		if !ok {
-			m = ms.AppendEmpty()
-			m.SetName(p.Metric)
-			if p.Counter {
-				m.SetEmptySum().SetIsMonotonic(true)
-				m.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-			} else {
-				m.SetEmptyGauge()
-			}
-			byName[p.Metric] = m
-		}
-		var dp pmetric.NumberDataPoint
-		if p.Counter {
-			dp = m.Sum().DataPoints().AppendEmpty()
-			dp.SetIntValue(int64(p.Value))
-		} else {
-			dp = m.Gauge().DataPoints().AppendEmpty()
-			dp.SetDoubleValue(p.Value)
-		}
-		dp.SetTimestamp(ts)
-		for k, v := range p.Attrs {
-			if k == "priority" {
-				n, _ := strconv.Atoi(v)
-				dp.Attributes().PutInt(k, int64(n))
-			} else {
-				dp.Attributes().PutStr(k, v)
-			}
-		}
-	}
-	return md
+	return scenario.Metrics(host, caseName, pts, at)
 }
 
 // testConfig evaluates every second, as the end-to-end test's collector does.
@@ -74,7 +29,8 @@ func testConfig() *Config {
 func newTestEngine(t *testing.T, cfg *Config) *engine {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
-	e := engineFor(connectortest.NewNopSettings(typ), cfg)
+	e, err := engineFor(connectortest.NewNopSettings(typ), cfg)
+	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, (&diagnosis{e: e}).Shutdown(t.Context())) })
 	return e
 }

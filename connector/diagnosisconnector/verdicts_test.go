@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 // samplesOf is how long a case is replayed: a whole transition and what follows it.
@@ -25,7 +26,7 @@ func samplesOf(c scenario.Case) int {
 // report it, and checks each phase's verdicts: raised within 2 intervals of the phase's start,
 // the previous phase's cleared within 2, no other verdict at any time.
 func TestVerdictsOnSimulatedCases(t *testing.T) {
-	for _, c := range scenario.Cases() {
+	for _, c := range scenario.StreamCases() {
 		for n := range scenario.Nodes {
 			t.Run(c.Name+"/"+scenario.Nodes[n], func(t *testing.T) {
 				e := newTestEngine(t, testConfig())
@@ -42,8 +43,9 @@ func TestVerdictsOnSimulatedCases(t *testing.T) {
 // TestHealthyTenMinutes: on the healthy replays, ten minutes of evaluations raise nothing but
 // healthy_gpudirect.
 func TestHealthyTenMinutes(t *testing.T) {
-	for _, c := range scenario.Cases() {
-		if len(c.Phases) != 1 || c.Phases[0].Expect[0][0] != scenario.HealthyGPUDirect {
+	for _, c := range scenario.StreamCases() {
+		if len(c.Phases) != 1 || !slices.Equal(c.Phases[0].Expect[0], []string{scenario.HealthyGPUDirect}) ||
+			!slices.Equal(c.Phases[0].Expect[1], []string{scenario.HealthyGPUDirect}) {
 			continue
 		}
 		for n := range scenario.Nodes {
@@ -61,7 +63,7 @@ func TestHealthyTenMinutes(t *testing.T) {
 // ones (a state no real node is in: RDMA back at full rate while the host still copies the TCP
 // fallback's bytes looks like a bounce). Hold keeps such an evaluation from raising a verdict.
 func TestHalfUpdatedNodeRaisesNothing(t *testing.T) {
-	for _, c := range scenario.Cases() {
+	for _, c := range scenario.StreamCases() {
 		if len(c.Phases) < 3 {
 			continue
 		}
@@ -107,14 +109,52 @@ func union(a, b []string) []string {
 // TestSimulatorNamesTheConnectorsVerdicts: the simulated cases' expectations use this connector's
 // verdict names and the receivers' device names.
 func TestSimulatorNamesTheConnectorsVerdicts(t *testing.T) {
-	for _, c := range scenario.Cases() {
+	for _, c := range scenario.StreamCases() {
 		for _, ph := range c.Phases {
 			for _, exp := range ph.Expect {
 				for _, e := range exp {
 					v, _, _ := strings.Cut(e, "@")
-					assert.Contains(t, Verdicts(), v, "%s: %s", c.Name, e)
+					assert.Contains(t, verdict.Names(), v, "%s: %s", c.Name, e)
 				}
 			}
+		}
+	}
+}
+
+// TestVanishedPortEndsItsSeries: when a port's metrics end (port_vanishes: node1's second port
+// goes away at sample 60), its verdict and its evidence series end within the window, instead of
+// reporting evidence 0 about a device that no longer exists for the 5 minutes of stale_after.
+func TestVanishedPortEndsItsSeries(t *testing.T) {
+	c := caseNamed(t, "port_vanishes")
+	cfg := testConfig()
+	e := newTestEngine(t, cfg)
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	host := scenario.HostName(c, scenario.Nodes[0])
+	gone := scenario.NIC2 + "/1"
+	window := int(cfg.Window / cfg.Interval)
+	for i, pts := range c.Stream(0, 90, cfg.Interval.Seconds()) {
+		at := start.Add(time.Duration(i) * cfg.Interval)
+		e.ingest(toMetrics(host, c.Name, pts, at), at)
+		md, _ := e.evaluate(at.Add(10 * time.Millisecond))
+		devices := map[string]bool{}
+		rms := md.ResourceMetrics()
+		for r := range rms.Len() {
+			ms := rms.At(r).ScopeMetrics().At(0).Metrics()
+			for m := range ms.Len() {
+				dps := ms.At(m).Gauge().DataPoints()
+				for k := range dps.Len() {
+					d, _ := dps.At(k).Attributes().Get(verdict.AttrDevice)
+					devices[ms.At(m).Name()+" "+d.Str()] = true
+				}
+			}
+		}
+		switch {
+		case i < scenario.TransitionFault:
+			assert.True(t, devices[verdict.MetricEvidence+" "+gone], "sample %d: the port's evidence while it is there", i)
+			assert.True(t, devices[verdict.MetricVerdict+" "+gone], "sample %d: its verdict", i)
+		case i >= scenario.TransitionFault+window-1:
+			assert.False(t, devices[verdict.MetricEvidence+" "+gone], "sample %d: evidence of a port gone for %d samples", i, i-scenario.TransitionFault+1)
+			assert.False(t, devices[verdict.MetricVerdict+" "+gone], "sample %d: verdict of a port gone for %d samples", i, i-scenario.TransitionFault+1)
 		}
 	}
 }

@@ -165,6 +165,26 @@ func rates(t *testing.T, addr, host string) map[string]float64 {
 	return out
 }
 
+// bytesPerSample is the mean increase between consecutive stored samples of the counters that
+// selector selects over the last 20 s, summed over the series: a rate counted in samples, which
+// a replay (one recorded interval a scrape) keeps exact however late a busy machine scrapes.
+func bytesPerSample(t *testing.T, addr, selector string) float64 {
+	t.Helper()
+	res := promAPIQuery(t, addr, selector+"[20s]", time.Time{})
+	require.NotEmpty(t, res, "no samples of %s", selector)
+	var sum float64
+	for _, s := range res {
+		require.GreaterOrEqual(t, len(s.Values), 5, "%s %v: too few samples", selector, s.Metric)
+		first, err := strconv.ParseFloat(s.Values[0][1].(string), 64)
+		require.NoError(t, err)
+		last, err := strconv.ParseFloat(s.Values[len(s.Values)-1][1].(string), 64)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, last, first, "%s %v: the counter went back within the window", selector, s.Metric)
+		sum += (last - first) / float64(len(s.Values)-1)
+	}
+	return sum
+}
+
 // TestCasesInPrometheus is the whole pipeline: the simulator's recordings of every case, replayed
 // by the built collector (rnic, cpuuncore and gpu receivers, the diagnosis connector), pushed
 // with Prometheus remote write into a real Prometheus, and queried back. Each of the paper's
@@ -219,7 +239,15 @@ func TestCasesInPrometheus(t *testing.T) {
 	assert.Greater(t, b["cpu_pcie receive"], busy, "bounce: CPU PCIe busy too")
 
 	cg := rates(t, prom, host("congestion_20g", "node1"))
-	assert.InEpsilon(t, 2.47e9, cg["rnic transmit"], 0.02, "congestion: RNIC TX at the 20 Gb/s port's 2.47 GB/s")
+	// A replay advances one recorded second per scrape, whenever the scrape runs: on a loaded
+	// machine a late scrape stretches one interval, and rate() over wall-clock timestamps moves by
+	// a few percent. The port's rate is asserted per sample instead (bytes between consecutive
+	// samples over the recording's one-second interval); the wall-clock rate only loosely.
+	perSample := bytesPerSample(t, prom, fmt.Sprintf(
+		`interconnect_io_bytes_total{host_name=%q,component="rnic",direction="transmit"}`, host("congestion_20g", "node1")))
+	t.Logf("congestion: RNIC TX %.4g B a recorded second, %.4g B/s by rate()", perSample, cg["rnic transmit"])
+	assert.InEpsilon(t, scenario.CongestedRate, perSample, 0.01, "congestion: RNIC TX at the 20 Gb/s port's 2.47 GB/s per recorded second")
+	assert.InEpsilon(t, scenario.CongestedRate, cg["rnic transmit"], 0.15, "congestion: RNIC TX near 2.47 GB/s on the wall clock")
 	assert.Less(t, cg["cpu_memory write"], busy, "congestion: no host-side load")
 	cnp := promQuery(t, prom, fmt.Sprintf(`sum(rate(rnic_roce_cnp_total{host_name=%q}[20s]))`, host("congestion_20g", "node1")))
 	require.NotEmpty(t, cnp)
@@ -237,12 +265,20 @@ func TestCasesInPrometheus(t *testing.T) {
 	require.NotEmpty(t, ready)
 	assert.Equal(t, 0.0, ready[0].value, "bounce: the topology says why before any traffic")
 
-	// Every query of the generated dashboard returns data for at least one simulated node.
+	// Every query of the generated dashboard returns data for at least one simulated node, but
+	// for those whose metrics only hardware or sources the simulated ConnectX-6 cluster lacks
+	// emit: Prometheus still parses and runs them here (a broken query fails promQuery), and the
+	// end-to-end test named beside each metric serves it from its own fixture.
 	queries, err := dashboard.Queries()
 	require.NoError(t, err)
 	for _, q := range queries {
 		expr := q.Resolve("", "20s")
-		assert.NotEmpty(t, promQuery(t, prom, expr), "dashboard panel %q query %s returns nothing in any case: %s", q.Panel, q.RefID, expr)
+		got := promQuery(t, prom, expr)
+		if elsewhere := servedElsewhere(expr); elsewhere != "" && len(got) == 0 {
+			t.Logf("dashboard panel %q query %s: no simulated case emits it; served by %s", q.Panel, q.RefID, elsewhere)
+			continue
+		}
+		assert.NotEmpty(t, got, "dashboard panel %q query %s returns nothing in any case: %s", q.Panel, q.RefID, expr)
 	}
 
 	assert.NotContains(t, logs.String(), "\terror\t")
@@ -259,4 +295,25 @@ func paperCases() []scenario.Case {
 		}
 	}
 	return out
+}
+
+// metricsServedElsewhere are the metrics that no simulated case emits, with the end-to-end test
+// that serves each from a fixture of the hardware or source that has it.
+var metricsServedElsewhere = []struct{ prefix, test string }{
+	{"rnic_operation_io_bytes_total", "TestCollectorServesFleets (AWS EFA, efa_verbs.c)"},
+	{"rnic_pfc_pause_transitions_total", "TestCollectorServesFleets (Broadcom bnxt_en)"},
+	{"nccl_", "TestCollectorServesNCCL (NCCL Inspector dumps and RAS)"},
+	{"interconnect_owner", "TestOwnerJoinInPrometheus (Slurm mapping directory, pod-resources)"},
+	{"rnic_burst_", "TestBurstsThroughCollector (the bursty case: recorded sub-interval samples)"},
+}
+
+// servedElsewhere names the test that serves a query's metric where the query reads one of
+// metricsServedElsewhere, and "" where it reads only metrics the simulated cases emit.
+func servedElsewhere(expr string) string {
+	for _, m := range metricsServedElsewhere {
+		if strings.Contains(expr, m.prefix) {
+			return m.test
+		}
+	}
+	return ""
 }

@@ -38,6 +38,21 @@ func collectorBinary(t *testing.T) string {
 	return abs
 }
 
+// How long the end-to-end tests wait for what the collector must do eventually. They bound a wait,
+// they never measure a pass: a test waiting for something the collector never does fails at the
+// deadline, and one on a busy machine (a shared 2-core CI runner, stress-ng beside it) only takes
+// longer. What a test asserts about time is counted in the collector's own samples.
+const (
+	// waitServed: a value reaches /metrics: the collector's start (tens of seconds on a loaded
+	// machine) and a few collection intervals.
+	waitServed = 60 * time.Second
+	// waitLogged: a line the collector must log after a fault, a few collection or read-timeout
+	// intervals after it.
+	waitLogged = 30 * time.Second
+	// waitExit: the process exits after SIGTERM (its shutdown, the exporters' last flush).
+	waitExit = 30 * time.Second
+)
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -118,7 +133,7 @@ func (p *collectorProc) stop(grace time.Duration) error {
 func scrapeUntil(t *testing.T, addr string, want []string) string {
 	t.Helper()
 	var body string
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitServed)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err == nil {
@@ -250,12 +265,12 @@ func TestCollectorWithoutHardware(t *testing.T) {
 		"ICLENS_TELEMETRY_PORT=" + port(t, telemetry),
 		"ICLENS_LENSVIEW_ENDPOINT=" + freeAddr(t),
 	})
-	// Long enough for several scrapes of every receiver (rnic every 10 s starts with one at once).
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) && !(strings.Contains(logs.String(), "No RDMA ports found") &&
-		strings.Contains(logs.String(), "no usable uncore") && strings.Contains(logs.String(), "No GPU metrics")) {
-		time.Sleep(200 * time.Millisecond)
-	}
+	// Each receiver says why it has nothing at its first scrape (rnic every 10 s starts with one at
+	// once); then two more seconds of scrapes, in which none may say it again.
+	require.Eventually(t, func() bool {
+		out := logs.String()
+		return strings.Contains(out, "No RDMA ports found") && strings.Contains(out, "no usable uncore") && strings.Contains(out, "No GPU metrics")
+	}, waitLogged, 200*time.Millisecond, "each receiver's first scrape says why it has nothing:\n%s", logs)
 	time.Sleep(2 * time.Second)
 
 	resp, err := http.Get("http://" + addr + "/metrics")
@@ -322,4 +337,37 @@ service:
 		`rnic_topology_iommu{device="mlx5_1",iommu_mode="translated"} 1`,
 		`rnic_topology_link_width{device="mlx5_0",pcie_link_bound="current"} 16`,
 	})
+}
+
+// TestCollectorReloadsOnSIGHUP: the packaged unit's ExecReload sends SIGHUP
+// (packaging/otelcol-iclens.service). The collector (otelcol/collector.go, Run: a SIGHUP on its
+// signals channel calls reloadConfiguration) must re-read its configuration file and keep
+// running: here the file moves the Prometheus exporter to another port, and after the signal the
+// same process serves the rnic fixture there and no longer on the first.
+func TestCollectorReloadsOnSIGHUP(t *testing.T) {
+	bin := collectorBinary(t)
+	root := t.TempDir()
+	testfs.CopyTree(t, filepath.Join("..", "..", "receiver", "rnicreceiver", "testdata", "synthetic"), root)
+	config := func(addr string) []byte { return []byte(rnicConfigEvery("500ms", root, addr, "")) }
+	before, after := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, config(before), 0o644))
+	logs := &syncbuf.Buffer{}
+	p := runCollector(t, bin, []string{"--config", cfgPath}, nil, logs)
+	sample := `rnic_port_state{device="mlx5_bond_0/1"} 4`
+	scrapeUntil(t, before, []string{sample})
+
+	require.NoError(t, os.WriteFile(cfgPath, config(after), 0o644))
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	scrapeUntil(t, after, []string{sample})
+	_, err := http.Get("http://" + before + "/metrics")
+	assert.Error(t, err, "the first endpoint is closed after the reload")
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		t.Fatalf("the collector exited on SIGHUP: %v", err)
+	default:
+	}
+	assert.Contains(t, logs.String(), `"signal": "hangup"`, "the collector says it got the signal")
+	assert.NoError(t, p.stop(waitExit), "a clean exit on SIGTERM after the reload")
 }

@@ -77,7 +77,9 @@ func fleetCopy(t *testing.T, parts ...string) string {
 
 // TestCollectorServesFleets runs one collector with an rnic receiver per fleet node and checks
 // what its Prometheus exporter serves for each: Broadcom bnxt_re with PMA reads failing EINVAL
-// (replayed), Intel E810 irdma, an mlx5 RoCE LAG with its bond members' PFC counters (replayed),
+// (replayed) and a bnxt_re VF, Intel E810 irdma before 6.16 and an IPU's GEN_3 on 6.16, AWS EFA,
+// node_exporter's InfiniBand fixture, a BlueField-3 with its slot link trained down, an MI300X
+// next to a ConnectX-7, an mlx5 RoCE LAG with its bond members' PFC counters (replayed),
 // mlx5 switchdev, an XDR multi-plane HCA, compat devices of a pod's namespace, a DGX H100-like
 // node and an HGX board behind iommu=pt, read as root and unprivileged.
 func TestCollectorServesFleets(t *testing.T) {
@@ -99,6 +101,7 @@ func TestCollectorServesFleets(t *testing.T) {
 	})
 
 	irdma, switchdev, multiplane := fleetCopy(t, "fleet", "intel"), fleetCopy(t, "fleet", "switchdev"), fleetCopy(t, "fleet", "multiplane")
+	ipu, efa, nodeExporter := fleetCopy(t, "fleet", "ipu"), fleetCopy(t, "fleet", "efa"), fleetCopy(t, "node_exporter")
 
 	receivers := map[string]string{
 		"rnic/bnxt":         fmt.Sprintf("recording: {replay: %s}", bnxt),
@@ -110,6 +113,11 @@ func TestCollectorServesFleets(t *testing.T) {
 		"rnic/dgx":          "root_path: " + fleetDir(t, "topology", "dgx-h100"),
 		"rnic/hgx":          "root_path: " + fleetDir(t, "topology", "hgx-iommu-pt"),
 		"rnic/unprivileged": "root_path: " + fleetDir(t, "topology", "hgx-unprivileged"),
+		"rnic/ipu":          "root_path: " + ipu,
+		"rnic/efa":          "root_path: " + efa,
+		"rnic/nodeexporter": "root_path: " + nodeExporter,
+		"rnic/bf3":          "root_path: " + fleetDir(t, "topology", "bf3-slot-x8"),
+		"rnic/mi300x":       "root_path: " + fleetDir(t, "topology", "mi300x"),
 	}
 	// One pipeline per node, whose resource processor names the node (host_name in Prometheus):
 	// the nodes share device names (mlx5_0 is on four of them).
@@ -139,12 +147,15 @@ service:
 	scrapeUntil(t, addr, []string{
 		`interconnect_io_bytes_total{host_name="irdma",component="rnic",device="irdma0/1",direction="receive"} 0`,
 		`rnic_roce_cnp_total{host_name="irdma",device="irdma0/1",counter="cnpSent"} 0`,
-		`rnic_transport_events_total{host_name="irdma",device="irdma1/1",counter="Nak Sequence Error"} 0`,
+		`rnic_transport_events_total{host_name="irdma",device="irdma1/1",counter="tcpRetransSegs"} 0`,
+		`rnic_transport_events_total{host_name="ipu",device="irdma0/1",counter="Nak Sequence Error"} 0`,
+		`rnic_transport_events_total{host_name="efa",device="rdmap80s0/1",counter="impaired_remote_conn_events"} 0`,
+		`rnic_packets_total{host_name="nodeexporter",device="mlx4_0/1",direction="receive"} 0`,
 		`rnic_roce_cnp_total{host_name="switchdev",device="mlx5_0",counter="np_cnp_sent"} 0`,
 		`rnic_transport_events_total{host_name="switchdev",device="mlx5_0/3",counter="out_of_sequence"} 0`,
 		`interconnect_io_bytes_total{host_name="multiplane",component="rnic",device="mlx5_0/1",direction="transmit",pci_bus_id="0000:0b:00.0"} 0`,
 	})
-	for _, root := range []string{irdma, switchdev, multiplane} {
+	for _, root := range []string{irdma, switchdev, multiplane, ipu, efa, nodeExporter} {
 		testfs.GrowCounters(t, root)
 	}
 	scrapeUntil(t, addr, []string{
@@ -155,10 +166,29 @@ service:
 		`rnic_transport_events_total{host_name="bnxt",device="bnxt_re0/1",counter="to_retransmits"} 17`,
 		`rnic_pfc_pause_frames_total{host_name="bnxt",device="ens2f0np0",direction="receive",priority="3"} 11`,
 		`rnic_pause_frames_total{host_name="bnxt",device="ens2f0np0",direction="transmit"} 14`,
-		// irdma: IPv4 + IPv6 octets; gen3 names with spaces.
+		// bnxt_re2, a VF: its RoCE-only counters stay 0 (bnxt_re_ib_get_hw_stats), tx_bytes counts.
+		`interconnect_io_bytes_total{host_name="bnxt",component="rnic",device="bnxt_re2/1",direction="transmit"} 4e+09`,
+		// irdma: IPv4 + IPv6 octets; E810 before 6.16 prints tcpRetransSegs; GEN_3 on 6.16 names with spaces.
 		`interconnect_io_bytes_total{host_name="irdma",component="rnic",device="irdma0/1",direction="receive"} 1e+12`,
 		`rnic_roce_cnp_total{host_name="irdma",device="irdma0/1",counter="cnpSent"} 63`,
-		`rnic_transport_events_total{host_name="irdma",device="irdma1/1",counter="Nak Sequence Error"} 8`,
+		`rnic_transport_events_total{host_name="irdma",device="irdma1/1",counter="tcpRetransSegs"} 11`,
+		`rnic_transport_events_total{host_name="ipu",device="irdma0/1",counter="Nak Sequence Error"} 8`,
+		`rnic_transport_events_total{host_name="ipu",device="irdma0/1",counter="RetransSegs"} 11`,
+		// EFA: plain bytes, SRD path events and drops.
+		`interconnect_io_bytes_total{host_name="efa",component="rnic",device="rdmap80s0/1",direction="transmit"} 1.8e+10`,
+		`rnic_transport_events_total{host_name="efa",device="rdmap80s0/1",counter="impaired_remote_conn_events"} 10`,
+		`rnic_transport_errors_total{host_name="efa",device="rdmap80s0/1",counter="rx_drops"} 6`,
+		`rnic_operation_io_bytes_total{host_name="efa",device="rdmap80s0/1",operation="rdma_write",direction="transmit"} 8e+09`,
+		// node_exporter's fixture: the numbers of its e2e-output.txt (packets from the extended
+		// table, not counters_ext's 0), the rate x0.8 for 8b/10b, SDR unnamed included.
+		`rnic_packets_total{host_name="nodeexporter",device="mlx4_0/1",direction="receive"} 6.825908347e+09`,
+		`interconnect_io_bytes_total{host_name="nodeexporter",component="rnic",device="mlx4_0/1",direction="transmit"} 1.493376e+07`,
+		`rnic_port_rate_bytes_per_second{host_name="nodeexporter",device="i40iw0/1"} 1e+09`,
+		// BlueField-3 whose slot link trained to x8 behind its internal switch: degraded; the
+		// ConnectX-7 beside it is not. MI300X with amdgpu's dma-buf: ready.
+		`rnic_topology_link_degraded{host_name="bf3",device="mlx5_1"} 1`,
+		`rnic_topology_link_degraded{host_name="bf3",device="mlx5_0"} 0`,
+		`rnic_topology_gpudirect_ready{host_name="mi300x",gpu_pci_bus_id="0000:13:00.0",device="mlx5_0",gpudirect_reason="ready"} 1`,
 		// RoCE LAG: PFC per physical member, none for the bond.
 		`rnic_pfc_pause_frames_total{host_name="lag",device="ens1f0np0",direction="receive",priority="3"} 120`,
 		`rnic_pfc_pause_frames_total{host_name="lag",device="ens1f1np1",direction="receive",priority="3"} 30`,

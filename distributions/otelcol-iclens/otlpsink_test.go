@@ -27,10 +27,15 @@ type otlpSink struct {
 
 	mu     sync.Mutex
 	points map[string][]float64
+	probes map[int64]bool // the values of the probe gauge's points (probeMetric), by value
 }
 
+// probeMetric is the gauge a test pushes through the collector's OTLP receiver, each point a
+// distinct integer value.
+const probeMetric = "iclens.test.probe"
+
 func newOTLPSink(t *testing.T) *otlpSink {
-	s := &otlpSink{addr: freeAddr(t), points: map[string][]float64{}}
+	s := &otlpSink{addr: freeAddr(t), points: map[string][]float64{}, probes: map[int64]bool{}}
 	s.start(t)
 	t.Cleanup(func() {
 		if s.srv != nil {
@@ -46,8 +51,9 @@ func (s *otlpSink) start(t *testing.T) {
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/metrics", s.receive)
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.srv.Serve(l) }()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.srv = srv
+	go func() { _ = srv.Serve(l) }() // srv, not s.srv: stop may clear it before this runs
 }
 
 func (s *otlpSink) stop(t *testing.T) {
@@ -89,6 +95,12 @@ func (s *otlpSink) record(md pmetric.Metrics) {
 		host, _ := rm.Resource().Attributes().Get("host.name")
 		for _, sm := range rm.ScopeMetrics().All() {
 			for _, m := range sm.Metrics().All() {
+				if m.Name() == probeMetric && m.Type() == pmetric.MetricTypeGauge {
+					for _, dp := range m.Gauge().DataPoints().All() {
+						s.probes[dp.IntValue()] = true
+					}
+					continue
+				}
 				if m.Name() != "interconnect.io" || m.Type() != pmetric.MetricTypeSum {
 					continue
 				}
@@ -139,4 +151,17 @@ func (s *otlpSink) collected(_ *testing.T, from, to time.Time) map[string][]floa
 		sort.Float64s(out[k])
 	}
 	return out
+}
+
+// probesReceived returns how many of values the sink holds.
+func (s *otlpSink) probesReceived(values []int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, v := range values {
+		if s.probes[v] {
+			n++
+		}
+	}
+	return n
 }

@@ -75,13 +75,7 @@ const outageHost = "outage-node1"
 // collection of both runs must be in the backend once.
 func runOutage(t *testing.T, example string, backend outageBackend, env []string) {
 	bin := collectorBinary(t)
-	dir := t.TempDir()
-	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
-	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: outageInterval, Samples: 60, UncoreFixture: fixture})
-	require.NoError(t, err)
-	c := scenario.Cases()[0]
-	overlay := filepath.Join(dir, "replay.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(replayOverlay(filepath.Join(dir, c.Name, scenario.Nodes[0]), outageInterval)), 0o644))
+	overlay := simulatedNodeOverlay(t)
 
 	state := t.TempDir()
 	args := []string{"--config", example, "--config", overlay}
@@ -211,6 +205,20 @@ func dirSize(t *testing.T, dir string) int64 {
 		return err
 	}))
 	return n
+}
+
+// simulatedNodeOverlay writes a simulated node's recordings (60 samples at outageInterval) and
+// the replayOverlay that replays them, and returns the overlay's path.
+func simulatedNodeOverlay(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	_, err := simulate.Write(simulate.Options{Dir: dir, Interval: outageInterval, Samples: 60, UncoreFixture: fixture})
+	require.NoError(t, err)
+	c := scenario.Cases()[0]
+	overlay := filepath.Join(dir, "replay.yaml")
+	require.NoError(t, os.WriteFile(overlay, []byte(replayOverlay(filepath.Join(dir, c.Name, scenario.Nodes[0]), outageInterval)), 0o644))
+	return overlay
 }
 
 // replayOverlay is a second --config file on top of the example: the replayed node's receivers

@@ -15,28 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/yamltree"
 )
-
-func load(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, yaml.Unmarshal(b, &m), path)
-	return m
-}
-
-// get walks nested maps: get(m, "a", "b") is m["a"]["b"].
-func get(m any, keys ...string) any {
-	for _, k := range keys {
-		mm, ok := m.(map[string]any)
-		if !ok {
-			return nil
-		}
-		m = mm[k]
-	}
-	return m
-}
 
 func strs(v any) []string {
 	l, _ := v.([]any)
@@ -74,49 +55,49 @@ func TestEveryYAMLFileParses(t *testing.T) {
 }
 
 func TestCompose(t *testing.T) {
-	c := load(t, "docker-compose.yaml")
+	c := yamltree.Load(t, "docker-compose.yaml")
 	services, _ := c["services"].(map[string]any)
 	require.NotEmpty(t, services)
 
 	for _, s := range []string{"prometheus", "tempo", "grafana"} {
 		require.Contains(t, services, s)
-		assert.Nil(t, get(services, s, "profiles"), "%s runs in both modes", s)
+		assert.Nil(t, yamltree.Get(services, s, "profiles"), "%s runs in both modes", s)
 	}
-	assert.Contains(t, strs(get(services, "prometheus", "command")), "--web.enable-otlp-receiver")
+	assert.Contains(t, strs(yamltree.Get(services, "prometheus", "command")), "--web.enable-otlp-receiver")
 
 	replays, reals := 0, 0
 	for name, svc := range services {
-		profiles := strs(get(svc, "profiles"))
+		profiles := strs(yamltree.Get(svc, "profiles"))
 		switch {
 		case strings.HasPrefix(name, "replay-"):
 			replays++
 			assert.Equal(t, []string{"replay"}, profiles, name)
 			// Service names are DNS names (hyphens); the simulator's case names have underscores.
-			assert.Equal(t, strings.ReplaceAll(strings.TrimPrefix(name, "replay-"), "-", "_"), get(svc, "environment", "ICLENS_CASE"),
+			assert.Equal(t, strings.ReplaceAll(strings.TrimPrefix(name, "replay-"), "-", "_"), yamltree.Get(svc, "environment", "ICLENS_CASE"),
 				"%s: ICLENS_CASE names the recording folder and the host names", name)
-			assert.Equal(t, []string{"--config", "/etc/otelcol-iclens/replay.yaml"}, strs(get(svc, "command")), name)
-			assert.Contains(t, strs(get(svc, "volumes")), "./otelcol/replay.yaml:/etc/otelcol-iclens/replay.yaml:ro", name)
+			assert.Equal(t, []string{"--config", "/etc/otelcol-iclens/replay.yaml"}, strs(yamltree.Get(svc, "command")), name)
+			assert.Contains(t, strs(yamltree.Get(svc, "volumes")), "./otelcol/replay.yaml:/etc/otelcol-iclens/replay.yaml:ro", name)
 		case slices.Contains(profiles, "real"):
 			reals++
-			assert.Equal(t, "host", get(svc, "network_mode"), "%s: ethtool needs the host's network namespace", name)
-			assert.Equal(t, []string{"ALL"}, strs(get(svc, "cap_drop")), name)
-			assert.Equal(t, []string{"PERFMON"}, strs(get(svc, "cap_add")), "%s: CAP_PERFMON and nothing else", name)
-			assert.Nil(t, get(svc, "privileged"), name)
-			vols := strs(get(svc, "volumes"))
+			assert.Equal(t, "host", yamltree.Get(svc, "network_mode"), "%s: ethtool needs the host's network namespace", name)
+			assert.Equal(t, []string{"ALL"}, strs(yamltree.Get(svc, "cap_drop")), name)
+			assert.Equal(t, []string{"PERFMON"}, strs(yamltree.Get(svc, "cap_add")), "%s: CAP_PERFMON and nothing else", name)
+			assert.Nil(t, yamltree.Get(svc, "privileged"), name)
+			vols := strs(yamltree.Get(svc, "volumes"))
 			assert.Contains(t, vols, "/sys:/hostfs/sys:ro")
 			assert.Contains(t, vols, "/proc:/hostfs/proc:ro")
 		}
 		// Every relative bind mount and build file exists (sources with variables are the
 		// user's to provide, such as the recordings folder).
-		for _, v := range strs(get(svc, "volumes")) {
+		for _, v := range strs(yamltree.Get(svc, "volumes")) {
 			src, _, _ := strings.Cut(v, ":")
 			if strings.HasPrefix(src, ".") && !strings.Contains(src, "$") {
 				_, err := os.Stat(src)
 				assert.NoError(t, err, "%s mounts %s", name, src)
 			}
 		}
-		if ctx, ok := get(svc, "build", "context").(string); ok {
-			_, err := os.Stat(filepath.Join(ctx, get(svc, "build", "dockerfile").(string)))
+		if ctx, ok := yamltree.Get(svc, "build", "context").(string); ok {
+			_, err := os.Stat(filepath.Join(ctx, yamltree.Get(svc, "build", "dockerfile").(string)))
 			assert.NoError(t, err, "%s: build", name)
 		}
 	}
@@ -128,18 +109,18 @@ func TestCompose(t *testing.T) {
 	assert.Contains(t, string(env), "\nCOMPOSE_PROFILES=replay\n", "replay is the default mode")
 
 	// Grafana's home dashboard is the generated one, in the mounted folder.
-	home := get(services, "grafana", "environment", "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH").(string)
-	assert.Contains(t, strs(get(services, "grafana", "volumes")), "./grafana/dashboards:"+filepath.Dir(home)+":ro")
+	home := yamltree.Get(services, "grafana", "environment", "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH").(string)
+	assert.Contains(t, strs(yamltree.Get(services, "grafana", "volumes")), "./grafana/dashboards:"+filepath.Dir(home)+":ro")
 	_, err = os.Stat(filepath.Join("grafana", "dashboards", filepath.Base(home)))
 	assert.NoError(t, err)
 }
 
 func TestGrafanaProvisioning(t *testing.T) {
-	ds := load(t, "grafana/provisioning/datasources/datasources.yaml")
+	ds := yamltree.Load(t, "grafana/provisioning/datasources/datasources.yaml")
 	uids := map[string]string{} // type -> uid
 	var tempo any
 	for _, d := range ds["datasources"].([]any) {
-		typ, uid := get(d, "type").(string), get(d, "uid").(string)
+		typ, uid := yamltree.Get(d, "type").(string), yamltree.Get(d, "uid").(string)
 		uids[typ] = uid
 		if typ == "tempo" {
 			tempo = d
@@ -148,38 +129,38 @@ func TestGrafanaProvisioning(t *testing.T) {
 	require.Contains(t, uids, "prometheus")
 	require.Contains(t, uids, "tempo")
 
-	t2m := get(tempo, "jsonData", "tracesToMetrics")
-	assert.Equal(t, uids["prometheus"], get(t2m, "datasourceUid"), "traces-to-metrics points at Prometheus")
-	require.NotEmpty(t, get(t2m, "queries"))
-	for _, q := range get(t2m, "queries").([]any) {
+	t2m := yamltree.Get(tempo, "jsonData", "tracesToMetrics")
+	assert.Equal(t, uids["prometheus"], yamltree.Get(t2m, "datasourceUid"), "traces-to-metrics points at Prometheus")
+	require.NotEmpty(t, yamltree.Get(t2m, "queries"))
+	for _, q := range yamltree.Get(t2m, "queries").([]any) {
 		// Grafana expands $VARS in provisioning files: the query's $__tags must be written $$__tags.
-		expr := get(q, "query").(string)
+		expr := yamltree.Get(q, "query").(string)
 		assert.Contains(t, expr, "{$$__tags}", expr)
 		assert.NotContains(t, strings.ReplaceAll(expr, "$$", ""), "$", "unescaped $ in %s", expr)
 	}
 	found := false
-	for _, tag := range get(t2m, "tags").([]any) {
-		found = found || (get(tag, "key") == "host.name" && get(tag, "value") == "host_name")
+	for _, tag := range yamltree.Get(t2m, "tags").([]any) {
+		found = found || (yamltree.Get(tag, "key") == "host.name" && yamltree.Get(tag, "value") == "host_name")
 	}
 	assert.True(t, found, "span host.name must map to the metrics' host_name label")
 
 	for _, d := range ds["datasources"].([]any) {
-		if get(d, "type") == "prometheus" {
-			for _, e := range get(d, "jsonData", "exemplarTraceIdDestinations").([]any) {
-				assert.Equal(t, uids["tempo"], get(e, "datasourceUid"))
+		if yamltree.Get(d, "type") == "prometheus" {
+			for _, e := range yamltree.Get(d, "jsonData", "exemplarTraceIdDestinations").([]any) {
+				assert.Equal(t, uids["tempo"], yamltree.Get(e, "datasourceUid"))
 			}
 		}
 	}
 
-	dash := load(t, "grafana/provisioning/dashboards/iclens.yaml")
-	path := get(dash["providers"].([]any)[0], "options", "path").(string)
-	c := load(t, "docker-compose.yaml")
-	assert.Contains(t, strs(get(c, "services", "grafana", "volumes")), "./grafana/dashboards:"+path+":ro")
+	dash := yamltree.Load(t, "grafana/provisioning/dashboards/iclens.yaml")
+	path := yamltree.Get(dash["providers"].([]any)[0], "options", "path").(string)
+	c := yamltree.Load(t, "docker-compose.yaml")
+	assert.Contains(t, strs(yamltree.Get(c, "services", "grafana", "volumes")), "./grafana/dashboards:"+path+":ro")
 }
 
 func TestPrometheusConfig(t *testing.T) {
-	p := load(t, "prometheus/prometheus.yml")
-	assert.Contains(t, strs(get(p, "otlp", "promote_resource_attributes")), "host.name",
+	p := yamltree.Load(t, "prometheus/prometheus.yml")
+	assert.Contains(t, strs(yamltree.Get(p, "otlp", "promote_resource_attributes")), "host.name",
 		"host.name must become label host_name: the dashboard's $node")
 }
 
@@ -187,19 +168,19 @@ func TestPrometheusConfig(t *testing.T) {
 // replaying receivers read, and, with the built collector, its own validation.
 func TestCollectorConfigs(t *testing.T) {
 	for _, f := range []string{"otelcol/replay.yaml", "otelcol/real.yaml"} {
-		cfg := load(t, f)
-		for pname, p := range get(cfg, "service", "pipelines").(map[string]any) {
+		cfg := yamltree.Load(t, f)
+		for pname, p := range yamltree.Get(cfg, "service", "pipelines").(map[string]any) {
 			for _, kind := range []string{"receivers", "processors", "exporters"} {
-				for _, id := range strs(get(p, kind)) {
+				for _, id := range strs(yamltree.Get(p, kind)) {
 					// A connector (the diagnosis) is both a pipeline's exporter and another's receiver.
-					defined := get(cfg, kind, id) != nil || (kind != "processors" && get(cfg, "connectors", id) != nil)
+					defined := yamltree.Get(cfg, kind, id) != nil || (kind != "processors" && yamltree.Get(cfg, "connectors", id) != nil)
 					assert.True(t, defined, "%s: pipeline %s uses undefined %s %s", f, pname, kind, id)
 				}
 			}
 		}
 	}
 
-	replay := load(t, "otelcol/replay.yaml")
+	replay := yamltree.Load(t, "otelcol/replay.yaml")
 	n := 0
 	for id, r := range replay["receivers"].(map[string]any) {
 		if id == "otlp" {
@@ -208,8 +189,8 @@ func TestCollectorConfigs(t *testing.T) {
 		n++
 		typ, node, _ := strings.Cut(id, "/")
 		// tools/simulate's layout: <dir>/<case>/<node>-<receiver>.jsonl.
-		assert.Equal(t, "/recordings/${env:ICLENS_CASE}/"+node+"-"+typ+".jsonl", get(r, "recording", "replay"), id)
-		assert.Equal(t, true, get(r, "recording", "loop"), id)
+		assert.Equal(t, "/recordings/${env:ICLENS_CASE}/"+node+"-"+typ+".jsonl", yamltree.Get(r, "recording", "replay"), id)
+		assert.Equal(t, true, yamltree.Get(r, "recording", "loop"), id)
 	}
 	assert.Equal(t, 6, n, "three receivers for each of two nodes")
 

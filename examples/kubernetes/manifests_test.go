@@ -150,7 +150,8 @@ func TestDaemonSetPrivileges(t *testing.T) {
 		}
 	}
 	const queue = "/var/lib/otelcol-iclens"
-	assert.ElementsMatch(t, []string{"/sys", "/proc", queue}, values(hostPaths))
+	const podResources = "/var/lib/kubelet/pod-resources"
+	assert.ElementsMatch(t, []string{"/sys", "/proc", queue, podResources}, values(hostPaths))
 	for _, m := range c.VolumeMounts {
 		hp, ok := hostPaths[m.Name]
 		switch {
@@ -158,6 +159,10 @@ func TestDaemonSetPrivileges(t *testing.T) {
 		case hp == queue:
 			assert.False(t, m.ReadOnly, "the queue is written")
 			assert.Equal(t, queue, m.MountPath)
+		case hp == podResources:
+			// The kubelet's socket at its own path (the owner receiver's default), read-only.
+			assert.True(t, m.ReadOnly, "the pod-resources socket is mounted read-only")
+			assert.Equal(t, podResources, m.MountPath)
 		default:
 			assert.True(t, m.ReadOnly, "%s must be read-only", hp)
 			assert.Equal(t, "/hostfs"+hp, m.MountPath)
@@ -185,7 +190,7 @@ func TestConfigMapConfig(t *testing.T) {
 		Receivers map[string]map[string]any `yaml:"receivers"`
 	}
 	require.NoError(t, yaml.Unmarshal([]byte(cfg), &parsed))
-	for _, r := range []string{"rnic", "cpuuncore", "gpu"} {
+	for _, r := range []string{"rnic", "cpuuncore", "gpu", "owner"} {
 		assert.Equal(t, "/hostfs", parsed.Receivers[r]["root_path"], r)
 	}
 

@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"errors"
@@ -32,6 +32,13 @@ type Config struct {
 	MaxSeriesPerNode int `mapstructure:"max_series_per_node"`
 	// Refresh is how often the page asks for new points.
 	Refresh time.Duration `mapstructure:"refresh"`
+	// MaxClockSkew refuses points stamped further than this from the collector's clock, ahead or
+	// behind (counted, said once): one point stamped years ahead would freeze a node's chart.
+	MaxClockSkew time.Duration `mapstructure:"max_clock_skew"`
+	// MaxConnections bounds the connections the view serves at once, so that it never takes the
+	// file descriptors the receivers read the hardware with; further ones wait in the kernel's
+	// backlog.
+	MaxConnections int `mapstructure:"max_connections"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -42,6 +49,9 @@ var _ component.Config = (*Config)(nil)
 func createDefaultConfig() component.Config {
 	srv := confighttp.NewDefaultServerConfig()
 	srv.NetAddr.Endpoint = DefaultEndpoint
+	// A client has this long to send its request's headers (net/http Server.ReadHeaderTimeout);
+	// confighttp's default is a minute, during which a half-open connection holds a descriptor.
+	srv.ReadHeaderTimeout = 5 * time.Second
 	return &Config{
 		ServerConfig:     srv,
 		Window:           30 * time.Minute,
@@ -50,6 +60,8 @@ func createDefaultConfig() component.Config {
 		MaxNodes:         256,
 		MaxSeriesPerNode: 512,
 		Refresh:          2 * time.Second,
+		MaxClockSkew:     10 * time.Minute,
+		MaxConnections:   64,
 	}
 }
 
@@ -76,6 +88,15 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxSeriesPerNode <= 0 {
 		errs = append(errs, fmt.Errorf("max_series_per_node: must be positive, got %d", c.MaxSeriesPerNode))
+	}
+	if c.MaxClockSkew < 0 {
+		errs = append(errs, fmt.Errorf("max_clock_skew: must not be negative, got %s", c.MaxClockSkew))
+	}
+	if c.MaxConnections <= 0 {
+		errs = append(errs, fmt.Errorf("max_connections: must be positive, got %d", c.MaxConnections))
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("read_header_timeout: must be positive (a client that never sends its headers holds a connection), got %s", c.ReadHeaderTimeout))
 	}
 	if c.Refresh < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("refresh: must be at least 100ms, got %s", c.Refresh))

@@ -1,20 +1,12 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"sort"
 )
 
-// The diagnosis connector's contract (connector/diagnosisconnector/README.md, "Contract"), per
-// node resource (host.name):
-//   - diagnosis.verdict: Gauge, attributes verdict and device ("" = the node), 1 while that
-//     verdict holds, 0 otherwise;
-//   - diagnosis.evidence: Gauge double, attributes ratio and device: the ratios behind it;
-//   - logs: one record per verdict change, body the operator's sentence, attributes verdict,
-//     previous_verdict, device, evidence.
-const (
-	metricVerdict  = "diagnosis.verdict"
-	metricEvidence = "diagnosis.evidence"
-)
+// What the diagnosis connector emits is the contract of internal/verdict, per node resource
+// (host.name): the verdict and evidence gauges, and one log record per verdict change, body the
+// operator's sentence, attributes verdict, previous_verdict, device and one per evidence ratio.
 
 // diagnosis is a node's latest verdicts, their evidence, the sentences of the changes and the
 // node-level verdict's history.
@@ -42,7 +34,7 @@ type sentence struct {
 	previous string
 	device   string
 	body     string
-	evidence string
+	evidence map[string]float64
 }
 
 const maxLog = 32
@@ -114,8 +106,8 @@ func (d *diagnosis) forget(oldest int64) {
 	}
 }
 
-// Diagnosis is the banner and the history strip of the API.
-type Diagnosis struct {
+// diagnosisJSON is the banner and the history strip of the API.
+type diagnosisJSON struct {
 	// Present is false when no diagnosis.verdict reached the view for this node (no diagnosis
 	// connector in the pipeline).
 	Present bool   `json:"present"`
@@ -126,42 +118,51 @@ type Diagnosis struct {
 	At       int64              `json:"at,omitempty"`
 	Sentence string             `json:"sentence,omitempty"`
 	Evidence map[string]float64 `json:"evidence"`
-	Devices  []DeviceVerdict    `json:"devices"`
-	History  []VerdictSpan      `json:"history"`
-	Log      []LogEntry         `json:"log"`
+	Devices  []deviceVerdict    `json:"devices"`
+	History  []verdictSpan      `json:"history"`
+	Log      []logEntry         `json:"log"`
 }
 
-// DeviceVerdict is a device-level verdict (a port trained down, a GPU-NIC pair not ready).
-type DeviceVerdict struct {
+// deviceVerdict is a device-level verdict (a port trained down, a GPU-NIC pair not ready).
+type deviceVerdict struct {
 	Device   string             `json:"device"`
 	Verdict  string             `json:"verdict"`
 	Sentence string             `json:"sentence,omitempty"`
 	Evidence map[string]float64 `json:"evidence,omitempty"`
 }
 
-// VerdictSpan is one stretch of the history strip: the verdict from From to To (unix ms).
-type VerdictSpan struct {
+// verdictSpan is one stretch of the history strip: the verdict from From to To (unix ms).
+type verdictSpan struct {
 	From    int64  `json:"from"`
 	To      int64  `json:"to"`
 	Verdict string `json:"verdict"`
 }
 
-// LogEntry is one verdict change as the connector logged it.
-type LogEntry struct {
+// logEntry is one verdict change as the connector logged it.
+type logEntry struct {
 	Time     int64  `json:"t"`
 	Device   string `json:"device"`
 	Verdict  string `json:"verdict"`
 	Previous string `json:"previous_verdict"`
 	Sentence string `json:"sentence"`
-	Evidence string `json:"evidence,omitempty"`
+	// Evidence are the ratios the connector decided the change on.
+	Evidence map[string]float64 `json:"evidence,omitempty"`
 }
 
-func (d *diagnosis) export(names []string, oldest int64) Diagnosis {
-	out := Diagnosis{Evidence: map[string]float64{}, Devices: []DeviceVerdict{}, History: []VerdictSpan{}, Log: []LogEntry{}}
+func (d *diagnosis) export(names []string, oldest int64) diagnosisJSON {
+	out := diagnosisJSON{Evidence: map[string]float64{}, Devices: []deviceVerdict{}, History: []verdictSpan{}, Log: []logEntry{}}
+	// A device's evidence is its newest evaluation's: a ratio the connector stopped writing (its
+	// denominator went to zero) is not shown beside the ones it wrote since.
 	evidence := func(dev string) map[string]float64 {
+		var newest int64
+		for _, e := range d.evidence[dev] {
+			newest = max(newest, e.t)
+		}
 		m := map[string]float64{}
 		for k, e := range d.evidence[dev] {
-			m[k] = e.v
+			if e.t == newest {
+				m[k] = e.v
+			}
 		}
 		return m
 	}
@@ -180,7 +181,7 @@ func (d *diagnosis) export(names []string, oldest int64) Diagnosis {
 			continue
 		}
 		out.Present = true
-		dv := DeviceVerdict{Device: dev, Verdict: v.verdict, Evidence: evidence(dev)}
+		dv := deviceVerdict{Device: dev, Verdict: v.verdict, Evidence: evidence(dev)}
 		if s, ok := d.sentences[dev]; ok && s.verdict == v.verdict {
 			dv.Sentence = s.body
 		}
@@ -200,11 +201,11 @@ func (d *diagnosis) export(names []string, oldest int64) Diagnosis {
 		if n := len(out.History); n > 0 {
 			out.History[n-1].To = t
 		}
-		out.History = append(out.History, VerdictSpan{From: t, To: t, Verdict: names[code]})
+		out.History = append(out.History, verdictSpan{From: t, To: t, Verdict: names[code]})
 	})
 	for _, s := range d.log {
 		if s.t >= oldest {
-			out.Log = append(out.Log, LogEntry{Time: s.t, Device: s.device, Verdict: s.verdict, Previous: s.previous, Sentence: s.body, Evidence: s.evidence})
+			out.Log = append(out.Log, logEntry{Time: s.t, Device: s.device, Verdict: s.verdict, Previous: s.previous, Sentence: s.body, Evidence: s.evidence})
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"context"
@@ -14,29 +14,42 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
+
+	"github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter/internal/metadata"
 )
 
 // viewExporter is one view: its store and its HTTP server. The metrics and the logs exporters
 // of one configuration share it (factory.go), so that the page shows the diagnosis connector's
 // sentences next to its verdicts.
 type viewExporter struct {
-	cfg      *Config
-	set      component.TelemetrySettings
-	store    *store
-	server   *http.Server
-	listener net.Listener
-	done     chan struct{}
+	cfg       *Config
+	set       component.TelemetrySettings
+	store     *store
+	server    *http.Server
+	listener  net.Listener
+	done      chan struct{}
+	telemetry *metadata.TelemetryBuilder
 
 	startOnce, stopOnce sync.Once
 	startErr, stopErr   error
 }
 
-func newViewExporter(cfg *Config, set exporter.Settings) *viewExporter {
+func newViewExporter(cfg *Config, set exporter.Settings) (*viewExporter, error) {
 	unnamed, err := os.Hostname()
 	if err != nil || unnamed == "" {
 		unnamed = "localhost"
 	}
-	return &viewExporter{cfg: cfg, set: set.TelemetrySettings, store: newStore(cfg, set.Logger, unnamed)}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	st := newStore(cfg, set.Logger, unnamed)
+	st.telemetry = viewTelemetry{tb: tb}
+	if err := tb.RegisterExporterLensviewNodesCallback(st.observeNodes); err != nil {
+		return nil, err
+	}
+	return &viewExporter{cfg: cfg, set: set.TelemetrySettings, store: st, telemetry: tb}, nil
 }
 
 func (e *viewExporter) Start(ctx context.Context, host component.Host) error {
@@ -49,6 +62,9 @@ func (e *viewExporter) start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
+	// At most max_connections at once: the rest wait in the listen backlog instead of taking
+	// descriptors (golang.org/x/net/netutil.LimitListener).
+	ln = netutil.LimitListener(ln, e.cfg.MaxConnections)
 	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set, newHandler(e.store, e.cfg.Refresh))
 	if err != nil {
 		_ = ln.Close()
@@ -81,6 +97,7 @@ func reachableUnauthenticated(addr net.Addr, auth bool) bool {
 
 func (e *viewExporter) Shutdown(ctx context.Context) error {
 	e.stopOnce.Do(func() {
+		e.telemetry.Shutdown()
 		if e.server == nil {
 			return
 		}

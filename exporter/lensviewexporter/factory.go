@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"context"
@@ -34,16 +34,20 @@ type sharedView struct {
 	refs int
 }
 
-func acquire(cfg *Config, set exporter.Settings) *sharedView {
+func acquire(cfg *Config, set exporter.Settings) (*sharedView, error) {
 	views.Lock()
 	defer views.Unlock()
 	v := views.m[cfg]
 	if v == nil {
-		v = &sharedView{viewExporter: newViewExporter(cfg, set)}
+		ve, err := newViewExporter(cfg, set)
+		if err != nil {
+			return nil, err
+		}
+		v = &sharedView{viewExporter: ve}
 		views.m[cfg] = v
 	}
 	v.refs++
-	return v
+	return v, nil
 }
 
 // release shuts the view down when the last of its exporters does.
@@ -62,7 +66,10 @@ func (v *sharedView) release(ctx context.Context) error {
 }
 
 func createMetrics(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
-	v := acquire(cfg.(*Config), set)
+	v, err := acquire(cfg.(*Config), set)
+	if err != nil {
+		return nil, err
+	}
 	return exporterhelper.NewMetrics(ctx, set, cfg, v.consumeMetrics,
 		exporterhelper.WithStart(v.Start),
 		exporterhelper.WithShutdown(v.release),
@@ -72,7 +79,10 @@ func createMetrics(ctx context.Context, set exporter.Settings, cfg component.Con
 }
 
 func createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
-	v := acquire(cfg.(*Config), set)
+	v, err := acquire(cfg.(*Config), set)
+	if err != nil {
+		return nil, err
+	}
 	return exporterhelper.NewLogs(ctx, set, cfg, v.consumeLogs,
 		exporterhelper.WithStart(v.Start),
 		exporterhelper.WithShutdown(v.release),

@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 // pt is one data point of a synthetic batch, shaped as the receivers and the diagnosis
@@ -76,17 +78,17 @@ func batch(host string, start, ts time.Time, pts ...pt) pmetric.Metrics {
 }
 
 // verdictChange is the connector's log record of a change.
-func verdictChange(host string, ts time.Time, device, verdict, previous, body string) plog.Logs {
+func verdictChange(host string, ts time.Time, device, which, previous, body string) plog.Logs {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
 	rl.Resource().Attributes().PutStr("host.name", host)
 	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 	lr.SetTimestamp(pcommon.NewTimestampFromTime(ts))
 	lr.Body().SetStr(body)
-	lr.Attributes().PutStr("verdict", verdict)
+	lr.Attributes().PutStr(verdict.AttrVerdict, which)
 	lr.Attributes().PutStr("previous_verdict", previous)
 	lr.Attributes().PutStr("device", device)
-	lr.Attributes().PutStr("evidence", "rdma_share_of_network=0.00")
+	lr.Attributes().PutDouble(verdict.RDMAShare, 0)
 	return ld
 }
 
@@ -116,7 +118,7 @@ func (ts *testStore) feed(at time.Time, md pmetric.Metrics) {
 	ts.consumeMetrics(md)
 }
 
-func (ts *testStore) view(t *testing.T, node string) NodeView {
+func (ts *testStore) view(t *testing.T, node string) nodeJSON {
 	t.Helper()
 	v, ok := ts.nodeView(node, 0, time.Second)
 	if !ok {
@@ -125,16 +127,16 @@ func (ts *testStore) view(t *testing.T, node string) NodeView {
 	return v
 }
 
-func seriesByLabel(v NodeView, label string) (Series, bool) {
+func seriesByLabel(v nodeJSON, label string) (seriesJSON, bool) {
 	for _, s := range v.Series {
 		if s.Label == label {
 			return s, true
 		}
 	}
-	return Series{}, false
+	return seriesJSON{}, false
 }
 
-func labels(v NodeView) []string {
+func labels(v nodeJSON) []string {
 	var out []string
 	for _, s := range v.Series {
 		out = append(out, s.Label)

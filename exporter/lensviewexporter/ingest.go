@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"strings"
@@ -7,53 +7,17 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-)
+	"go.uber.org/zap"
 
-// Metrics the view reads; everything else in the pipeline is ignored.
-const (
-	metricIO          = "interconnect.io"
-	metricDRAMActive  = "gpu.dram.active"
-	metricPortRate    = "rnic.port.rate"
-	metricPortWidth   = "rnic.port.width"
-	metricPortState   = "rnic.port.state"
-	metricPortInfo    = "rnic.port.info"
-	metricSaturated   = "rnic.counter.saturated"
-	metricCNP         = "rnic.roce.cnp"
-	metricECN         = "rnic.roce.ecn_marked"
-	metricXmitWait    = "rnic.port.xmit_wait"
-	metricPFCPause    = "rnic.pfc.pause_frames"
-	metricTopoDist    = "rnic.topology.gpu_distance"
-	metricTopoNearest = "rnic.topology.nearest_rnic"
-	metricTopoReady   = "rnic.topology.gpudirect_ready"
-	metricTopoACS     = "rnic.topology.acs_redirect"
-	metricTopoIOMMU   = "rnic.topology.iommu"
-	metricTopoDegrade = "rnic.topology.link.degraded"
-	metricTopoPeerMem = "rnic.topology.peer_memory"
-	metricGPUInfo     = "gpu.info"
-	metricGPUWidth    = "gpu.pcie.link.width"
-	metricGPUMaxWidth = "gpu.pcie.link.max_width"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
-
-// hostName is the node a resource belongs to.
-func hostName(res pcommon.Resource) string {
-	if v, ok := res.Attributes().Get("host.name"); ok {
-		return v.AsString()
-	}
-	return ""
-}
 
 func attr(m pcommon.Map, k string) string {
 	if v, ok := m.Get(k); ok {
 		return v.AsString()
 	}
 	return ""
-}
-
-func pointValue(dp pmetric.NumberDataPoint) float64 {
-	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-		return float64(dp.IntValue())
-	}
-	return dp.DoubleValue()
 }
 
 func ms(ts pcommon.Timestamp) int64 { return int64(ts) / 1e6 }
@@ -67,11 +31,14 @@ func (s *store) consumeMetrics(md pmetric.Metrics) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
-		n := s.node(hostName(rm.Resource()))
+		n := s.node(nodestate.Key(rm.Resource()))
 		if n == nil {
 			continue
 		}
 		n.lastSeen = now
+		// The node's ports, GPUs and topology: its state as the diagnosis connector reads it.
+		s.refuseSkewed(rm.ScopeMetrics(), now)
+		n.state.Ingest(rm.Resource(), rm.ScopeMetrics(), now.UnixNano())
 		sms := rm.ScopeMetrics()
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
@@ -92,19 +59,64 @@ func numberPoints(m pmetric.Metric) (pmetric.NumberDataPointSlice, bool) {
 	return pmetric.NewNumberDataPointSlice(), false
 }
 
-func (s *store) consumeMetric(n *node, m pmetric.Metric) {
-	name := m.Name()
-	if name != metricIO && name != metricDRAMActive && name != metricGPUInfo && name != metricGPUWidth && name != metricGPUMaxWidth &&
-		!strings.HasPrefix(name, "rnic.") && !strings.HasPrefix(name, "diagnosis.") {
+// draws reports whether the view draws a metric's points on its charts.
+func draws(name string) bool {
+	return name == nodestate.MetricIO || name == nodestate.MetricDRAMActive || strings.HasPrefix(name, "rnic.") ||
+		name == verdict.MetricVerdict || name == verdict.MetricEvidence || name == nodestate.MetricCollBusBandwidth
+}
+
+// skewed reports whether a point is stamped further than max_clock_skew from now: a point 31
+// years ahead would stay the newest of its ring, and every later one would be read as past.
+func (s *store) skewed(ts pcommon.Timestamp, now time.Time) bool {
+	d := ts.AsTime().Sub(now)
+	return s.maxSkew > 0 && (d > s.maxSkew || d < -s.maxSkew)
+}
+
+// refuseSkewed counts the points the view and the node's state refuse for their time stamp,
+// and says it once.
+func (s *store) refuseSkewed(sms pmetric.ScopeMetricsSlice, now time.Time) {
+	var refused int
+	for i := range sms.Len() {
+		ms := sms.At(i).Metrics()
+		for j := range ms.Len() {
+			m := ms.At(j)
+			if !draws(m.Name()) && !nodestate.Reads(m.Name()) {
+				continue
+			}
+			nodestate.NumberPoints(m, func(dp pmetric.NumberDataPoint) {
+				if s.skewed(dp.Timestamp(), now) {
+					refused++
+				}
+			})
+		}
+	}
+	if refused == 0 {
 		return
 	}
+	s.telemetry.refused(int64(refused))
+	if !s.warnedSkew {
+		s.warnedSkew = true
+		s.logger.Warn("lensview: refusing points stamped far from this collector's clock (check the sender's clock); said once, counted in otelcol_exporter_lensview_points_refused",
+			zap.Duration("max_clock_skew", s.maxSkew), zap.Int("refused", refused))
+	}
+}
+
+func (s *store) consumeMetric(n *node, m pmetric.Metric) {
+	name := m.Name()
+	if !draws(name) {
+		return
+	}
+	now := s.now()
 	dps, cumulative := numberPoints(m)
 	for i := range dps.Len() {
 		dp := dps.At(i)
+		if s.skewed(dp.Timestamp(), now) {
+			continue
+		}
 		a := dp.Attributes()
 		t := ms(dp.Timestamp())
 		switch name {
-		case metricIO:
+		case nodestate.MetricIO:
 			if !cumulative {
 				continue
 			}
@@ -121,106 +133,63 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 			if sr != nil {
 				sr.ring.push(t, r)
 			}
-		case metricDRAMActive:
+		case nodestate.MetricCollBusBandwidth:
+			s.collectiveBusBandwidth(n, a, dp)
+		case nodestate.MetricDRAMActive:
 			dev := attr(a, "device")
 			sr := s.seriesFor(n, series{id: "gpu_dram_active/" + dev, label: gpuName(dev) + " MEM BW[RD/WR]", component: "gpu_dram_active",
 				device: dev, unit: "1", axis: axisRatio})
 			if sr != nil && s.stepped(sr.ring, t) {
-				sr.ring.set(t, pointValue(dp))
+				sr.ring.set(t, nodestate.PointValue(dp))
 			}
-		case metricPortRate, metricPortWidth, metricPortState:
+		case nodestate.MetricPortRate, nodestate.MetricPortWidth, nodestate.MetricPortState:
 			p := s.portFor(n, attr(a, "device"))
 			if p == nil {
 				continue
 			}
 			p.seen = s.now()
-			v := pointValue(dp)
+			v := nodestate.PointValue(dp)
 			switch name {
-			case metricPortRate:
+			case nodestate.MetricPortRate:
 				p.rate = v
-			case metricPortWidth:
+			case nodestate.MetricPortWidth:
 				p.width = int64(v)
-			case metricPortState:
+			case nodestate.MetricPortState:
 				p.state = int64(v)
 			}
-		case metricPortInfo:
+		case nodestate.MetricPortInfo:
 			// The port's Ethernet device, whose ethtool statistics carry the PFC counters.
 			if p := s.portFor(n, attr(a, "device")); p != nil && attr(a, "netdev") != "" {
 				p.netdev = attr(a, "netdev")
 			}
-		case metricSaturated:
-			if p := s.portFor(n, attr(a, "device")); p != nil && pointValue(dp) == 1 && room(s, p.saturated, attr(a, "counter")) {
+		case nodestate.MetricSaturated:
+			if p := s.portFor(n, attr(a, "device")); p != nil && nodestate.PointValue(dp) == 1 && room(s, p.saturated, attr(a, "counter")) {
 				p.saturated[attr(a, "counter")] = dp.Timestamp().AsTime()
 			}
-		case metricCNP, metricECN, metricXmitWait, metricPFCPause:
+		case nodestate.MetricCNP, nodestate.MetricECN, nodestate.MetricXmitWait, nodestate.MetricPFCFrames:
 			if cumulative {
 				s.portCounter(n, name, a, dp)
 			}
-		case metricTopoDist, metricTopoNearest, metricTopoReady, metricTopoACS:
-			gpu := attr(a, "gpu.pci.bus_id")
-			if !room(s, n.topo.pairs, gpu+"|"+attr(a, "device")) {
-				continue
-			}
-			p := n.topo.pair(gpu, attr(a, "device"), t)
-			v := fact{v: int64(pointValue(dp)), t: t}
-			switch name {
-			case metricTopoDist:
-				p.distance = v
-				p.path = attr(a, "pcie.path")
-			case metricTopoNearest:
-				p.nearest = true
-				p.path = attr(a, "pcie.path")
-			case metricTopoReady:
-				p.ready = v
-				p.reason = attr(a, "gpudirect.reason")
-			case metricTopoACS:
-				p.acs = v
-			}
-		case metricTopoIOMMU:
-			if k := attr(a, "device"); room(s, n.topo.iommu, k) {
-				n.topo.iommu[k] = factString{v: attr(a, "iommu.mode"), t: t}
-			}
-		case metricTopoDegrade:
-			if k := attr(a, "device"); room(s, n.topo.degraded, k) {
-				n.topo.degraded[k] = fact{v: int64(pointValue(dp)), t: t}
-			}
-		case metricGPUInfo:
-			if k := attr(a, "pci.bus_id"); k != "" && room(s, n.topo.gpuNames, k) {
-				n.topo.gpuNames[k] = factString{v: attr(a, "device"), t: t}
-			}
-		case metricGPUWidth, metricGPUMaxWidth:
-			if k := attr(a, "device"); room(s, n.topo.gpuWidth, k) {
-				l, v := n.topo.gpuLinkFor(k), fact{v: int64(pointValue(dp)), t: t}
-				if name == metricGPUWidth {
-					l.width = v
-				} else {
-					l.maxWidth = v
-				}
-			}
-		case metricTopoPeerMem:
-			if k := attr(a, "mechanism"); room(s, n.topo.peerMem, k) {
-				n.topo.peerMem[k] = fact{v: int64(pointValue(dp)), t: t}
-			}
-		case metricVerdict:
-			dev, verdict := attr(a, "device"), attr(a, "verdict")
-			if pointValue(dp) != 1 {
+		case verdict.MetricVerdict:
+			dev, which := attr(a, verdict.AttrDevice), attr(a, verdict.AttrVerdict)
+			if nodestate.PointValue(dp) != 1 {
 				// The verdict that held stopped holding (a port came back to full rate).
-				n.diag.clearVerdict(dev, verdict, t)
+				n.diag.clearVerdict(dev, which, t)
 				continue
 			}
 			if !room(s, n.diag.verdicts, dev) {
 				continue
 			}
-			n.diag.setVerdict(dev, verdict, t)
+			n.diag.setVerdict(dev, which, t)
 			if dev == "" {
-				if code := s.verdictIndex(verdict); code >= 0 && s.stepped(n.diag.history, t) {
+				if code := s.verdictIndex(which); code >= 0 && s.stepped(n.diag.history, t) {
 					n.diag.history.set(t, float64(code))
 				}
 			}
-		case metricEvidence:
-			dev, ratio := attr(a, "device"), attr(a, "ratio")
+		case verdict.MetricEvidence:
+			dev, ratio := attr(a, verdict.AttrDevice), attr(a, verdict.AttrRatio)
 			if room(s, n.diag.evidence, dev) && room(s, n.diag.evidence[dev], ratio) {
-				n.diag.setEvidence(dev, ratio, pointValue(dp), t)
+				n.diag.setEvidence(dev, ratio, nodestate.PointValue(dp), t)
 			}
 		}
 	}
@@ -249,7 +218,7 @@ func (s *store) rate(n *node, key string, dp pmetric.NumberDataPoint) (float64, 
 		c = &counterState{}
 		n.counters[key] = c
 	}
-	return c.rate(dp.StartTimestamp(), dp.Timestamp(), pointValue(dp), int64(s.minStep()))
+	return c.rate(dp.StartTimestamp(), dp.Timestamp(), nodestate.PointValue(dp), int64(s.minStep()))
 }
 
 // portCounter turns an RDMA port's congestion counter into a per-second series on the port
@@ -261,14 +230,14 @@ func (s *store) portCounter(n *node, name string, a pcommon.Map, dp pmetric.Numb
 	owner := "RNIC(" + portName(dev) + ")"
 	var what, key string
 	switch name {
-	case metricCNP:
+	case nodestate.MetricCNP:
 		what = strings.ReplaceAll(attr(a, "counter"), "_", " ")
 		key = attr(a, "counter")
-	case metricECN:
+	case nodestate.MetricECN:
 		what, key = "ECN marked", "ecn_marked"
-	case metricXmitWait:
+	case nodestate.MetricXmitWait:
 		what, key = "xmit_wait", "xmit_wait"
-	case metricPFCPause:
+	case nodestate.MetricPFCFrames:
 		dir := attr(a, "direction")
 		what, key = "PFC pause["+directionTag(dir)+"]", "pfc_pause_"+dir
 		owner = "NET(" + dev + ")"
@@ -277,7 +246,7 @@ func (s *store) portCounter(n *node, name string, a pcommon.Map, dp pmetric.Numb
 	if !ok {
 		return
 	}
-	if name != metricPFCPause {
+	if name != nodestate.MetricPFCFrames {
 		if p := s.portFor(n, dev); p != nil {
 			p.seen = s.now()
 		}
@@ -298,7 +267,7 @@ func (s *store) consumeLogs(ld plog.Logs) {
 	rls := ld.ResourceLogs()
 	for i := range rls.Len() {
 		rl := rls.At(i)
-		n := s.node(hostName(rl.Resource()))
+		n := s.node(nodestate.Key(rl.Resource()))
 		if n == nil {
 			continue
 		}
@@ -308,8 +277,8 @@ func (s *store) consumeLogs(ld plog.Logs) {
 			for k := range lrs.Len() {
 				lr := lrs.At(k)
 				a := lr.Attributes()
-				verdict := attr(a, "verdict")
-				if verdict == "" {
+				which := attr(a, verdict.AttrVerdict)
+				if which == "" {
 					continue // not a verdict change
 				}
 				n.lastSeen = now
@@ -317,11 +286,12 @@ func (s *store) consumeLogs(ld plog.Logs) {
 				if ts == 0 {
 					ts = lr.ObservedTimestamp()
 				}
-				if !room(s, n.diag.sentences, attr(a, "device")) {
+				if !room(s, n.diag.sentences, attr(a, verdict.AttrDevice)) {
 					continue
 				}
-				n.diag.addSentence(sentence{t: ms(ts), verdict: verdict, previous: attr(a, "previous_verdict"), device: attr(a, "device"),
-					body: lr.Body().AsString(), evidence: attr(a, "evidence")})
+				// The evidence is one double attribute per ratio (internal/verdict).
+				n.diag.addSentence(sentence{t: ms(ts), verdict: which, previous: attr(a, verdict.AttrPrevious), device: attr(a, verdict.AttrDevice),
+					body: lr.Body().AsString(), evidence: verdict.Evidence(a)})
 			}
 		}
 	}

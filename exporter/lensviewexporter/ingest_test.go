@@ -169,7 +169,7 @@ func TestTopologyTable(t *testing.T) {
 	tp := st.view(t, "n").Topology
 	assert.Equal(t, map[string]int64{"nvidia_peermem": 0, "dma_buf": -1}, tp.PeerMemory)
 	require.Len(t, tp.Pairs, 1)
-	assert.Equal(t, TopologyPair{GPU: gpu, GPUDevice: "gpu0", NIC: "mlx5_0", Path: "SYS", Distance: 5, Nearest: true, Ready: 0,
+	assert.Equal(t, topologyPair{GPU: gpu, GPUDevice: "gpu0", NIC: "mlx5_0", Path: "SYS", Distance: 5, Nearest: true, Ready: 0,
 		ReadyReason: "pcie_path", ACSRedirect: -1,
 		GPUIOMMU: "passthrough", NICIOMMU: "translated", GPULinkDegraded: 0, NICLinkDegraded: 1}, tp.Pairs[0])
 }
@@ -190,7 +190,7 @@ func TestTopologyTableJoinsGPUsByBusID(t *testing.T) {
 		gauge(metricGPUWidth, 8, "device", "gpu0"), gauge(metricGPUMaxWidth, 16, "device", "gpu0"),
 		gauge(metricGPUWidth, 16, "device", "gpu1"), gauge(metricGPUMaxWidth, 16, "device", "gpu1"),
 	))
-	rows := map[string]TopologyPair{}
+	rows := map[string]topologyPair{}
 	for _, p := range st.view(t, "n").Topology.Pairs {
 		rows[p.GPU] = p
 	}
@@ -222,58 +222,6 @@ func TestTopologyTableOrder(t *testing.T) {
 		assert.Equal(t, "acs_unknown", p.ReadyReason)
 	}
 	assert.Equal(t, []string{"mlx5_0", "mlx5_2", "mlx5_10"}, nics)
-}
-
-// TestDiagnosisContract feeds what the diagnosis connector (issue #13) emits per node: the
-// verdict gauge (1 for the verdict that holds, 0 for the others, device "" = the node), the
-// evidence ratios and one log record per change.
-func TestDiagnosisContract(t *testing.T) {
-	st := newTestStore(t, nil)
-	start := st.clock
-	all := []string{"healthy_gpudirect", "tcp_fallback", "gpudirect_bounce", "fabric_congestion", "pfc_storm", "link_degraded", "gpudirect_not_ready", "idle"}
-	verdict := func(at time.Time, holds string, rdmaShare float64) {
-		var pts []pt
-		for _, v := range all {
-			val := 0.0
-			if v == holds {
-				val = 1
-			}
-			pts = append(pts, gauge(metricVerdict, val, "verdict", v, "device", ""))
-		}
-		pts = append(pts,
-			gauge(metricVerdict, 1, "verdict", "link_degraded", "device", "mlx5_0/1"),
-			gauge(metricEvidence, rdmaShare, "ratio", "rdma_share_of_network", "device", ""),
-			gauge(metricEvidence, 2.0, "ratio", "cpu_pcie_per_network_byte", "device", ""))
-		st.feed(at, batch("n", start, at, pts...))
-	}
-	for i := range 10 {
-		verdict(start.Add(time.Duration(i)*time.Second), "healthy_gpudirect", 1)
-	}
-	change := start.Add(10 * time.Second)
-	st.consumeLogs(verdictChange("n", change, "", "tcp_fallback", "healthy_gpudirect", "NCCL fell back to TCP: the RDMA NIC is idle while the netdev carries 2.8 GB/s; check NCCL_IB_DISABLE and NCCL_NET."))
-	for i := 10; i < 15; i++ {
-		verdict(start.Add(time.Duration(i)*time.Second), "tcp_fallback", 0.001)
-	}
-	d := st.view(t, "n").Diagnosis
-	assert.True(t, d.Present)
-	assert.Equal(t, "tcp_fallback", d.Verdict)
-	assert.Contains(t, d.Sentence, "NCCL fell back to TCP")
-	assert.Equal(t, change.UnixMilli(), d.Since)
-	assert.Equal(t, start.Add(14*time.Second).UnixMilli(), d.At)
-	assert.Equal(t, map[string]float64{"rdma_share_of_network": 0.001, "cpu_pcie_per_network_byte": 2}, d.Evidence)
-	require.Len(t, d.Devices, 1)
-	assert.Equal(t, DeviceVerdict{Device: "mlx5_0/1", Verdict: "link_degraded", Evidence: map[string]float64{}}, d.Devices[0])
-	require.Len(t, d.History, 2)
-	assert.Equal(t, "healthy_gpudirect", d.History[0].Verdict)
-	assert.Equal(t, start.UnixMilli(), d.History[0].From)
-	assert.Equal(t, change.UnixMilli(), d.History[0].To, "a span lasts until the next verdict")
-	assert.Equal(t, VerdictSpan{From: change.UnixMilli(), To: start.Add(14 * time.Second).UnixMilli(), Verdict: "tcp_fallback"}, d.History[1])
-	require.Len(t, d.Log, 1)
-	assert.Equal(t, "healthy_gpudirect", d.Log[0].Previous)
-
-	nodes := st.nodeList()
-	require.Len(t, nodes, 1)
-	assert.Equal(t, "tcp_fallback", nodes[0].Verdict)
 }
 
 func TestNoDiagnosisWithoutTheConnector(t *testing.T) {
@@ -340,10 +288,7 @@ func TestTopologyFactsAgeOut(t *testing.T) {
 	require.Len(t, tp.Pairs, 1)
 	assert.Equal(t, stays, tp.Pairs[0].GPU)
 	assert.Empty(t, tp.PeerMemory, "peer memory last seen two windows ago")
-	tpState := st.nodes["n"].topo
-	assert.Empty(t, tpState.iommu)
-	assert.Empty(t, tpState.gpuNames)
-	assert.Empty(t, tpState.gpuWidth)
+	assert.Equal(t, 2, st.nodes["n"].state.Series(), "the node's state keeps the rnic counter and the pair still reported, nothing of the GPU gone")
 }
 
 func TestBoundsOnNodesAndSeries(t *testing.T) {
@@ -352,9 +297,9 @@ func TestBoundsOnNodesAndSeries(t *testing.T) {
 		c.MaxSeriesPerNode = 3
 	})
 	start := st.clock
-	for i := range 2 {
-		at := start.Add(time.Duration(i) * time.Second)
-		for _, n := range []string{"a", "b", "c"} {
+	for j, n := range []string{"a", "b", "c"} {
+		for i := range 2 {
+			at := start.Add(time.Duration(2*j+i) * time.Second)
 			var pts []pt
 			for _, dev := range []string{"mlx5_0/1", "mlx5_1/1", "mlx5_2/1", "mlx5_3/1"} {
 				pts = append(pts, ioPoint("rnic", "transmit", dev, float64(i)))
@@ -362,11 +307,15 @@ func TestBoundsOnNodesAndSeries(t *testing.T) {
 			st.feed(at, batch(n, start, at, pts...))
 		}
 	}
-	assert.Len(t, st.nodeList(), 2)
-	assert.Len(t, st.view(t, "a").Series, 3)
+	var names []string
+	for _, n := range st.nodeList() {
+		names = append(names, n.Name)
+	}
+	assert.Equal(t, []string{"b", "c"}, names, "the two most recently seen nodes")
+	assert.Len(t, st.view(t, "c").Series, 3)
 
-	// The node's tables are bounded the same way.
-	at := start.Add(3 * time.Second)
+	// The node's tables are bounded the same way, its state at 4 x max_series_per_node series.
+	at := start.Add(7 * time.Second)
 	var pts []pt
 	for i := range 10 {
 		dev := fmt.Sprintf("mlx5_%d/1", i)
@@ -374,10 +323,10 @@ func TestBoundsOnNodesAndSeries(t *testing.T) {
 			gauge(metricTopoReady, 1, "gpu.pci.bus_id", "0000:1a:00.0", "device", dev),
 			gauge(metricVerdict, 1, "verdict", "idle", "device", dev))
 	}
-	st.feed(at, batch("a", start, at, pts...))
-	v := st.view(t, "a")
+	st.feed(at, batch("c", start, at, pts...))
+	v := st.view(t, "c")
 	assert.Len(t, v.Ports, 3)
-	assert.Len(t, v.Topology.Pairs, 3)
+	assert.LessOrEqual(t, st.nodes["c"].state.Series(), 12)
 	assert.Len(t, v.Diagnosis.Devices, 3)
 }
 

@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"strings"
@@ -65,6 +65,8 @@ func bandwidthSeries(component, direction, device string) (id, label string, sum
 		return "gpu_nvlink/" + direction + "/" + device, gpuName(device) + " NVLink" + tag, false
 	case "gpu_c2c":
 		return "gpu_c2c/" + direction + "/" + device, gpuName(device) + " C2C" + tag, false
+	case "gpu_xgmi":
+		return "gpu_xgmi/" + direction + "/" + device, gpuName(device) + " XGMI" + tag, false
 	case "gpu_memory":
 		return "gpu_memory/" + direction + "/" + device, gpuName(device) + " MEM" + tag, false
 	}
@@ -89,10 +91,12 @@ func componentOrder(component string) int {
 		return 5
 	case "gpu_c2c":
 		return 6
-	case "gpu_memory":
+	case "gpu_xgmi":
 		return 7
-	case "gpu_dram_active":
+	case "gpu_memory":
 		return 8
+	case "gpu_dram_active":
+		return 9
 	}
-	return 9
+	return 10
 }

@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import "time"
 
@@ -6,40 +6,64 @@ import "time"
 // step (compute and communication), short enough to follow a change of case.
 const observeSpan = time.Minute
 
-// Observed are ratios the view computes itself from the series it keeps, over the last minute:
-// the evidence behind the paper's reading of its figures, shown whether or not a diagnosis
-// connector is in the pipeline. They are plain quotients of the drawn bandwidths; the verdict
-// (thresholds) is the diagnosis connector's, not the view's.
-type Observed struct {
+// observedRatios are quotients the view computes itself from the bandwidths it draws, averaged
+// over the last minute: the paper's reading of its figures, shown whether or not a diagnosis
+// connector is in the pipeline. They are named apart from the connector's evidence ratios
+// (internal/verdict), which are irates at one evaluation over the port's own line rate: the
+// page shows both, and the same name with two formulas would say two things.
+type observedRatios struct {
 	// RDMABytesPerSecond is RNIC TX+RX, NetworkBytesPerSecond adds the netdevs' IP traffic.
 	RDMABytesPerSecond    float64 `json:"rdma_bytes_per_second"`
 	NetworkBytesPerSecond float64 `json:"network_bytes_per_second"`
 	// RDMAShareOfNetwork: 1 when the bytes go over RDMA, near 0 when NCCL fell back to TCP.
-	RDMAShareOfNetwork float64 `json:"rdma_share_of_network"`
+	RDMAShareOfNetwork float64 `json:"mean_rdma_bytes_per_network_byte"`
 	// CPUPCIePerNetworkByte: root complex bytes (RX+TX) per network byte; near 0 with
 	// GPUDirect RDMA, about 2 when every byte bounces through host memory.
-	CPUPCIePerNetworkByte float64 `json:"cpu_pcie_per_network_byte"`
+	CPUPCIePerNetworkByte float64 `json:"mean_cpu_pcie_bytes_per_network_byte"`
 	// HostMemoryPerNetworkByte: host memory bytes (RD+WR) per network byte.
-	HostMemoryPerNetworkByte float64 `json:"host_memory_per_network_byte"`
-	// RDMATransmitLineShare: RNIC TX over the ports' trained link rate.
-	RDMATransmitLineShare float64 `json:"rdma_transmit_line_share"`
+	HostMemoryPerNetworkByte float64 `json:"mean_host_memory_bytes_per_network_byte"`
+	// RDMATransmitLineShare: RNIC TX of every port over the sum of their trained link rates
+	// (the connector's rdma_transmit_line_share is per port).
+	RDMATransmitLineShare float64 `json:"mean_rdma_transmit_bytes_per_line_byte"`
 }
 
-// mean is the average of a series' points after t (0 when it has none).
+// mean is the time-weighted average of a series' rates after t (0 when it has none): each rate
+// weighs as much as the interval it covers (the gap to the point before it; the first point weighs
+// as much as the second's gap), so that the mean is the bytes moved over the time they took. A
+// plain average of the rates would not be: a scrape that a loaded machine delays by half an
+// interval draws one rate low over a long gap and the next high over a short one, and the high
+// one would count as much as the low.
 func mean(r *ring, after int64) float64 {
-	var sum float64
+	var sum, weights float64
 	var n int
-	r.since(after, func(_ int64, v float64) {
-		sum += v
+	var prev int64
+	var first float64
+	r.since(after, func(t int64, v float64) {
+		switch n {
+		case 0:
+			first = v
+		case 1:
+			// The first point's interval is taken to be the second's.
+			sum += first * float64(t-prev)
+			weights += float64(t - prev)
+			fallthrough
+		default:
+			sum += v * float64(t-prev)
+			weights += float64(t - prev)
+		}
+		prev = t
 		n++
 	})
-	if n == 0 {
+	switch {
+	case n == 0:
 		return 0
+	case weights <= 0:
+		return first
 	}
-	return sum / float64(n)
+	return sum / weights
 }
 
-func observe(n *node, after int64, ports []Port) Observed {
+func observe(n *node, after int64, ports []portRow) observedRatios {
 	var rdma, rdmaTx, netdev, pcie, mem float64
 	for _, sr := range n.series {
 		m := mean(sr.ring, after)
@@ -57,7 +81,7 @@ func observe(n *node, after int64, ports []Port) Observed {
 			mem += m
 		}
 	}
-	o := Observed{RDMABytesPerSecond: rdma, NetworkBytesPerSecond: rdma + netdev}
+	o := observedRatios{RDMABytesPerSecond: rdma, NetworkBytesPerSecond: rdma + netdev}
 	if network := rdma + netdev; network > 0 {
 		o.RDMAShareOfNetwork = rdma / network
 		o.CPUPCIePerNetworkByte = pcie / network

@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 // ring holds the newest points of one series, oldest first, in at most cap(t) slots. It grows
 // to its capacity as points come and then overwrites the oldest, so a series costs memory in
@@ -21,6 +21,23 @@ func (r *ring) last() (t int64, v float64, ok bool) {
 	}
 	i := r.newest()
 	return r.t[i], r.v[i], true
+}
+
+// recent returns the newest point's time and the time-weighted mean of the newest k rates (mean,
+// observed.go): what a table shows as "now". One interval's rate alone moves with the scrape's
+// timing on a loaded machine (a late scrape draws one rate low and the next high); over k
+// intervals that pair mostly cancels, and the value still follows a change within k intervals.
+func (r *ring) recent(k int) (t int64, v float64, ok bool) {
+	n := len(r.t)
+	if n == 0 {
+		return 0, 0, false
+	}
+	i := r.newest()
+	after := int64(-1 << 63)
+	if n > k {
+		after = r.t[(i+n-k)%n]
+	}
+	return r.t[i], mean(r, after), true
 }
 
 // step is the time between the two newest points (0 with fewer than two).

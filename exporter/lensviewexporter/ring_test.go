@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func points(r *ring, after int64) (ts []int64, vs []float64) {
@@ -62,4 +63,26 @@ func TestRingNeverHoldsMoreThanItsBound(t *testing.T) {
 		assert.LessOrEqual(t, cap(r.v), 1000)
 	}
 	assert.Equal(t, 1000, r.len())
+}
+
+// TestRecentAveragesTheNewestIntervals: the port table's "now" is the time-weighted mean of the
+// newest intervals, so that one late scrape (67 B/s over 1.5 s, then 200 B/s over 0.5 s, of a
+// port moving 100 B a second) shows as the 100 B/s the port moved, not as 200 B/s.
+func TestRecentAveragesTheNewestIntervals(t *testing.T) {
+	r := newRing(16)
+	prev := int64(0)
+	for _, at := range []int64{1000, 2000, 3000, 4500, 5000} {
+		r.push(at, 100/(float64(at-prev)/1000))
+		prev = at
+	}
+	at, v, ok := r.recent(3)
+	require.True(t, ok)
+	assert.Equal(t, int64(5000), at)
+	assert.InDelta(t, 100, v, 1e-9)
+	_, last, _ := r.last()
+	assert.InDelta(t, 200, last, 1e-9, "the newest interval alone")
+	_, all, _ := r.recent(100)
+	assert.InDelta(t, 100, all, 1e-9, "fewer points than k: all of them")
+	_, _, ok = newRing(4).recent(3)
+	assert.False(t, ok)
 }

@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"embed"
@@ -43,6 +43,9 @@ func newHandler(st *store, refresh time.Duration) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/nodes", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, st.nodeList())
+	})
+	mux.HandleFunc("GET /api/cluster", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, st.clusterView(refresh.Milliseconds()))
 	})
 	mux.HandleFunc("GET /api/node", func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Query().Get("name")

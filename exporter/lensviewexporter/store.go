@@ -1,10 +1,12 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
 // store is everything the view shows: per node, a ring per series and the latest facts. All of
@@ -26,9 +28,14 @@ type store struct {
 	// now is the wall clock (a test replaces it).
 	now func() time.Time
 
-	logger              *zap.Logger
-	warnedNodes         bool
-	warnedSeries        bool
+	logger       *zap.Logger
+	evictions    *nodestate.Evictions
+	telemetry    storeTelemetry
+	warnedSeries bool
+	// maxSkew refuses points stamped further than this from now (config max_clock_skew);
+	// warnedSkew says it once.
+	maxSkew             time.Duration
+	warnedSkew          bool
 	unnamed             string // node name for resources without host.name: this host's name
 	verdictNames        []string
 	verdictCode         map[string]int
@@ -44,6 +51,7 @@ func newStore(cfg *Config, logger *zap.Logger, unnamed string) *store {
 		// 1.25 x window/resolution points.
 		ringPoints: points + points/4 + 1,
 		nodes:      map[string]*node{}, now: time.Now, logger: logger, unnamed: unnamed,
+		evictions: nodestate.NewEvictions(logger), maxSkew: cfg.MaxClockSkew, telemetry: nopTelemetry{},
 		verdictCode: map[string]int{},
 	}
 }
@@ -56,8 +64,9 @@ type node struct {
 	series   map[string]*series
 	counters map[string]*counterState
 	ports    map[string]*port
-	topo     topology
-	diag     diagnosis
+	// state is the node's state as the diagnosis connector reads it (ports, GPUs, topology).
+	state *nodestate.Node
+	diag  diagnosis
 }
 
 // series is one line of a chart.
@@ -93,15 +102,22 @@ func (s *store) node(name string) *node {
 	if n != nil {
 		return n
 	}
-	if len(s.nodes) >= s.maxNodes {
-		if !s.warnedNodes {
-			s.warnedNodes = true
-			s.logger.Warn("lensview keeps no more nodes; raise max_nodes to see them", zap.Int("max_nodes", s.maxNodes), zap.String("node", name))
+	for len(s.nodes) >= s.maxNodes {
+		// The least recently seen node makes room: a fleet larger than max_nodes shows the nodes
+		// that report now, not the first max_nodes that ever did.
+		var oldest *node
+		for _, o := range s.nodes {
+			if oldest == nil || o.lastSeen.Before(oldest.lastSeen) {
+				oldest = o
+			}
 		}
-		return nil
+		delete(s.nodes, oldest.name)
+		s.evictions.Evicted(s.now(), oldest.name, s.maxNodes)
+		s.telemetry.evicted(1)
 	}
 	n = &node{name: name, series: map[string]*series{}, counters: map[string]*counterState{}, ports: map[string]*port{}}
-	n.topo.init()
+	// The state's series are a node's gauges and counters, bounded as its counters are.
+	n.state = nodestate.New(name, nodestate.Limits{MaxSeries: 4 * s.maxSeries, MaxSkew: s.maxSkew})
 	n.diag.init(s.ringPoints)
 	s.nodes[name] = n
 	return n
@@ -172,7 +188,7 @@ func (s *store) sweep(now time.Time) {
 				delete(n.ports, k)
 			}
 		}
-		n.topo.forget(oldest)
+		n.state.Forget(now.UnixNano(), s.window)
 		n.diag.forget(oldest)
 	}
 }

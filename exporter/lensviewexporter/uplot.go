@@ -1,4 +1,4 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 // uplotSHA256 are the checksums of the uPlot files embedded in web/uplot, as in the npm package
 // uplot@1.6.32 (tarball sha512-KIMVnG68zvu5XXUbC4LQEPnhwOxBuLyW1AHtpm6IKTXImkbLgkMy+jabjLgSLMasNuGGzQm/ep3tOkyTxpiQIw==).

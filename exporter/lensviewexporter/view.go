@@ -1,33 +1,33 @@
-package lensviewexporter
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
 
 import (
 	"sort"
 	"time"
 )
 
-// NodeSummary is one entry of /api/nodes.
-type NodeSummary struct {
+// nodeSummary is one entry of /api/nodes.
+type nodeSummary struct {
 	Name     string `json:"name"`
 	LastSeen int64  `json:"last_seen"`
 	Series   int    `json:"series"`
 	Verdict  string `json:"verdict,omitempty"`
 }
 
-// NodeView is /api/node: everything the page draws for one node. Times are unix milliseconds.
-type NodeView struct {
-	Node      string    `json:"node"`
-	Now       int64     `json:"now"`
-	WindowMs  int64     `json:"window_ms"`
-	RefreshMs int64     `json:"refresh_ms"`
-	Series    []Series  `json:"series"`
-	Ports     []Port    `json:"ports"`
-	Topology  Topology  `json:"topology"`
-	Diagnosis Diagnosis `json:"diagnosis"`
-	Observed  Observed  `json:"observed"`
+// nodeJSON is /api/node: everything the page draws for one node. Times are unix milliseconds.
+type nodeJSON struct {
+	Node      string         `json:"node"`
+	Now       int64          `json:"now"`
+	WindowMs  int64          `json:"window_ms"`
+	RefreshMs int64          `json:"refresh_ms"`
+	Series    []seriesJSON   `json:"series"`
+	Ports     []portRow      `json:"ports"`
+	Topology  topology       `json:"topology"`
+	Diagnosis diagnosisJSON  `json:"diagnosis"`
+	Observed  observedRatios `json:"observed"`
 }
 
-// Series is one line: its points after the request's since, oldest first.
-type Series struct {
+// seriesJSON is one line: its points after the request's since, oldest first.
+type seriesJSON struct {
 	ID        string    `json:"id"`
 	Label     string    `json:"label"`
 	Component string    `json:"component"`
@@ -39,19 +39,24 @@ type Series struct {
 	V         []float64 `json:"v"`
 }
 
-// Port is an RDMA port's row: its link and the latest per-second congestion counters.
-type Port struct {
+// portRow is an RDMA port's row: its link and the latest per-second congestion counters.
+type portRow struct {
 	Device       string  `json:"device"`
 	RateBytes    float64 `json:"rate_bytes_per_second"`
 	Width        int64   `json:"width"`
 	State        int64   `json:"state"`
 	TransmitRate float64 `json:"transmit_bytes_per_second"`
 	LineShare    float64 `json:"transmit_line_share"`
-	// Counters are the latest per-second rates of the counters that still move.
+	// Counters are the per-second rates of the counters that still move, over their newest
+	// recentIntervals intervals.
 	Counters map[string]float64 `json:"counters_per_second"`
 	// Saturated are the port's counters stuck at their maximum (kernel names, port_xmit_wait).
 	Saturated []string `json:"saturated"`
 }
+
+// recentIntervals is how many of a series' newest intervals the port table's rates average
+// (ring.recent).
+const recentIntervals = 3
 
 // fresh reports whether a point at t (unix ms) is recent: within three of its series' steps,
 // and at least three resolutions or 30 s. A counter the receiver stopped reporting (saturated,
@@ -61,12 +66,12 @@ func (s *store) fresh(now time.Time, t, step int64) bool {
 	return now.UnixMilli()-t <= limit
 }
 
-func (s *store) nodeList() []NodeSummary {
+func (s *store) nodeList() []nodeSummary {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := []NodeSummary{}
+	out := []nodeSummary{}
 	for _, n := range s.nodes {
-		ns := NodeSummary{Name: n.name, LastSeen: n.lastSeen.UnixMilli(), Series: len(n.series)}
+		ns := nodeSummary{Name: n.name, LastSeen: n.lastSeen.UnixMilli(), Series: len(n.series)}
 		if v, ok := n.diag.verdicts[""]; ok {
 			ns.Verdict = v.verdict
 		}
@@ -78,20 +83,20 @@ func (s *store) nodeList() []NodeSummary {
 
 // nodeView returns the node's view with the points newer than since (unix ms; 0 for the whole
 // window); ok is false for a node the store does not know.
-func (s *store) nodeView(name string, since int64, refresh time.Duration) (NodeView, bool) {
+func (s *store) nodeView(name string, since int64, refresh time.Duration) (nodeJSON, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := s.nodes[name]
 	if n == nil {
-		return NodeView{}, false
+		return nodeJSON{}, false
 	}
 	now := s.now()
 	oldest := now.Add(-s.window).UnixMilli()
 	after := max(since, oldest)
-	v := NodeView{Node: n.name, Now: now.UnixMilli(), WindowMs: s.window.Milliseconds(), RefreshMs: refresh.Milliseconds(),
-		Series: []Series{}, Ports: []Port{}}
+	v := nodeJSON{Node: n.name, Now: now.UnixMilli(), WindowMs: s.window.Milliseconds(), RefreshMs: refresh.Milliseconds(),
+		Series: []seriesJSON{}, Ports: []portRow{}}
 	for _, sr := range n.series {
-		out := Series{ID: sr.id, Label: sr.label, Component: sr.component, Direction: sr.direction, Device: sr.device,
+		out := seriesJSON{ID: sr.id, Label: sr.label, Component: sr.component, Direction: sr.direction, Device: sr.device,
 			Unit: sr.unit, Axis: sr.axis, T: []int64{}, V: []float64{}}
 		sr.ring.since(after, func(t int64, val float64) {
 			out.T = append(out.T, t)
@@ -101,9 +106,9 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration) (NodeV
 	}
 	sort.Slice(v.Series, func(i, j int) bool { return seriesLess(v.Series[i], v.Series[j]) })
 	for _, p := range n.ports {
-		row := Port{Device: p.device, RateBytes: p.rate, Width: p.width, State: p.state, Counters: map[string]float64{}, Saturated: []string{}}
+		row := portRow{Device: p.device, RateBytes: p.rate, Width: p.width, State: p.state, Counters: map[string]float64{}, Saturated: []string{}}
 		if sr := n.series["rnic/transmit/"+p.device]; sr != nil {
-			if _, tx, ok := sr.ring.last(); ok {
+			if _, tx, ok := sr.ring.recent(recentIntervals); ok {
 				row.TransmitRate = tx
 				if p.rate > 0 {
 					row.LineShare = tx / p.rate
@@ -112,7 +117,7 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration) (NodeV
 		}
 		for _, sr := range n.series {
 			if sr.axis == axisEvents && (sr.device == p.device || p.netdev != "" && sr.device == p.netdev) {
-				if t, val, ok := sr.ring.last(); ok && s.fresh(now, t, sr.ring.step()) {
+				if t, val, ok := sr.ring.recent(recentIntervals); ok && s.fresh(now, t, sr.ring.step()) {
 					row.Counters[sr.direction] = val
 				}
 			}
@@ -126,14 +131,14 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration) (NodeV
 		v.Ports = append(v.Ports, row)
 	}
 	sort.Slice(v.Ports, func(i, j int) bool { return v.Ports[i].Device < v.Ports[j].Device })
-	v.Topology = n.topo.export()
+	v.Topology = exportTopology(n.state.At(now.UnixNano(), s.window, s.window))
 	v.Diagnosis = n.diag.export(s.verdictNames, oldest)
 	v.Observed = observe(n, now.Add(-observeSpan).UnixMilli(), v.Ports)
 	return v, true
 }
 
 // seriesLess orders the legend along the data path (naming.go), transmit before receive.
-func seriesLess(a, b Series) bool {
+func seriesLess(a, b seriesJSON) bool {
 	if oa, ob := componentOrder(a.Component), componentOrder(b.Component); oa != ob {
 		return oa < ob
 	}

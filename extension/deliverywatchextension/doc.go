@@ -7,7 +7,7 @@
 // otelcol_exporter_prometheusremotewrite_wal_lag (the write-ahead log's unsent requests), and
 // otelcol_exporter_send_failed_metric_points counts points dropped. The extension reads that
 // telemetry from the collector's own Prometheus endpoint (service.telemetry.metrics.readers) and
-// turns its changes into one warning when an outage starts and one when it ends.
+// turns its changes into one warning when an outage starts and an info line when it ends.
 //
 //go:generate mdatagen metadata.yaml
 package deliverywatchextension // import "github.com/otelcol-iclens/otelcol-iclens/extension/deliverywatchextension"

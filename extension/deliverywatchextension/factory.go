@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/extension"
 
 	"github.com/otelcol-iclens/otelcol-iclens/extension/deliverywatchextension/internal/metadata"
@@ -19,13 +20,15 @@ const (
 
 // NewFactory creates a factory for the delivery_watch extension.
 func NewFactory() extension.Factory {
-	return extension.NewFactory(metadata.Type, createDefaultConfig, create, metadata.ExtensionStability)
+	return extension.NewFactory(metadata.Type, createDefaultConfig, createExtension, metadata.ExtensionStability)
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{Endpoint: defaultEndpoint, CheckInterval: defaultCheckInterval, GrowingChecks: defaultGrowingChecks}
+	client := confighttp.NewDefaultClientConfig()
+	client.Endpoint = defaultEndpoint
+	return &Config{ClientConfig: client, CheckInterval: defaultCheckInterval, GrowingChecks: defaultGrowingChecks}
 }
 
-func create(_ context.Context, set extension.Settings, cfg component.Config) (extension.Extension, error) {
-	return newWatcher(cfg.(*Config), set.Logger), nil
+func createExtension(_ context.Context, set extension.Settings, cfg component.Config) (extension.Extension, error) {
+	return newDeliveryWatch(cfg.(*Config), set), nil
 }

@@ -23,9 +23,10 @@ func steps(backlogs []float64, failed []float64) []transition {
 }
 
 const (
-	u = unchanged
-	f = startedFailing
-	r = recovered
+	u  = unchanged
+	f  = startedFailing
+	rf = startedRefusing
+	r  = recovered
 )
 
 func TestHealthyQueueRisesAndFalls(t *testing.T) {
@@ -58,6 +59,40 @@ func TestDroppedPointsAreAFailure(t *testing.T) {
 }
 
 func TestCounterStartsOver(t *testing.T) {
-	// A restarted collector behind the endpoint starts its counters at 0: not a drop.
-	assert.Equal(t, []transition{u, u, u}, steps([]float64{0, 0, 0}, []float64{9, 0, 0}))
+	// A restarted collector behind the endpoint starts its counters at 0: not a drop (after the
+	// 9 points dropped, which are).
+	assert.Equal(t, []transition{u, f, u, u}, steps([]float64{0, 0, 0, 0}, []float64{0, 9, 0, 0}))
+}
+
+func TestDropsBeforeTheFirstCheck(t *testing.T) {
+	// The process's own counters: what it dropped before the watcher's first check counts.
+	assert.Equal(t, []transition{f, u, u, r}, steps([]float64{0, 0, 0, 0}, []float64{9, 9, 9, 9}))
+}
+
+// TestRefusedPointsAreAFailure: the queue refused points (its disk is full) while its size
+// stays flat: failing at once, recovered once it refuses none for growing_checks checks.
+func TestRefusedPointsAreAFailure(t *testing.T) {
+	s := &exporterState{}
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	var got []transition
+	for i, n := range []float64{0, 0, 4000, 9000, 9000, 9000, 9000} {
+		got = append(got, s.step(reading{backlog: 12, hasQueue: true, refused: n}, t0.Add(time.Duration(i)*10*time.Second), 3))
+	}
+	assert.Equal(t, []transition{u, u, f, u, u, u, r}, got)
+	assert.Equal(t, 9000.0, s.RefusedIn)
+}
+
+// TestRefusalsDuringAnOutage: the queue grows (the backend is away), then its disk fills and it
+// refuses points: the refusals are said once, when they start, and counted into the outage.
+func TestRefusalsDuringAnOutage(t *testing.T) {
+	s := &exporterState{}
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	backlog := []float64{0, 100, 200, 300, 400, 400, 400, 0, 0, 0}
+	refused := []float64{0, 0, 0, 0, 0, 500, 900, 900, 900, 900}
+	var got []transition
+	for i := range backlog {
+		got = append(got, s.step(reading{backlog: backlog[i], hasQueue: true, refused: refused[i]}, t0.Add(time.Duration(i)*10*time.Second), 3))
+	}
+	assert.Equal(t, []transition{u, u, u, f, u, rf, u, u, u, r}, got)
+	assert.Equal(t, 900.0, s.RefusedIn)
 }

@@ -2,7 +2,11 @@
 // every receiver and of the end-to-end paths.
 package metrictest // import "github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 
-import "go.opentelemetry.io/collector/pdata/pmetric"
+import (
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
+)
 
 // Metrics returns every metric named name, across resources and scopes.
 func Metrics(md pmetric.Metrics, name string) []pmetric.Metric {
@@ -19,18 +23,7 @@ func Metrics(md pmetric.Metrics, name string) []pmetric.Metric {
 func Points(md pmetric.Metrics, name string) []pmetric.NumberDataPoint {
 	var out []pmetric.NumberDataPoint
 	for _, m := range Metrics(md, name) {
-		var dps pmetric.NumberDataPointSlice
-		switch m.Type() {
-		case pmetric.MetricTypeSum:
-			dps = m.Sum().DataPoints()
-		case pmetric.MetricTypeGauge:
-			dps = m.Gauge().DataPoints()
-		default:
-			continue
-		}
-		for i := 0; i < dps.Len(); i++ {
-			out = append(out, dps.At(i))
-		}
+		nodestate.NumberPoints(m, func(dp pmetric.NumberDataPoint) { out = append(out, dp) })
 	}
 	return out
 }

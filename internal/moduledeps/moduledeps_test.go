@@ -5,6 +5,7 @@
 package moduledeps_test
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,44 @@ func TestComponentModuleHasNoToolingDependency(t *testing.T) {
 				if path == f || strings.HasPrefix(path, f+"/") {
 					t.Errorf("the components' module depends on %s (%q); tooling belongs in tools/", path, line)
 				}
+			}
+		}
+	}
+}
+
+// notDirect are modules the components' module gets only through the collector's own libraries
+// (confighttp brings snappy, gRPC brings protobuf): the benchmark's push backend
+// (tools/internal/pushsink) decodes those wire formats itself, and a direct requirement here would
+// mean that tooling code moved back into the components' module.
+var notDirect = []string{
+	"github.com/golang/snappy",
+	"google.golang.org/protobuf",
+}
+
+func TestComponentModuleRequiresNoWireFormatDirectly(t *testing.T) {
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(cmd.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	var mod struct {
+		Require []struct {
+			Path     string
+			Indirect bool
+		}
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	if len(mod.Require) < 10 {
+		t.Fatalf("go.mod lists %d requirements; expected the collector's dependencies", len(mod.Require))
+	}
+	for _, r := range mod.Require {
+		for _, f := range notDirect {
+			if r.Path == f && !r.Indirect {
+				t.Errorf("the components' module requires %s directly; the benchmark's wire formats belong in tools/", r.Path)
 			}
 		}
 	}

@@ -8,7 +8,9 @@
 package pci // import "github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -61,7 +63,8 @@ var ErrNotPCI = fmt.Errorf("not a PCI device")
 
 // FromLink resolves the `device` link of a class device (for example
 // /sys/class/infiniband/mlx5_0/device) to the PCI function behind it and reads its NUMA node.
-// If only numa_node cannot be read, the device comes back with NUMANode -1 together with the error.
+// If only numa_node cannot be read, the device comes back with NUMANode -1 together with the error;
+// a function without numa_node (CONFIG_NUMA off) is NUMANode -1 and no error.
 func FromLink(r *sysfs.Reader, link string) (*Device, error) {
 	real, err := filepath.EvalSymlinks(link)
 	if err != nil {
@@ -73,6 +76,11 @@ func FromLink(r *sysfs.Reader, link string) (*Device, error) {
 	}
 	dev.NUMANode = -1
 	n, err := r.ReadInt(filepath.Join(real, "numa_node"))
+	if errors.Is(err, os.ErrNotExist) {
+		// drivers/pci/pci-sysfs.c creates numa_node only #ifdef CONFIG_NUMA: a kernel without NUMA
+		// support has none, which is the unknown node, not an error.
+		return dev, nil
+	}
 	if err != nil {
 		return dev, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
 )
 
 func TestParsePath(t *testing.T) {
@@ -47,4 +48,20 @@ func TestFromLink(t *testing.T) {
 
 	_, err = FromLink(&r, filepath.Join(root, "nowhere"))
 	assert.Error(t, err)
+}
+
+// TestFromLinkWithoutNUMA: a kernel built without CONFIG_NUMA has no numa_node attribute
+// (drivers/pci/pci-sysfs.c declares it only #ifdef CONFIG_NUMA): the node is unknown (-1), and
+// that is no error. The tree is testfs's RDMA writer with the attribute left out.
+func TestFromLinkWithoutNUMA(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, testfs.WriteRDMANode(root, []testfs.RDMADevice{{
+		Name: "mlx5_0", PCIPath: "pci0000:3a/0000:3a:00.0/0000:3b:00.0", NUMA: "", Driver: "mlx5_core",
+		Ports: []testfs.RDMAPort{{Num: 1, LinkLayer: "InfiniBand", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "400 Gb/sec (4X NDR)"}},
+	}}))
+	var r sysfs.Reader
+	d, err := FromLink(&r, filepath.Join(root, "sys", "class", "infiniband", "mlx5_0", "device"))
+	require.NoError(t, err)
+	assert.Equal(t, "0000:3b:00.0", d.Address)
+	assert.Equal(t, int64(-1), d.NUMANode)
 }

@@ -162,6 +162,11 @@ func (p *PMU) Event(r *sysfs.Reader, name string) (Event, error) {
 	return ev, nil
 }
 
+// HasUnit reports whether the kernel gives the event a unit (events/<name>.unit). Uncore drivers
+// that print bytes give one (uncore.c uncore_event_show with .unit "MiB"); arm_cspmu events have
+// none (arm_cspmu.c arm_cspmu_sysfs_event_show prints only "event=0x%llx").
+func (e Event) HasUnit() bool { return e.Unit != "" }
+
 // unitBytes is the size of each unit perf's .unit files use for byte counts.
 var unitBytes = map[string]float64{
 	"B": 1, "Bytes": 1, "bytes": 1,

@@ -1,13 +1,19 @@
 package recording
 
+import "time"
+
 // The receiver-specific payloads of Record.Facts and Record.Sample (FORMAT.md), defined once so
 // that the receivers that write and read them and the simulator that generates them agree.
 
 // RNICSample is the rnic receiver's Sample: the ethtool statistics of each netdev, by name, and
-// the drivers of the netdevs (as ETHTOOL_GDRVINFO names them) in the scrape that first read them.
+// the drivers of the netdevs (as ETHTOOL_GDRVINFO names them) in the scrape that first read them,
+// and the fast sampler's sub-interval readings.
 type RNICSample struct {
 	Ethtool        map[string]map[string]uint64 `json:"ethtool,omitempty"`
 	EthtoolDrivers map[string]string            `json:"ethtool_drivers,omitempty"`
+	// Bursts are the fast sampler's byte counter readings since the previous scrape (absent in
+	// recordings made without it, and in those made before it existed).
+	Bursts *SubSamples `json:"bursts,omitempty"`
 }
 
 // PerfSample is the cpuuncore receiver's Sample: one entry per event read in the scrape.
@@ -62,4 +68,63 @@ type GPUValue struct {
 	U     uint64  `json:"u,omitempty"`
 	// Bits is the width of a counter that wraps (0: 64 bits, a decrease is a reset).
 	Bits uint8 `json:"bits,omitempty"`
+	// Entity is what within the GPU the value belongs to: a MIG instance (an XID raised inside
+	// it) or an NVLink link; 0 for the GPU itself.
+	Entity uint32 `json:"entity,omitempty"`
 }
+
+// SubSamples are the readings a receiver's fast sampler took between two scrapes (the rnic
+// receiver's bursts.period), so that a replay folds exactly the recorded samples at their recorded
+// times. Columnar: T holds each pass's time (Unix ns) and Files, per file (relative to the host
+// root, as Record.Files names it), the raw value the pass read, as the file counts it (4-octet words
+// for PMA data counters), or null where that read failed. Period is the sampler's configured
+// period.
+type SubSamples struct {
+	Period Duration             `json:"period"`
+	T      []int64              `json:"t_ns"`
+	Files  map[string][]*uint64 `json:"files"`
+}
+
+// Add appends one pass taken at t: values by file. A file read in earlier passes and missing from
+// this one is null here, one new in this pass is null in the earlier ones.
+func (s *SubSamples) Add(t time.Time, values map[string]uint64) {
+	n := len(s.T)
+	if s.Files == nil {
+		s.Files = map[string][]*uint64{}
+	}
+	for path, v := range values {
+		col, ok := s.Files[path]
+		if !ok {
+			col = make([]*uint64, n, n+1)
+		}
+		v := v
+		s.Files[path] = append(col, &v)
+	}
+	s.T = append(s.T, t.UnixNano())
+	for path, col := range s.Files {
+		if len(col) == n {
+			s.Files[path] = append(col, nil)
+		}
+	}
+}
+
+// Len is the number of passes.
+func (s *SubSamples) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.T)
+}
+
+// Value returns what pass i read from path, and whether that read succeeded. A column shorter
+// than T (a file written by hand) reads as failed past its end.
+func (s *SubSamples) Value(i int, path string) (uint64, bool) {
+	col := s.Files[path]
+	if i >= len(col) || col[i] == nil {
+		return 0, false
+	}
+	return *col[i], true
+}
+
+// Time returns the time of pass i.
+func (s *SubSamples) Time(i int) time.Time { return time.Unix(0, s.T[i]).UTC() }

@@ -1,4 +1,4 @@
-package recording
+package recording // import "github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 
 import (
 	"errors"
@@ -13,13 +13,18 @@ import (
 // values into it before the receiver reads them, so that replay runs through the receiver's whole
 // file-reading code; recorded read errors come back through Fault. Receiver-specific payloads
 // (Facts, Sample) are handed to the caller with each step.
+//
+// A Player streams its recording: it holds one record at a time (and the latest Facts), never the
+// file, so that its memory does not grow with the recording's length; a loop reads the file again
+// from its start.
 type Player struct {
-	rec     *Recording
+	src     records
+	header  Header
 	dir     string
 	root    *os.Root // dir, through which the samples' values are written
 	ownsDir bool
 	loop    bool
-	next    int // index into rec.Records of the next record to apply
+	pending *Record // the next sample: read, its Tree and Facts applied, not yet returned
 	cur     Record
 	// shift maps recorded time to replay time: replayed = recorded + shift.
 	shift   time.Duration
@@ -29,18 +34,24 @@ type Player struct {
 	trees int
 	// facts is the latest Facts payload applied.
 	facts []byte
+	// first and last are the recorded times of the first lap's first and last samples: with the
+	// header's interval, a lap's length.
+	first, last time.Time
+	seen        bool // first is set
 }
 
-// NewPlayer prepares a replay. dir is where the tree is materialized; empty means a new temporary
-// directory, removed by Close.
+// NewPlayer prepares a replay of a recording held in memory. dir is where the tree is
+// materialized; empty means a new temporary directory, removed by Close.
 func NewPlayer(rec *Recording, dir string, loop bool) (*Player, error) {
-	if len(rec.Samples()) == 0 {
-		return nil, errors.New("recording has no samples")
-	}
-	p := &Player{rec: rec, dir: dir, loop: loop}
+	return newPlayer(&memRecords{rec: rec}, rec.Header, dir, loop)
+}
+
+func newPlayer(src records, h Header, dir string, loop bool) (*Player, error) {
+	p := &Player{src: src, header: h, dir: dir, loop: loop}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "iclens-replay-")
 		if err != nil {
+			_ = src.close()
 			return nil, err
 		}
 		p.dir, p.ownsDir = d, true
@@ -56,6 +67,10 @@ func NewPlayer(rec *Recording, dir string, loop bool) (*Player, error) {
 		_ = p.Close()
 		return nil, err
 	}
+	if p.pending == nil {
+		_ = p.Close()
+		return nil, errors.New("recording has no samples")
+	}
 	return p, nil
 }
 
@@ -63,7 +78,7 @@ func NewPlayer(rec *Recording, dir string, loop bool) (*Player, error) {
 func (p *Player) Root() string { return p.dir }
 
 // Header returns the recording's header.
-func (p *Player) Header() Header { return p.rec.Header }
+func (p *Player) Header() Header { return p.header }
 
 // Laps counts how many times a looping replay started over.
 func (p *Player) Laps() int { return p.laps }
@@ -73,10 +88,16 @@ func (p *Player) Laps() int { return p.laps }
 // change does the same, and lets go of what it holds of the old tree (open files).
 func (p *Player) Trees() int { return p.trees }
 
-// applyUntilSample applies Tree records until the next record that carries readings.
+func isSample(r Record) bool { return r.Files != nil || r.Errors != nil || r.Sample != nil }
+
+// applyUntilSample reads and applies Tree and Facts records until one that carries readings,
+// which it keeps as pending; pending stays nil at the end of the recording.
 func (p *Player) applyUntilSample() error {
-	for p.next < len(p.rec.Records) {
-		r := p.rec.Records[p.next]
+	for p.pending == nil {
+		r, ok, err := p.src.next()
+		if err != nil || !ok {
+			return err
+		}
 		if len(r.Tree) > 0 {
 			if err := Materialize(p.dir, r.Tree); err != nil {
 				return err
@@ -86,10 +107,9 @@ func (p *Player) applyUntilSample() error {
 		if r.Facts != nil {
 			p.facts = r.Facts
 		}
-		if r.Files != nil || r.Errors != nil || r.Sample != nil {
-			return nil
+		if isSample(r) {
+			p.pending = &r
 		}
-		p.next++
 	}
 	return nil
 }
@@ -102,21 +122,30 @@ func (p *Player) Next(now time.Time) (Record, bool, error) {
 	if err := p.applyUntilSample(); err != nil {
 		return Record{}, false, err
 	}
-	if p.next >= len(p.rec.Records) {
+	if p.pending == nil {
 		if !p.loop {
 			return Record{}, false, nil
 		}
-		samples := p.rec.Samples()
-		length := samples[len(samples)-1].Time.Sub(samples[0].Time) + time.Duration(p.rec.Header.Interval)
-		p.shift += length
-		p.next = 0
+		p.shift += p.last.Sub(p.first) + time.Duration(p.header.Interval)
 		p.laps++
+		if err := p.src.rewind(); err != nil {
+			return Record{}, false, err
+		}
 		if err := p.applyUntilSample(); err != nil {
 			return Record{}, false, err
 		}
+		if p.pending == nil {
+			return Record{}, false, errors.New("recording has no samples")
+		}
 	}
-	r := p.rec.Records[p.next]
-	p.next++
+	r := *p.pending
+	p.pending = nil
+	if p.laps == 0 {
+		if !p.seen {
+			p.first, p.seen = r.Time, true
+		}
+		p.last = r.Time
+	}
 	if !p.started {
 		p.shift = now.Sub(r.Time)
 		p.started = true
@@ -159,8 +188,12 @@ func (p *Player) Fault(abs string) error {
 	return errors.New(name)
 }
 
-// Close removes the materialized tree if the player created it.
+// Close closes the recording and removes the materialized tree if the player created it.
 func (p *Player) Close() error {
+	if p.src != nil {
+		_ = p.src.close()
+		p.src = nil
+	}
 	if p.root != nil {
 		_ = p.root.Close()
 		p.root = nil

@@ -1,4 +1,4 @@
-package recording
+package recording // import "github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 
 import (
 	"fmt"
@@ -6,18 +6,19 @@ import (
 )
 
 // OpenReplay opens the recording at path for the receiver named receiver (rnic, cpuuncore, gpu)
-// and prepares its replay: it refuses a file that is missing, unreadable, of another format or
+// and prepares its replay, streamed from the file (Player): it refuses a file that is missing, unreadable, of another format or
 // version, of another receiver, or without samples, with an error naming the file. Every receiver
 // calls it from Start, so that a bad replay fails Start the same way everywhere.
 func OpenReplay(path, receiver string, loop bool) (*Player, error) {
-	rec, err := Open(path)
+	src, h, err := openFileRecords(path)
 	if err != nil {
 		return nil, err
 	}
-	if rec.Header.Receiver != receiver {
-		return nil, fmt.Errorf("recording %s is of the %q receiver, not %s", path, rec.Header.Receiver, receiver)
+	if h.Receiver != receiver {
+		_ = src.close()
+		return nil, fmt.Errorf("recording %s is of the %q receiver, not %s", path, h.Receiver, receiver)
 	}
-	p, err := NewPlayer(rec, "", loop)
+	p, err := newPlayer(src, h, "", loop)
 	if err != nil {
 		return nil, fmt.Errorf("recording %s: %w", path, err)
 	}

@@ -199,65 +199,52 @@ func (w *Writer) Close() error {
 	return errors.Join(err, w.f.Close())
 }
 
-// Recording is a whole recording in memory.
+// Recording is a whole recording in memory: for tests and tools that inspect a file. A replay
+// never loads one (OpenReplay streams).
 type Recording struct {
 	Header  Header
 	Records []Record
 }
 
-// Open reads a recording (gzip-compressed or not). It refuses files of another format or of a
-// newer version, naming the file.
+// Open reads a whole recording (gzip-compressed or not), each record at most MaxRecordBytes. It
+// refuses files of another format or of a newer version, naming the file.
 func Open(path string) (*Recording, error) {
-	f, err := os.Open(path)
+	src, h, err := openFileRecords(path)
 	if err != nil {
-		return nil, fmt.Errorf("recording: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	var in io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
+	defer src.close()
+	rec := &Recording{Header: h}
+	for {
+		r, ok, err := src.next()
 		if err != nil {
-			return nil, fmt.Errorf("recording %s: %w", path, err)
+			return nil, err
 		}
-		defer gz.Close()
-		in = gz
-	}
-	rec, err := Decode(in)
-	if err != nil {
-		return nil, fmt.Errorf("recording %s: %w", path, err)
-	}
-	return rec, nil
-}
-
-// Decode reads a recording from r.
-func Decode(r io.Reader) (*Recording, error) {
-	dec := json.NewDecoder(r)
-	var rec Recording
-	if err := dec.Decode(&rec.Header); err != nil {
-		return nil, fmt.Errorf("header: %w", err)
-	}
-	if rec.Header.Format != Format {
-		return nil, fmt.Errorf("not an otelcol-iclens recording (format %q)", rec.Header.Format)
-	}
-	if rec.Header.Version < 1 || rec.Header.Version > Version {
-		return nil, fmt.Errorf("recording version %d is not supported (this collector reads up to %d)", rec.Header.Version, Version)
-	}
-	for line := 2; ; line++ {
-		var r Record
-		err := dec.Decode(&r)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			// A recording cut short (the node crashed mid-write) is still worth replaying.
-			if errors.Is(err, io.ErrUnexpectedEOF) && len(rec.Records) > 0 {
-				break
-			}
-			return nil, fmt.Errorf("record %d: %w", line, err)
+		if !ok {
+			return rec, nil
 		}
 		rec.Records = append(rec.Records, r)
 	}
-	return &rec, nil
+}
+
+// Decode reads a whole recording from r, each record at most MaxRecordBytes.
+func Decode(r io.Reader) (*Recording, error) {
+	lr := newLineReader(r)
+	h, err := lr.readHeader()
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recording{Header: h}
+	for {
+		r, ok, err := lr.readRecord(len(rec.Records))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return rec, nil
+		}
+		rec.Records = append(rec.Records, r)
+	}
 }
 
 // Samples returns the records that carry readings (everything but pure Tree/Facts records).

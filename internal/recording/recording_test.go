@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
 
 var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -137,7 +137,7 @@ func TestPlayer(t *testing.T) {
 		require.NoError(t, err)
 		values = append(values, strings.TrimSpace(string(b)))
 		if i%3 == 1 { // the second sample of each lap recorded an EINVAL
-			assert.ErrorIs(t, p.Fault(filepath.Join(p.Root(), "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data")), unix.EINVAL)
+			assert.ErrorIs(t, p.Fault(filepath.Join(p.Root(), "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data")), syscall.EINVAL)
 			assert.NotNil(t, r.Sample)
 		} else {
 			assert.NoError(t, p.Fault(filepath.Join(p.Root(), "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data")))
@@ -209,8 +209,7 @@ func TestMaterializeConfined(t *testing.T) {
 // the earlier recording (the new one gets a numbered name that keeps .gz), and the file is 0600
 // even under umask 000.
 func TestCreateNeverClobbers(t *testing.T) {
-	old := unix.Umask(0)
-	defer unix.Umask(old)
+	setUmask(t, 0)
 	dir := t.TempDir()
 	victim := filepath.Join(dir, "victim")
 	require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))

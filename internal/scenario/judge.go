@@ -31,6 +31,7 @@ type PhaseJudgement struct {
 	RaisedAfter     int
 	ClearedAfter    int
 	PreviousOnlyLen int // how many verdicts of the previous phase had to clear
+	ClearLimit      int // the most intervals they may take (Phase.ClearWithin, at least Grace)
 }
 
 // Grace is how many samples into a phase a diagnosis may still show the previous phase's
@@ -58,7 +59,8 @@ func (c Case) JudgeSkewed(n int, got [][]string, lead []int, exempt map[int]bool
 		if p == 0 {
 			grace++
 		}
-		pj := PhaseJudgement{From: ph.From, Expect: ph.Expect[n], RaisedAfter: -1, ClearedAfter: -1}
+		clearGrace := max(grace, ph.ClearWithin)
+		pj := PhaseJudgement{From: ph.From, Expect: ph.Expect[n], RaisedAfter: -1, ClearedAfter: -1, ClearLimit: max(Grace, ph.ClearWithin)}
 		var prev []string
 		if p > 0 {
 			for _, v := range c.Phases[p-1].Expect[n] {
@@ -79,7 +81,7 @@ func (c Case) JudgeSkewed(n int, got [][]string, lead []int, exempt map[int]bool
 				if slices.Contains(ph.Expect[n], v) {
 					continue
 				}
-				if i < ph.From+grace && p > 0 && slices.Contains(c.Phases[p-1].Expect[n], v) {
+				if i < ph.From+clearGrace && p > 0 && slices.Contains(c.Phases[p-1].Expect[n], v) {
 					continue
 				}
 				if exempt[i] || p+1 < len(c.Phases) && p+1 < len(lead) && i >= c.Phases[p+1].From-lead[p+1] {
@@ -114,8 +116,8 @@ func (j Judgement) Failures(samples int) []string {
 		if pj.RaisedAfter < 0 || pj.RaisedAfter > limit {
 			out = append(out, fmt.Sprintf("phase from sample %d: %s raised after %d intervals (at most %d)", pj.From, strings.Join(pj.Expect, ", "), pj.RaisedAfter, limit))
 		}
-		if pj.PreviousOnlyLen > 0 && (pj.ClearedAfter < 0 || pj.ClearedAfter > limit) {
-			out = append(out, fmt.Sprintf("phase from sample %d: the previous phase's verdicts cleared after %d intervals (at most %d)", pj.From, pj.ClearedAfter, limit))
+		if clear := max(limit, pj.ClearLimit); pj.PreviousOnlyLen > 0 && (pj.ClearedAfter < 0 || pj.ClearedAfter > clear) {
+			out = append(out, fmt.Sprintf("phase from sample %d: the previous phase's verdicts cleared after %d intervals (at most %d)", pj.From, pj.ClearedAfter, clear))
 		}
 	}
 	return out

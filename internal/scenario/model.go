@@ -10,6 +10,8 @@ package scenario // import "github.com/otelcol-iclens/otelcol-iclens/internal/sc
 
 import (
 	"math"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 // Workload constants of the simulated job.
@@ -76,6 +78,9 @@ type Traffic struct {
 	// whose netdev carries SecondNetdevTx/Rx bytes/s of IP traffic and no RDMA.
 	SecondNIC                      bool
 	SecondNetdevTx, SecondNetdevRx float64
+	// SecondRateGbps and SecondLanes are the second NIC's port link (0: the same as the first).
+	SecondRateGbps float64
+	SecondLanes    int
 	// Storage adds an NVMe controller behind the other root port.
 	Storage bool
 	// Topology: the NIC sits on the GPU's PCIe switch (false: under the other socket's root
@@ -84,6 +89,8 @@ type Traffic struct {
 	PeerMem        bool
 	// XID is a GPU error the node reports once a minute (0: none).
 	XID uint64
+	// NCCL is what the node's NCCL job reports (nccl.go); the zero value reports nothing.
+	NCCL NCCLJob
 }
 
 // Host-side background of a training node: the OS, the data loader and the logging.
@@ -116,17 +123,39 @@ func stepRate(rate float64) float64 {
 	return b / (computeSeconds + b/rate)
 }
 
-// Verdicts a diagnosis names (connector/diagnosisconnector); a case's phases say which must hold.
+// TransferSeconds inverts stepRate: how long the AllReduce of a step takes when its GPU sends
+// avg bytes/s on average over the step (the compute part and the transfer); 0 for no transfer.
+func TransferSeconds(avg float64) float64 {
+	if avg <= 0 {
+		return 0
+	}
+	return AllReduceBytes()/avg - computeSeconds
+}
+
+// Verdicts a diagnosis names (the connector's contract, internal/verdict); a case's phases say
+// which must hold.
 const (
-	HealthyGPUDirect  = "healthy_gpudirect"
-	TCPFallback       = "tcp_fallback"
-	GPUDirectBounce   = "gpudirect_bounce"
-	FabricCongestion  = "fabric_congestion"
-	PFCStorm          = "pfc_storm"
-	LinkDegraded      = "link_degraded"
-	GPUDirectNotReady = "gpudirect_not_ready"
-	Idle              = "idle"
+	HealthyGPUDirect  = verdict.HealthyGPUDirect
+	TCPFallback       = verdict.TCPFallback
+	GPUDirectBounce   = verdict.GPUDirectBounce
+	FabricCongestion  = verdict.FabricCongestion
+	PFCStorm          = verdict.PFCStorm
+	LinkDegraded      = verdict.LinkDegraded
+	GPUDirectNotReady = verdict.GPUDirectNotReady
+	Idle              = verdict.Idle
 )
+
+// HCAType is the simulated NICs' model as the kernel's ib_device hca_type attribute names it
+// (ConnectX-6 Dx: MT4125), which the rnic receiver reports on rnic.port.info.
+const HCAType = "MT4125"
+
+// SecondRate is the second NIC's port rate in Gb/s and its lanes.
+func (t Traffic) SecondRate() (float64, int) {
+	if t.SecondRateGbps > 0 {
+		return t.SecondRateGbps, t.SecondLanes
+	}
+	return t.RateGbps, t.Lanes
+}
 
 // On names a verdict that applies to one device (verdict@device).
 func On(verdict, device string) string { return verdict + "@" + device }
@@ -166,6 +195,44 @@ type Phase struct {
 	// ("healthy_gpudirect"; none where the node's traffic has no name, as while a pause storm
 	// stalls it) and each device's (On(LinkDegraded, Port)). No other verdict may hold.
 	Expect [2][]string
+	// ClearWithin is how many intervals the previous phase's verdicts may take to clear (0:
+	// Grace). A device that stops reporting is told apart from a late scrape only once its newest
+	// sample has left the evaluators' window (3 intervals), so its verdicts end then.
+	ClearWithin int
+}
+
+// Named returns the case of StreamCases called name.
+func Named(name string) (Case, bool) {
+	for _, c := range StreamCases() {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Case{}, false
+}
+
+// StreamCases are Cases and the cases only a stream of points can show (Case.Stream, the
+// diagnosis connector's and the promtool tests): a device that vanishes mid-case, which a
+// recording cannot replay (internal/recording writes a sample's files, it never deletes one).
+func StreamCases() []Case {
+	cases := append(Cases(), NCCLCases()...)
+	// node1's second port (mlx5_1, trained to 50 Gb/s beside mlx5_0's 100: link_degraded) goes
+	// away at sample 60 (its driver unbound, the card hot-removed): its metrics end, and so must
+	// its verdict and evidence.
+	gdr := stepRate(lineRate * rdmaEfficiency)
+	with := func(rate float64, lanes int) Traffic {
+		t := healthy(gdr, gdr)
+		t.SecondNIC, t.SecondRateGbps, t.SecondLanes = true, rate, lanes
+		return t
+	}
+	without := healthy(gdr, gdr)
+	cases = append(cases, Case{Name: "port_vanishes",
+		Note: "node1's second port, trained down to 50 Gb/s, goes away at sample 60: its verdict and evidence end with its metrics",
+		Phases: []Phase{
+			{From: 0, Nodes: [2]Traffic{with(50, 2), with(100, 4)}, Expect: [2][]string{{HealthyGPUDirect, On(LinkDegraded, NIC2+"/1")}, {HealthyGPUDirect}}},
+			{From: TransitionFault, Nodes: [2]Traffic{without, without}, Expect: both(HealthyGPUDirect), ClearWithin: Grace + 1},
+		}})
+	return cases
 }
 
 // At returns what node n does at sample i.
@@ -290,6 +357,39 @@ func Cases() []Case {
 			{From: 3, Nodes: [2]Traffic{down1, down}, Expect: [2][]string{{HealthyGPUDirect, On(LinkDegraded, Port)}, {HealthyGPUDirect}}},
 		}})
 
+	// node1's first port trained to 2 of its 4 lanes before the collector started, and stays
+	// there: no higher rate is ever seen on it, but its twin on the same node (the same
+	// ConnectX model, hca_type MT4125) runs at 100 Gb/s, which is what the first one can reach.
+	atBoot := func(rate float64, lanes int) Traffic {
+		t := healthy(half, half)
+		t.RateGbps, t.Lanes = rate, lanes
+		t.SecondNIC, t.SecondRateGbps, t.SecondLanes = true, 100, 4
+		return t
+	}
+	cases = append(cases, steady("trained_down_at_boot",
+		"node1's port came up at 50 Gb/s (2 lanes) before the collector started, beside a second port of the same model at 100 Gb/s: the ring runs at half rate",
+		[2]Traffic{atBoot(50, 2), atBoot(100, 4)}, [2][]string{{HealthyGPUDirect, On(LinkDegraded, Port)}, {HealthyGPUDirect}}))
+
+	// Mixed traffic, the normal state of a training node: while the AllReduce runs over
+	// GPUDirect RDMA on three quarters of the port, rank 0 writes a checkpoint over NFS on the
+	// same port's netdev at 3 GB/s: the GPU copies it into host memory (device-to-host writes on
+	// its root port, which a bounce would also show), the NIC reads it from there and sends it
+	// as IP. The root-port writes are the IP bytes, not the RDMA ones: healthy.
+	checkpoint := func() Traffic {
+		t := healthy(stepRate(lineRate*rdmaEfficiency*0.75), stepRate(lineRate*rdmaEfficiency*0.75))
+		const ckpt = 3e9
+		t.NetdevTx += ckpt
+		t.GPUPCIeTx += ckpt
+		t.CPUPCIeRx += ckpt
+		t.NICRootTx += ckpt
+		t.MemWrite += ckpt
+		t.MemRead += ckpt
+		return t
+	}
+	cases = append(cases, steady("checkpoint_over_nfs",
+		"healthy GPUDirect RDMA AllReduce on 3/4 of the port while rank 0 writes a checkpoint over NFS at 3 GB/s on the same port's netdev (staged through host memory)",
+		[2]Traffic{checkpoint(), healthy(stepRate(lineRate*rdmaEfficiency*0.75), stepRate(lineRate*rdmaEfficiency*0.75))}, ok))
+
 	// node2's NIC storms PFC pauses on priority 3: node1 can barely transmit.
 	storm1 := healthy(0.3e9, 0.25e9)
 	storm1.PFCRxPausePerSec, storm1.PFCRxPauseUsPerSec, storm1.XmitWaitPerSec = 9.5e4, 9.2e5, 4.1e8
@@ -338,6 +438,19 @@ func Cases() []Case {
 	cases = append(cases, steady("fallback_other_interface",
 		"NCCL fell back to TCP over the second NIC's netdev (NCCL_SOCKET_IFNAME=ens2f0np0): the RDMA port and its netdev idle",
 		pair(otherIf()), both(TCPFallback)))
+
+	// TCP fallback over an interface no receiver reports (a front-end NIC without an RDMA
+	// driver, NCCL_SOCKET_IFNAME=eno1): RDMA idle and the watched netdev quiet, while the GPU and
+	// the host move the same bytes a socket transport moves.
+	unwatched := func() Traffic {
+		t := otherIf()
+		t.SecondNIC = false
+		t.SecondNetdevTx, t.SecondNetdevRx = 0, 0
+		return t
+	}
+	cases = append(cases, steady("fallback_unwatched_interface",
+		"NCCL fell back to TCP over an interface no receiver watches: RDMA idle, the watched netdev quiet, the GPU and the host busy with a socket transport's bytes",
+		pair(unwatched()), both(TCPFallback)))
 
 	// Compute only: the GPUs compute between two collectives; the RDMA port is quiet and there is
 	// no congestion evidence: idle, not congestion.

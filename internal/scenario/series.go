@@ -59,6 +59,7 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		nicBus, nicStack = nicFarBusID, farStackDev
 	}
 	cum := map[string]float64{}
+	nccl := c.NCCLRun(n, interval)
 	var out [][]Point
 	for i := range samples {
 		tr := c.At(i, n)
@@ -104,7 +105,7 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		counter("rnic.pfc.pause_duration", tr.PFCRxPauseUsPerSec, prio("receive"))
 		counter("rnic.pfc.pause_duration", 0, prio("transmit"))
 		gauge("rnic.port.rate", tr.RateGbps*1e9/8, port)
-		gauge("rnic.port.info", 1, map[string]string{"device": Port, "netdev": Netdev})
+		gauge("rnic.port.info", 1, map[string]string{"device": Port, "netdev": Netdev, "hca_type": HCAType})
 		ready := 0.0
 		if first.NICOnGPUSwitch && first.PeerMem {
 			ready = 1
@@ -115,14 +116,16 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 			degraded = 1
 		}
 		gauge("rnic.topology.link.degraded", degraded, map[string]string{"device": NIC, "pci.bus_id": nicBus})
-		if first.SecondNIC {
+		// The second NIC reports while it is there (port_vanishes removes it).
+		if first.SecondNIC && tr.SecondNIC {
 			port2 := NIC2 + "/1"
 			io("rnic", "transmit", port2, nic2BusID, 0)
 			io("rnic", "receive", port2, nic2BusID, 0)
 			io("netdev", "transmit", Netdev2, nic2BusID, tr.SecondNetdevTx*ripple)
 			io("netdev", "receive", Netdev2, nic2BusID, tr.SecondNetdevRx*ripple)
-			gauge("rnic.port.rate", tr.RateGbps*1e9/8, map[string]string{"device": port2})
-			gauge("rnic.port.info", 1, map[string]string{"device": port2, "netdev": Netdev2})
+			rate2, _ := tr.SecondRate()
+			gauge("rnic.port.rate", rate2*1e9/8, map[string]string{"device": port2})
+			gauge("rnic.port.info", 1, map[string]string{"device": port2, "netdev": Netdev2, "hca_type": HCAType})
 			gauge("rnic.topology.gpudirect_ready", 0, map[string]string{"gpu.pci.bus_id": gpuBusID, "device": NIC2})
 		}
 
@@ -162,7 +165,7 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		gauge("gpu.info", 1, map[string]string{"device": GPU, "pci.bus_id": gpuBusID})
 		gauge("gpu.pcie.link.width", float64(first.LinkWidthOfGPU()), map[string]string{"device": GPU})
 		gauge("gpu.pcie.link.max_width", 16, map[string]string{"device": GPU})
-		out = append(out, pts)
+		out = append(out, c.ncclPoints(pts, nccl.Next(i), n))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -20,7 +21,9 @@ import (
 // EINVAL, and some drivers answer EOPNOTSUPP.
 var ErrNotAvailable = errors.New("counter not available")
 
-// ErrUnsupportedPlatform is what every read fails with where there is no sysfs (any OS but Linux).
+// ErrUnsupportedPlatform says that there is no sysfs here (any OS but Linux), for callers that
+// refuse to start a live reader there. The Reader itself reads plain files anywhere: off Linux
+// that is a tree materialized from a recording (read_others.go).
 var ErrUnsupportedPlatform = fmt.Errorf("sysfs: unsupported platform: %w", errors.ErrUnsupported)
 
 // ErrNotRegular marks a path that is not a regular file. Every sysfs attribute is one (kernfs
@@ -128,7 +131,7 @@ func (r *Reader) Confine(dir string) error {
 		return &PathError{Op: "open", Path: dir, Err: err}
 	}
 	rt := r.root()
-	rt.beneath, rt.beneathFD = dir, fd
+	rt.beneath, rt.beneathFD = filepath.Clean(dir), fd
 	return nil
 }
 

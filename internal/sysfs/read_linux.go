@@ -5,6 +5,7 @@ package sysfs
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -63,7 +64,15 @@ func (r *Reader) open(path string) (int, error) {
 			return -1, ErrOutside
 		}
 		how := &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
-		open = func() (int, error) { return unix.Openat2(r.beneathFD, rel, how) }
+		open = func() (int, error) {
+			fd, err := unix.Openat2(r.beneathFD, rel, how)
+			if err == unix.ENOSYS {
+				// openat2 is Linux 5.6 and later; before it (RHEL 8's 4.18) the links are resolved
+				// here and the result must stay inside the directory.
+				return openResolvedBeneath(r.beneath, path, flags)
+			}
+			return fd, err
+		}
 	}
 	for {
 		fd, err := open()
@@ -105,4 +114,22 @@ func preadRetry(fd int, buf []byte) (int, error) {
 			return n, err
 		}
 	}
+}
+
+// openResolvedBeneath opens path after resolving its links, refusing a result outside dir: what
+// RESOLVE_BENEATH does, on kernels without openat2 (a link swapped between the check and the open
+// can slip by there).
+func openResolvedBeneath(dir, path string, flags int) (int, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return -1, err
+	}
+	base, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return -1, err
+	}
+	if !strings.HasPrefix(real, base+string(filepath.Separator)) {
+		return -1, unix.EXDEV
+	}
+	return unix.Open(real, flags, 0)
 }

@@ -1,6 +1,9 @@
 package testfs
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Fleet nodes: one RDMA node per fleet people run, each laid out as its driver lays out sysfs.
 // The rnic receiver's tests scrape them (receiver/rnicreceiver/testdata/fleet/<name>) and the
@@ -12,6 +15,8 @@ func FleetRDMANodes() map[string][]RDMADevice {
 	return map[string][]RDMADevice{
 		"broadcom":   BroadcomRDMANode(),
 		"intel":      IntelE810RDMANode(),
+		"ipu":        IntelIPURDMANode(),
+		"efa":        EFARDMANode(),
 		"lag":        LAGRDMANode(),
 		"switchdev":  SwitchdevRDMANode(),
 		"multiplane": MultiPlaneRDMANode(),
@@ -92,7 +97,7 @@ func BroadcomRDMANode() []RDMADevice {
 	}
 	return []RDMADevice{
 		{
-			Name: "bnxt_re0", PCIPath: "pci0000:40/0000:40:01.1/0000:41:00.0", NUMA: "0", Driver: "bnxt_en",
+			Name: "bnxt_re0", PCIPath: "pci0000:40/0000:40:01.1/0000:41:00.0", NUMA: "0", Driver: "bnxt_en", Vendor: "0x14e4",
 			Attrs: attrs("5e9e:79ff:fe2c:1a30"),
 			Ports: []RDMAPort{{
 				Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "100 Gb/sec (4X EDR)",
@@ -103,7 +108,7 @@ func BroadcomRDMANode() []RDMADevice {
 			Netdevs: []RDMANetdev{{Name: "ens2f0np0", TX: 1000, RX: 2000}},
 		},
 		{
-			Name: "bnxt_re1", PCIPath: "pci0000:40/0000:40:01.1/0000:41:00.1", NUMA: "0", Driver: "bnxt_en",
+			Name: "bnxt_re1", PCIPath: "pci0000:40/0000:40:01.1/0000:41:00.1", NUMA: "0", Driver: "bnxt_en", Vendor: "0x14e4",
 			Attrs: attrs("5e9e:79ff:fe2c:1a31"),
 			Ports: []RDMAPort{{
 				Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "100 Gb/sec (4X EDR)",
@@ -114,16 +119,31 @@ func BroadcomRDMANode() []RDMADevice {
 			}},
 			Netdevs: []RDMANetdev{{Name: "ens2f1np1", TX: 3000, RX: 4000}},
 		},
+		{
+			// bnxt_re2, an SR-IOV VF of bnxt_re0's function on a kernel before the PMA support (no
+			// process_mad, so no counters/): bnxt_re_ib_alloc_hw_port_stats creates the extended
+			// files on every P5 chip, but bnxt_re_ib_get_hw_stats fills them only
+			// `if (_is_ext_stats_supported(...) && !rdev->is_virtfn)`: they stay 0 while the
+			// function context's tx/rx_bytes count the traffic.
+			Name: "bnxt_re2", PCIPath: "pci0000:40/0000:40:01.1/0000:41:01.0", PhysFn: "pci0000:40/0000:40:01.1/0000:41:00.0",
+			NUMA: "0", Driver: "bnxt_en", Vendor: "0x14e4", Attrs: attrs("5e9e:79ff:fe2c:1a40"),
+			Ports: []RDMAPort{{
+				Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "100 Gb/sec (4X EDR)",
+				HW:    bnxtHW(3000000000, 4000000000, 0, 0),
+				Ndevs: map[int]string{0: "ens2f0v0", 1: "ens2f0v0"},
+			}},
+			Netdevs: []RDMANetdev{{Name: "ens2f0v0", TX: 5000, RX: 6000}},
+		},
 	}
 }
 
-// IntelE810RDMANode is a node with an E810 (ice + irdma) in RoCEv2 mode and a gen3 part. irdma
-// has no process_mad, so no counters/ (prometheus/procfs PR #605); its hw_counters are the
-// protocol engine's statistics (drivers/infiniband/hw/irdma/verbs.c, irdma_hw_stat_descs): IPv4
-// and IPv6 octets and packets, TCP-style segments, RDMA operations, gen2 congestion (cnpSent,
-// cnpHandled, cnpIgnored, RxECNMrkd) and, on gen3, names that contain spaces.
-func IntelE810RDMANode() []RDMADevice {
-	gen2 := map[string]string{
+// irdmaGen2HW returns the hw_counters of an irdma IRDMA_GEN_2 port (E810) as a kernel before
+// Linux 6.16 prints them (drivers/infiniband/hw/irdma/verbs.c irdma_hw_stat_names): IPv4 and
+// IPv6 octets and packets, the TCP statistics with the "tcp" prefix, the RDMA operations with the
+// "iw" prefix, UDP and the gen2 congestion counters (cnpSent, cnpHandled, cnpIgnored, RxECNMrkd).
+// RHEL 9 and Ubuntu 22.04/24.04 kernels print these names.
+func irdmaGen2HW() map[string]string {
+	return map[string]string{
 		"ip4InDiscards": "0", "ip4InTruncatedPkts": "0", "ip4OutNoRoutes": "0", "ip6InDiscards": "0",
 		"ip6InTruncatedPkts": "0", "ip6OutNoRoutes": "0", "rxVlanErrors": "0",
 		"ip4InOctets": "900000000000", "ip4InPkts": "219726562", "ip4InReasmRqd": "0", "ip4InMcastOctets": "0",
@@ -132,35 +152,97 @@ func IntelE810RDMANode() []RDMADevice {
 		"ip6InOctets": "100000000000", "ip6InPkts": "24414062", "ip6InReasmRqd": "0", "ip6InMcastOctets": "0",
 		"ip6InMcastPkts": "0", "ip6OutOctets": "50000000000", "ip6OutPkts": "12207031", "ip6OutSegRqd": "0",
 		"ip6OutMcastOctets": "0", "ip6OutMcastPkts": "0",
-		"InRdmaReads": "1000", "InRdmaSends": "2000", "InRdmaWrites": "3000", "OutRdmaReads": "1000",
-		"OutRdmaSends": "2000", "OutRdmaWrites": "3000", "RdmaBnd": "0", "RdmaInv": "0",
+		"iwInRdmaReads": "1000", "iwInRdmaSends": "2000", "iwInRdmaWrites": "3000", "iwOutRdmaReads": "1000",
+		"iwOutRdmaSends": "2000", "iwOutRdmaWrites": "3000", "iwRdmaBnd": "0", "iwRdmaInv": "0",
 		"RxUDP": "0", "TxUDP": "0", "RxECNMrkd": "77",
 		"cnpHandled": "41", "cnpIgnored": "2", "cnpSent": "63",
-		"RetransSegs": "11", "InOptErrors": "0", "InProtoErrors": "0", "InSegs": "0", "OutSegs": "0",
+		"tcpRetransSegs": "11", "tcpInOptErrors": "0", "tcpInProtoErrors": "0", "tcpInSegs": "0", "tcpOutSegs": "0",
 		"lifespan": "10",
 	}
-	gen3 := map[string]string{}
-	for k, v := range gen2 {
-		gen3[k] = v
+}
+
+func irdmaDevice(name, path, driver, hcaType, netdev string, hw map[string]string) RDMADevice {
+	return RDMADevice{
+		Name: name, PCIPath: path, NUMA: "1", Driver: driver, Vendor: "0x8086",
+		Attrs: map[string]string{"fw_ver": "1.7", "hca_type": hcaType, "node_guid": "b49a:9503:00c8:7e10", "node_type": "1: CA"},
+		Ports: []RDMAPort{{
+			Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "100 Gb/sec (4X EDR)",
+			HW: hw, Ndevs: map[int]string{0: netdev, 1: netdev},
+		}},
+		Netdevs: []RDMANetdev{{Name: netdev, TX: 5000, RX: 6000}},
+	}
+}
+
+// IntelE810RDMANode is a node with two E810 ports (ice + irdma, IRDMA_GEN_2) in RoCEv2 mode on a
+// kernel before Linux 6.16. irdma has no process_mad, so no counters/ (prometheus/procfs PR #605);
+// its hw_counters are the protocol engine's statistics (irdmaGen2HW).
+func IntelE810RDMANode() []RDMADevice {
+	return []RDMADevice{
+		irdmaDevice("irdma0", "pci0000:b0/0000:b0:02.0/0000:b1:00.0", "ice", "E810", "ens801f0", irdmaGen2HW()),
+		irdmaDevice("irdma1", "pci0000:b0/0000:b0:03.0/0000:b2:00.0", "ice", "E810", "ens802f0", irdmaGen2HW()),
+	}
+}
+
+// IntelIPURDMANode is an Intel IPU E2100 (IRDMA_GEN_3: irdma's ig3rdma auxiliary driver on the
+// idpf function) on Linux 6.16 or later: "RDMA/irdma: Add GEN3 HW statistics support" prints the
+// TCP and RDMA statistics without their prefixes (RetransSegs, InRdmaReads) in
+// irdma_hw_stat_descs and adds the GEN_3 names, which contain spaces.
+func IntelIPURDMANode() []RDMADevice {
+	hw := map[string]string{}
+	for k, v := range irdmaGen2HW() {
+		if rest, ok := strings.CutPrefix(k, "tcp"); ok {
+			k = rest
+		} else if rest, ok := strings.CutPrefix(k, "iw"); ok {
+			k = rest
+		}
+		hw[k] = v
 	}
 	for k, v := range map[string]string{"RTO": "6", "Nak Sequence Error": "8", "Rcvd Out of order packets": "12", "CRC errors": "1"} {
-		gen3[k] = v
+		hw[k] = v
 	}
-	dev := func(name, path, netdev string, hw map[string]string) RDMADevice {
-		return RDMADevice{
-			Name: name, PCIPath: path, NUMA: "1", Driver: "ice",
-			Attrs: map[string]string{"fw_ver": "1.7", "hca_type": "E810", "node_guid": "b49a:9503:00c8:7e10", "node_type": "1: CA"},
-			Ports: []RDMAPort{{
-				Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "100 Gb/sec (4X EDR)",
-				HW: hw, Ndevs: map[int]string{0: netdev, 1: netdev},
-			}},
-			Netdevs: []RDMANetdev{{Name: netdev, TX: 5000, RX: 6000}},
+	return []RDMADevice{irdmaDevice("irdma0", "pci0000:30/0000:30:01.0/0000:31:00.0", "idpf", "IPU", "ens3f0", hw)}
+}
+
+// EFARDMANode is an AWS P5en-like node's first two EFA devices (drivers/infiniband/hw/efa). EFA
+// has no process_mad, so no counters/; each port's hw_counters are EFA_DEFINE_PORT_STATS
+// (efa_verbs.c: basic, messages, RDMA read and write, and on Nitro v4 the network stats of
+// efa_com_cmd.h efa_com_network_stats: SRD retransmits, timeouts, unresponsive and impaired
+// remotes), the device's are EFA_DEFINE_DEVICE_STATS (admin queue and allocation errors). The
+// function has no netdev (the ENA function beside it has). efa_port_link_layer returns
+// IB_LINK_LAYER_UNSPECIFIED (link_layer "Unknown" in core sysfs.c link_layer_show), node_type is
+// RDMA_NODE_UNSPECIFIED, and efa_query_port maps the device's max_link_speed_gbps to an IB speed
+// and width (200 -> 4X HDR): the rate is synthetic.
+func EFARDMANode() []RDMADevice {
+	port := func(k uint64) map[string]string {
+		return map[string]string{
+			"tx_bytes": u(k * 9000000000), "tx_pkts": u(k * 1000000), "rx_bytes": u(k * 8000000000), "rx_pkts": u(k * 900000),
+			"rx_drops": u(k * 3), "send_bytes": u(k * 1000000000), "send_wrs": u(k * 100000),
+			"recv_bytes": u(k * 900000000), "recv_wrs": u(k * 90000),
+			"rdma_read_wrs": u(k * 2000), "rdma_read_bytes": u(k * 4000000000), "rdma_read_wr_err": u(k),
+			"rdma_read_resp_bytes": u(k * 3500000000),
+			"rdma_write_wrs":       u(k * 3000), "rdma_write_bytes": u(k * 4000000000), "rdma_write_wr_err": "0",
+			"rdma_write_recv_bytes": u(k * 3600000000),
+			"retrans_bytes":         u(k * 64000), "retrans_pkts": u(k * 16), "retrans_timeout_events": u(k * 2),
+			"unresponsive_remote_events": "0", "impaired_remote_conn_events": u(k * 5),
+			"lifespan": "10",
 		}
 	}
-	return []RDMADevice{
-		dev("irdma0", "pci0000:b0/0000:b0:02.0/0000:b1:00.0", "ens801f0", gen2),
-		dev("irdma1", "pci0000:b0/0000:b0:03.0/0000:b2:00.0", "ens802f0", gen3),
+	device := map[string]string{
+		"submitted_cmds": "120", "completed_cmds": "120", "cmds_err": "0", "no_completion_cmds": "0",
+		"keep_alive_rcvd": "3600", "alloc_pd_err": "0", "create_qp_err": "0", "create_cq_err": "0", "reg_mr_err": "0",
+		"alloc_ucontext_err": "0", "create_ah_err": "0", "mmap_err": "0", "lifespan": "10",
 	}
+	var devs []RDMADevice
+	for i, bus := range []int{0x4f, 0x50} {
+		devs = append(devs, RDMADevice{
+			Name: "rdmap" + strconv.Itoa(bus) + "s0", PCIPath: "pci0000:" + hex2(bus-1) + "/" + FunctionAddress(bus-1, 0, 0) + "/" + FunctionAddress(bus, 0, 0),
+			NUMA: "0", Driver: "efa", Vendor: "0x1d0f", DeviceHW: device,
+			Attrs: map[string]string{"fw_ver": "", "node_guid": "0e3c:5fff:fe4f:" + hex2(bus) + "00", "node_type": "7: unspecified"},
+			Ports: []RDMAPort{{Num: 1, LinkLayer: "Unknown", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "200 Gb/sec (4X HDR)",
+				HW: port(uint64(i + 1))}},
+		})
+	}
+	return devs
 }
 
 // LAGRDMANode is an mlx5 RoCE LAG: both ports of a ConnectX-6 Dx bonded (bond0 over ens1f0np0

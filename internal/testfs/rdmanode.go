@@ -66,7 +66,9 @@ type RDMAPort struct {
 	Rate      string
 	Counters  map[string]string // nil: no counters/ directory (rxe, bnxt_re)
 	HW        map[string]string // nil: no hw_counters/
-	Ndevs     map[int]string    // gid_attrs/ndevs/<index>
+	// CountersExt is counters_ext/, the 64-bit copies mlx4 adds (nil: none).
+	CountersExt map[string]string
+	Ndevs       map[int]string // gid_attrs/ndevs/<index>
 	// Types are gid_attrs/types/<index> where they are not the default: "IB/RoCE v1" at even
 	// indexes, "RoCE v2" at odd ones (drivers/infiniband/core/roce_gid_mgmt.c adds one GID of each
 	// type for every address of a RoCE device that supports both; cache.c names the types).
@@ -84,12 +86,24 @@ type RDMADevice struct {
 	// Driver is the PCI function's driver (its `driver` link: mlx5_core, bnxt_en, ice); empty
 	// leaves the link out.
 	Driver string
+	// Vendor is the function's PCI vendor ID as sysfs prints it (pci.ids: 0x14e4 Broadcom, 0x8086
+	// Intel, 0x1d0f Amazon); empty is Mellanox's 0x15b3.
+	Vendor string
 	// DeviceHW is the device-level hw_counters/ (mlx5 in switchdev mode); nil for none.
 	DeviceHW map[string]string
 	// Functions are the card's other PCI functions (same driver).
 	Functions []RDMAFunction
 	// Bond is the bond over netdevs of this card, written as a virtual netdev.
 	Bond *RDMABond
+	// PhysFn is, for an SR-IOV virtual function, the PCIPath of its physical function: the PCI
+	// core links the VF to it as `physfn` and the PF to the VF as `virtfn<n>`
+	// (drivers/pci/iov.c pci_iov_sysfs_link).
+	PhysFn string
+	// Modules are kernel modules the device's driver loads (/sys/module/<name>/initstate).
+	Modules []string
+	// InClass writes the device as a directory in /sys/class/infiniband instead of a link to
+	// /sys/devices: what a dump copied with `cp -r` holds, node_exporter's and procfs's fixtures.
+	InClass bool
 }
 
 // ExtendedCounters returns the 21 files of the extended PMA table (pma_group_ext).
@@ -275,9 +289,17 @@ func (t *Tree) rdmaNetdev(parentDir, relFromClass string, nd RDMANetdev) {
 
 // rdmaFunction adds a PCI function's identity: numa_node, vendor, class, and the driver link
 // (../../../bus/pci/drivers/<name> from a function two levels below /sys/devices/pciD:B).
-func (t *Tree) rdmaFunction(fn, rel, numa, driver string) {
-	t.Attr(path.Join(fn, "numa_node"), numa)
-	t.Attr(path.Join(fn, "vendor"), "0x15b3")
+//
+// An empty numa leaves numa_node out, as a kernel without CONFIG_NUMA does
+// (drivers/pci/pci-sysfs.c creates it only #ifdef CONFIG_NUMA).
+func (t *Tree) rdmaFunction(fn, rel, numa, driver, vendor string) {
+	if numa != "" {
+		t.Attr(path.Join(fn, "numa_node"), numa)
+	}
+	if vendor == "" {
+		vendor = "0x15b3"
+	}
+	t.Attr(path.Join(fn, "vendor"), vendor)
 	t.Attr(path.Join(fn, "class"), "0x020000")
 	if driver != "" {
 		t.Link(path.Join(fn, "driver"), strings.Repeat("../", strings.Count(rel, "/")+1)+"bus/pci/drivers/"+driver)
@@ -307,7 +329,7 @@ func (t *Tree) RDMANode(devs []RDMADevice) error {
 		var devDir, rel string
 		for _, f := range d.Functions {
 			fn := path.Join("sys", "devices", f.PCIPath)
-			t.rdmaFunction(fn, path.Join("devices", f.PCIPath), d.NUMA, d.Driver)
+			t.rdmaFunction(fn, path.Join("devices", f.PCIPath), d.NUMA, d.Driver, d.Vendor)
 			for _, nd := range f.Netdevs {
 				t.rdmaNetdev(fn, path.Join("devices", f.PCIPath), nd)
 			}
@@ -317,7 +339,7 @@ func (t *Tree) RDMANode(devs []RDMADevice) error {
 		}
 		if d.PCIPath != "" {
 			fn := path.Join("sys", "devices", d.PCIPath)
-			t.rdmaFunction(fn, path.Join("devices", d.PCIPath), d.NUMA, d.Driver)
+			t.rdmaFunction(fn, path.Join("devices", d.PCIPath), d.NUMA, d.Driver, d.Vendor)
 			for _, nd := range d.Netdevs {
 				t.rdmaNetdev(fn, path.Join("devices", d.PCIPath), nd)
 			}
@@ -325,11 +347,22 @@ func (t *Tree) RDMANode(devs []RDMADevice) error {
 			devDir = path.Join("sys", rel)
 			// As the kernel links it: device -> ../../../0000:3b:00.0
 			t.Link(path.Join(devDir, "device"), "../../../"+path.Base(d.PCIPath))
+			if d.PhysFn != "" {
+				t.Link(path.Join(fn, "physfn"), "../"+path.Base(d.PhysFn))
+				t.Link(path.Join("sys", "devices", d.PhysFn, "virtfn0"), "../"+path.Base(d.PCIPath))
+			}
 		} else {
 			rel = path.Join("devices", "virtual", "infiniband", d.Name)
 			devDir = path.Join("sys", rel)
 		}
-		t.Link(path.Join("sys", "class", "infiniband", d.Name), path.Join("..", "..", rel))
+		if d.InClass {
+			devDir = path.Join("sys", "class", "infiniband", d.Name)
+		} else {
+			t.Link(path.Join("sys", "class", "infiniband", d.Name), path.Join("..", "..", rel))
+		}
+		for _, m := range d.Modules {
+			t.Attr(path.Join("sys", "module", m, "initstate"), "live")
+		}
 		for _, k := range slices.Sorted(maps.Keys(d.Attrs)) {
 			t.Attr(path.Join(devDir, k), d.Attrs[k])
 		}
@@ -338,12 +371,17 @@ func (t *Tree) RDMANode(devs []RDMADevice) error {
 		}
 		for _, p := range d.Ports {
 			pd := path.Join(devDir, "ports", strconv.Itoa(p.Num))
-			t.Attr(path.Join(pd, "link_layer"), p.LinkLayer)
-			t.Attr(path.Join(pd, "state"), p.State)
-			t.Attr(path.Join(pd, "phys_state"), p.PhysState)
-			t.Attr(path.Join(pd, "rate"), p.Rate)
+			// An empty attribute is left out: a partial dump, or a port reported without it.
+			for name, v := range map[string]string{"link_layer": p.LinkLayer, "state": p.State, "phys_state": p.PhysState, "rate": p.Rate} {
+				if v != "" {
+					t.Attr(path.Join(pd, name), v)
+				}
+			}
 			for _, k := range slices.Sorted(maps.Keys(p.Counters)) {
 				t.Attr(path.Join(pd, "counters", k), p.Counters[k])
+			}
+			for _, k := range slices.Sorted(maps.Keys(p.CountersExt)) {
+				t.Attr(path.Join(pd, "counters_ext", k), p.CountersExt[k])
 			}
 			for _, k := range slices.Sorted(maps.Keys(p.HW)) {
 				t.Attr(path.Join(pd, "hw_counters", k), p.HW[k])

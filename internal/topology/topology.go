@@ -32,8 +32,13 @@ type Device struct {
 	// idle GPU's lowered speed needs the GPU's own activity to judge).
 	Link    pci.Link
 	Capable pci.Link
-	IOMMU   pci.IOMMUMode
-	GPU     bool
+	// Upstream are the links above the NIC's own, each capped as Capable is: the link of every
+	// function in the chain up to the root port with its port above (a card-internal switch's
+	// upstream port carries the slot link). pcie_bandwidth_available() (drivers/pci/pci.c) walks
+	// the same chain.
+	Upstream []pci.Link
+	IOMMU    pci.IOMMUMode
+	GPU      bool
 }
 
 // Address is the device's PCI address in the kernel's form.
@@ -45,7 +50,11 @@ func (d *Device) LinkDegraded() State {
 	if !d.Link.Known() {
 		return Unknown
 	}
-	return stateOf(d.Capable.BelowWidth() || d.Capable.BelowSpeed())
+	below := d.Capable.BelowWidth() || d.Capable.BelowSpeed()
+	for _, l := range d.Upstream {
+		below = below || l.BelowWidth() || l.BelowSpeed()
+	}
+	return stateOf(below)
 }
 
 // Pair is one GPU-NIC pair.
@@ -100,14 +109,25 @@ func Resolve(r *sysfs.Reader, root, sys string, nics []NIC, allPairs bool) (*Top
 		if up := byAddr[d.Upstream()]; up != nil {
 			nd.Capable = nd.Link.Capable(pci.ReadLink(r, up.Path))
 		}
+		nd.Upstream = upstreamLinks(r, byAddr, d)
 		t.NICs = append(t.NICs, nd)
 	}
 
 	t.PeerMem = peerMemLoaded(sys)
-	t.DMABuf = dmabufUsable(root, sys)
-	havePeer := t.PeerMem == Yes || t.DMABuf == Yes
+	nvidiaDMABuf, amdDMABuf := dmabufUsable(root, sys), amdgpuDMABufUsable(root, sys)
+	// The node's DMA-BUF state is the NVIDIA driver's where it is loaded, else amdgpu's.
+	t.DMABuf = nvidiaDMABuf
+	if nvidiaDMABuf == No {
+		t.DMABuf = amdDMABuf
+	}
 
 	for _, g := range t.GPUs {
+		// GPU memory is exported by the GPU's own driver: nvidia-peermem or the NVIDIA dma-buf
+		// exporter for NVIDIA GPUs, amdgpu's dma-buf exporter for AMD Instinct.
+		havePeer := t.PeerMem == Yes || nvidiaDMABuf == Yes
+		if g.PCI.Vendor == pci.VendorAMD {
+			havePeer = amdDMABuf == Yes
+		}
 		first := len(t.Pairs)
 		nearest := -1
 		for _, n := range t.NICs {
@@ -146,4 +166,23 @@ func acsBetween(byAddr map[string]*pci.Device, a, b *pci.Device) pci.ACS {
 		}
 	}
 	return state
+}
+
+// upstreamLinks returns the links between the bridges above d, from the bridge d hangs off up to
+// the root port, each function's link capped by its port above's maxima (pci.Link.Capable). A
+// function's link attributes describe its own PCIe link: for a switch's upstream port, the link
+// to the port above it; a downstream port's repeat the link below it (checked as d's own). Links
+// the kernel does not report (a bridge without width) are left out.
+func upstreamLinks(r *sysfs.Reader, byAddr map[string]*pci.Device, d *pci.Device) []pci.Link {
+	var out []pci.Link
+	for i := len(d.Chain) - 2; i >= 1; i-- {
+		fn, up := byAddr[d.Chain[i]], byAddr[d.Chain[i-1]]
+		if fn == nil || up == nil {
+			continue
+		}
+		if l := pci.ReadLink(r, fn.Path).Capable(pci.ReadLink(r, up.Path)); l.Known() {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -162,6 +162,31 @@ func TestResolveDegradedNICLink(t *testing.T) {
 	assert.Equal(t, pci.Link{SpeedGTs: 16, MaxSpeedGTs: 32, Width: 8, MaxWidth: 16}, nic.Link)
 }
 
+// TestResolveSlotLinkBehindCardSwitch: a BlueField-3 whose function sits behind the card's own
+// PCIe switch: the NIC's link (to the card-internal downstream port) is full x16 Gen5, the slot
+// link (card upstream port to root port) trained to x8. pcie_bandwidth_available()
+// (drivers/pci/pci.c) walks every link to the root: the NIC is degraded. The healthy ConnectX-7
+// of the same node, behind a host switch, is not.
+func TestResolveSlotLinkBehindCardSwitch(t *testing.T) {
+	topo := resolve(t, "bf3-slot-x8", false)
+	bf3 := nicByName(topo, "mlx5_1")
+	assert.Equal(t, pci.Link{SpeedGTs: 32, MaxSpeedGTs: 32, Width: 16, MaxWidth: 16}, bf3.Link, "the NIC's own link is healthy")
+	assert.Equal(t, Yes, bf3.LinkDegraded())
+	assert.Equal(t, No, nicByName(topo, "mlx5_0").LinkDegraded())
+}
+
+// TestResolveAMDInstinctDMABuf: an MI300X next to a ConnectX-7 with amdgpu and no NVIDIA driver
+// (topologytest "mi300x"): amdgpu_dma_buf_attach (amdgpu_dma_buf.c) keeps peer2peer for a
+// P2P-reachable importer, so the PIX pair is ready over DMA-BUF, not no_peer_memory.
+func TestResolveAMDInstinctDMABuf(t *testing.T) {
+	topo := resolve(t, "mi300x", false)
+	assert.Equal(t, No, topo.PeerMem)
+	assert.Equal(t, Yes, topo.DMABuf)
+	p := pairOf(t, topo, "0000:13:00.0", "mlx5_0")
+	assert.Equal(t, Yes, p.Ready)
+	assert.Equal(t, ReasonReady, p.Reason)
+}
+
 // TestResolveHGXIommuPT: an HGX board booted with iommu=pt, whose switch downstream ports the
 // kernel set to redirect peer traffic (pci_std_enable_acs: SV|RR|CR|UF): no pair is ready, each
 // for acs_redirect. Read unprivileged, the same board's ACS state is unknown: the verdict is

@@ -25,6 +25,8 @@ func BenchmarkScrape(b *testing.B) {
 		}},
 		{"spr/socket+stack", "spr", nil},
 		{"zen4/socket", "zen4", nil},
+		{"gb200/socket+stack", "gb200", nil},
+		{"gb200/socket+port", "gb200", func(c *Config) { c.PCIe.Granularity = GranularityPort }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ts := newTestScraper(b, bc.fixture, bc.edit)

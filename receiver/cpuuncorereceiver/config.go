@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
@@ -84,10 +85,23 @@ type EventConfig struct {
 
 var pmuNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
+// minCollectionInterval is the shortest collection_interval accepted. Every scrape reads every
+// counter group (one read(2) each, a few hundred on a 2-socket Xeon with per-port IIO events) and
+// emits a point per series; below 100 ms the receiver would spend its time in reads and the
+// pipeline in points while a bandwidth over a few milliseconds is noise in perf's own
+// time_enabled/time_running accounting (a multiplexed group rotates every
+// perf_event_mux_interval_ms, PERF_CPU_HRTIMER = 1000/HZ ms by default, kernel/events/core.c).
+// scraperhelper's ControllerConfig only refuses values <= 0.
+const minCollectionInterval = 100 * time.Millisecond
+
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
-	// collection_interval is ControllerConfig's (its Validate runs too).
+	// collection_interval > 0 is ControllerConfig's check (its Validate runs too); the floor is ours.
 	errs := []error{sysfs.ValidateRootPath(cfg.RootPath)}
+	if cfg.CollectionInterval > 0 && cfg.CollectionInterval < minCollectionInterval {
+		errs = append(errs, fmt.Errorf("collection_interval: must be at least %v (every scrape reads every counter group), got %v",
+			minCollectionInterval, cfg.CollectionInterval))
+	}
 	if !cfg.Memory.Enabled && !cfg.PCIe.Enabled {
 		errs = append(errs, fmt.Errorf("memory.enabled: memory and pcie are both disabled, nothing to collect, got %v", cfg.Memory.Enabled))
 	}

@@ -72,6 +72,9 @@ func TestValidate(t *testing.T) {
 		{"negative size", func(c *Config) {
 			c.Events = []EventConfig{{Domain: "memory", PMU: "uncore_imc", Event: "x", Direction: "read", BytesPerCount: -1}}
 		}, "events[0].bytes_per_count: must not be negative, got -1"},
+		// issue #27: 1 ms and 1 ns were accepted without a word.
+		{"interval 1ms", func(c *Config) { c.CollectionInterval = time.Millisecond }, "collection_interval: must be at least 100ms (every scrape reads every counter group), got 1ms"},
+		{"interval 1ns", func(c *Config) { c.CollectionInterval = time.Nanosecond }, "collection_interval: must be at least 100ms (every scrape reads every counter group), got 1ns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := createDefaultConfig().(*Config)
@@ -80,6 +83,9 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	assert.NoError(t, createDefaultConfig().(*Config).Validate())
+	floor := createDefaultConfig().(*Config)
+	floor.CollectionInterval = minCollectionInterval
+	assert.NoError(t, floor.Validate(), "the floor itself is accepted")
 }
 
 // An empty root_path means the host's "/" (contrib hostmetrics' ValidateRootPath); on main it was

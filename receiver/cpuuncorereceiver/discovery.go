@@ -101,6 +101,10 @@ type source struct {
 	groupPerEvent bool
 	// combined: the events count memory reads and writes together.
 	combined bool
+	// device names the series instead of the PMU's short name; product is the PMIIDR product id
+	// an arm_cspmu PMU's identifier must carry (memoryTable).
+	device  string
+	product uint32
 }
 
 // overrides returns the configured events of a domain, by PMU.
@@ -138,8 +142,12 @@ func (d *discovery) memory(names []string) {
 		if t == nil {
 			continue
 		}
-		d.memorySources(names, []source{{pmu: t.pmu, events: t.events, note: t.note, reopenAfter: t.reopenAfter,
-			combined: t.combined, groupPerEvent: t.groupPerEvent}})
+		var sources []source
+		for part := t; part != nil; part = part.also {
+			sources = append(sources, source{pmu: part.pmu, events: part.events, note: part.note, reopenAfter: part.reopenAfter,
+				combined: part.combined, groupPerEvent: part.groupPerEvent, device: part.device, product: part.product})
+		}
+		d.memorySources(names, sources)
 		if d.plan.memoryPMUs > 0 {
 			return
 		}
@@ -169,7 +177,11 @@ func (d *discovery) memorySources(names []string, sources []source) {
 			place := d.place(cpu)
 			prefix := d.dieName(p, die, place)
 			dev := prefix + "/" + deviceBase(name)
-			if d.cfg.Memory.Granularity == GranularityController {
+			switch {
+			case src.device != "":
+				// Several PMUs count into one memory (Grace): one series, no controllers to name.
+				dev = prefix + "/" + src.device
+			case d.cfg.Memory.Granularity == GranularityController:
 				dev += strconv.Itoa(instance(name))
 			}
 			numa := place.numa
@@ -208,6 +220,10 @@ func (d *discovery) memorySources(names []string, sources []source) {
 
 func (d *discovery) pcie(names []string) {
 	sources := d.overrides("pcie")
+	if len(sources) == 0 && d.plat.cspmuPCIe != nil {
+		d.cspmuPCIe(names, d.plat.cspmuPCIe)
+		return
+	}
 	var iio *iioTable
 	if len(sources) == 0 {
 		if d.plat.iio == nil {
@@ -249,6 +265,9 @@ func (d *discovery) pcie(names []string) {
 			rootBus := ""
 			if mapped {
 				rootBus = d.rootBus(name, die)
+				if rootBus != "" && !d.busOnSocket(name, rootBus, place.socket) {
+					rootBus = ""
+				}
 			}
 			var g *counterGroup
 			for i, m := range members {

@@ -36,6 +36,9 @@ type eventDef struct {
 	bytesPerCount float64
 	// port is the IIO part (root port slot) the event counts, -1 for none.
 	port int
+	// terms are format terms added to the alias's or the raw encoding (a Grace PCIe event's
+	// root_port filter), "" for none.
+	terms string
 }
 
 // memoryTable is the memory-controller source of one CPU generation.
@@ -55,6 +58,14 @@ type memoryTable struct {
 	// groupPerEvent opens each event as its own group: there are more events than counters (the
 	// Data Fabric), so the kernel multiplexes them and the counts are extrapolated.
 	groupPerEvent bool
+	// device names the series instead of the PMU's short name (Grace: the SCF and the NVLink-C2C0
+	// PMUs both count traffic into the socket's CPU memory, one series "socketN/cmem").
+	device string
+	// product is the PMIIDR product id the PMU's identifier must carry (arm_cspmu PMUs), 0 for
+	// no check.
+	product uint32
+	// also is a further source opened with this one, whose events add to the same series.
+	also *memoryTable
 }
 
 // iioTable is the IIO free-running PCIe source of one CPU generation.
@@ -77,8 +88,11 @@ type iioTable struct {
 	outOptIn bool
 	// peerWrite adds, at stack granularity, the data other IIO stacks write into this stack's
 	// devices (peer-to-peer, e.g. GPUDirect RDMA across root ports) to transmit, where perfmon
-	// lists the event for the generation (GNR: UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS).
+	// lists the event for the generation (UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE: per part on
+	// ICX/SPR/EMR, ALL_PARTS on GNR/SRF/CWF).
 	peerWrite bool
+	// peerWritePerPart: perfmon lists PEER_WRITE.PART0..7, so per-port transmit has them too.
+	peerWritePerPart bool
 }
 
 // platform is everything the receiver uses for one CPU generation.
@@ -88,6 +102,8 @@ type platform struct {
 	// memoryFallback is used where memory finds no PMU (AMD Zen 2/3 without amd_umc).
 	memoryFallback *memoryTable
 	iio            *iioTable
+	// cspmuPCIe reads CPU PCIe bytes from the NVIDIA CoreSight PCIe PMU (grace.go) instead of an IIO.
+	cspmuPCIe *cspmuPCIeTable
 }
 
 var (
@@ -156,7 +172,7 @@ var icx = platform{
 		{alias: "cas_count_write", raw: "event=0x04,umask=0x30", direction: dirWrite, bytesPerCount: casBytes, port: -1},
 	}, note: "kernels before v5.17 (fix 96fd2e89fba1 \"perf/x86/intel/uncore: Fix CAS_COUNT_WRITE issue for ICX\") give ICX the Skylake umasks"},
 	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true,
-		rootPortDevice: icxRootPortDevice},
+		peerWrite: true, peerWritePerPart: true, rootPortDevice: icxRootPortDevice},
 }
 
 // icxDMIStack is the ICX IIO PMU of the DMI stack (icx_sad_pmon_mapping: PMU 5 is CBDMA/DMI).
@@ -188,14 +204,30 @@ func icxRootPortDevice(stack, port int) (int, bool) {
 //     counting a constant size, so no transmit direction.
 //   - No stack to root bus mapping in the kernel (no dieX files): ports are reported without
 //     pci.bus_id.
+//   - Xeon Max HBM (sprHBM): counted beside the DDR IMCs as socketN/hbm.
 var spr = platform{
 	name: "spr",
 	memory: &memoryTable{pmu: intelIMC, events: []eventDef{
 		{alias: "cas_count_read", raw: "event=0x05,umask=0xcf", direction: dirRead, bytesPerCount: casBytes, port: -1},
 		{alias: "cas_count_write", raw: "event=0x05,umask=0xf0", direction: dirWrite, bytesPerCount: casBytes, port: -1},
-	}, note: "kernels before v6.4 (743767d6f6b8) have no cas_count aliases for Sapphire/Emerald Rapids"},
-	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true},
+	}, note: "kernels before v6.4 (743767d6f6b8) have no cas_count aliases for Sapphire/Emerald Rapids", also: sprHBM},
+	iio: &iioTable{ports: 8, inUmask0: 0x20, bytesPerCount: 32, counterBits: 48, programmableTransmit: true,
+		peerWrite: true, peerWritePerPart: true},
 }
+
+// sprHBM: the HBM memory controllers of Xeon Max (Sapphire Rapids with HBM, model 0x8f), one PMU
+// per HBM controller. Named uncore_hbm_<box> since f8a86a9bb5f7 ("perf/x86/intel/uncore: Support
+// HBM and CXL PMON counters", v6.11: spr_uncore_hbm .name "hbm", SPR_UNCORE_COMMON_FORMAT, no event
+// aliases), uncore_type_14_<box> before it (generic_uncore_init; the index of spr_uncore_hbm in
+// spr_uncores[]), with the generic format (event config:0-7, umask config:8-15). Events: perfmon
+// SPR/events/sapphirerapids_uncore_experimental.json UNC_MCHBM_CAS_COUNT.RD 0x05/0xCF and .WR
+// 0x05/0xF0 (Unit MCHBM). The bytes of one HBM CAS are in no perfmon metric: 64 bytes (one cache
+// line, as a DDR CAS) is assumed, unverified; a check for make device-check. HBM traffic never
+// passes the DDR IMCs, so in HBM-only, flat or cache mode it is counted here only.
+var sprHBM = &memoryTable{pmu: regexp.MustCompile(`^(uncore_hbm_[0-9]+|uncore_type_14_[0-9]+)$`), device: "hbm", events: []eventDef{
+	{name: "UNC_MCHBM_CAS_COUNT.RD", raw: "event=0x05,umask=0xcf", direction: dirRead, bytesPerCount: casBytes, port: -1},
+	{name: "UNC_MCHBM_CAS_COUNT.WR", raw: "event=0x05,umask=0xf0", direction: dirWrite, bytesPerCount: casBytes, port: -1},
+}}
 
 // gnr: Granite Rapids (0xad, 0xae), and the E-core Xeons on the same uncore (Sierra Forest 0xaf,
 // Grand Ridge 0xb6, Clearwater Forest 0xdd; see platformFor). Two command schedulers (subchannels) per channel: the
@@ -294,15 +326,30 @@ var genericIntel = platform{
 	iio: &iioTable{ports: 8, inUmask0: 0x20, counterBits: 48},
 }
 
-// cpuID is what /proc/cpuinfo says about the first CPU.
+// cpuID is what /proc/cpuinfo (or, on arm64, the MIDR) says about the first CPU.
 type cpuID struct {
+	// vendor is x86's vendor_id, or vendorARM64.
 	vendor     string
 	family     int
 	model      int
 	hypervisor bool
+	// implementer and part are the arm64 MIDR fields (cpuinfo "CPU implementer", "CPU part").
+	implementer, part uint32
 }
 
+// vendorARM64 marks a CPU identified by its arm64 implementer and part number.
+const vendorARM64 = "arm64"
+
+// arm64 implementers and parts (arch/arm64/include/asm/cputype.h).
+const (
+	armImplementerARM = 0x41  // ARM_CPU_IMP_ARM
+	armPartNeoverseV2 = 0xd4f // ARM_CPU_PART_NEOVERSE_V2: NVIDIA Grace (also AWS Graviton4, Google Axion)
+)
+
 func (c cpuID) String() string {
+	if c.vendor == vendorARM64 {
+		return fmt.Sprintf("arm64 implementer %#02x part %#03x", c.implementer, c.part)
+	}
 	return fmt.Sprintf("%s family %d model %#x", c.vendor, c.family, c.model)
 }
 
@@ -337,11 +384,12 @@ func platformFor(c cpuID) platform {
 			// uncore (uncore.c intel_uncore_match: INTEL_ATOM_CRESTMONT_X, INTEL_ATOM_CRESTMONT,
 			// INTEL_ATOM_DARKMONT_X -> gnr_uncore_init), two command schedulers included
 			// (6a8a48644c4b, "Fixes: cb4a6ccf3583 Support Sierra Forest and Grand Ridge").
-			// Peer writes only where perfmon lists them: the graniterapids file does; no
-			// sierraforest / grandridge / clearwaterforest file was read.
+			// Peer writes where perfmon lists them: SRF/events/sierraforest_uncore.json and
+			// CWF/events/clearwaterforest_uncore.json list UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS
+			// 0xC0/0x02/0x0FF as graniterapids does; no Grand Ridge file lists it.
 			p := gnr
 			iio := *gnr.iio
-			iio.peerWrite = false
+			iio.peerWrite = c.model != 0xb6
 			p.name, p.iio = map[int]string{0xaf: "srf", 0xb6: "grr", 0xdd: "cwf"}[c.model], &iio
 			return p
 		}
@@ -355,6 +403,15 @@ func platformFor(c cpuID) platform {
 			// Zen 4 (Genoa 0x10-0x1f, Raphael 0x60-0x6f, Bergamo 0xa0-0xaf): the DF where the kernel
 			// predates amd_umc.
 			p.memoryFallback = zen4DF
+		}
+		return p
+	case vendorARM64:
+		// The CoreSight PMUs decide, not the core: nvidia_cspmu registers the Grace PMUs by their
+		// own PMIIDR product ids, and other Neoverse V2 SoCs (Graviton4, Axion) have none of them,
+		// so they end in "no supported uncore PMU".
+		p := grace
+		if c.implementer != armImplementerARM || c.part != armPartNeoverseV2 {
+			p.name = "arm64"
 		}
 		return p
 	}
@@ -388,7 +445,14 @@ func (t *iioTable) events(withOut bool) []eventDef {
 //     counters 0-1: "Card reading from DRAM", one count per 4 bytes (device DMA reads of host
 //     memory: the bytes a NIC transmits from host buffers);
 //   - UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PARTn: event 0xc0 umask 0x01, counters 2-3: "Core
-//     writing to Card's MMIO space", 4 bytes a count.
+//     writing to Card's MMIO space", 4 bytes a count;
+//   - UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PARTn: event 0xc0 umask 0x02, counters 2-3: "peer to peer
+//     write request of 4 bytes made to IIO Partn by a different IIO unit" (icelakex,
+//     sapphirerapids, emeraldrapids *_uncore_experimental.json; ALL_PARTS only in graniterapids,
+//     sierraforest, clearwaterforest). MEM_WRITE there counts "requests initiated by the main
+//     die", so the two are disjoint. Not on SKX: its MEM_WRITE already counts writes "by a unit on
+//     the main die (generally a core) or by another IIO unit" (perfmon skylakex), and adding
+//     PEER_WRITE would count them twice.
 //
 // ALL_PARTS is PortMask 0xff (perfmon SPR/EMR/GNR list it). perf maps PortMask to ch_mask and
 // FCMask to fc_mask (jevents.py); the kernel restricts 0x83 to counters 0-1 and 0xc0 to 2-3
@@ -414,9 +478,9 @@ func (t *iioTable) programmableEvents(perPort bool) []eventDef {
 		if t.peerWrite {
 			// perfmon graniterapids UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS: event 0xC0,
 			// umask 0x02, PortMask 0x0FF, FCMask 0x07, counters 2-3, "Another card (different
-			// IIO stack) writing to this card", 4 bytes a count. With the other two it fills
-			// three of the box's four counters (0x83 on 0-1, both 0xc0 on 2-3). perfmon lists
-			// only ALL_PARTS, so per-port transmit misses peer writes.
+			// IIO stack) writing to this card", 4 bytes a count; on ICX/SPR/EMR the parts' mask
+			// together. With the other two it fills three of the box's four counters (0x83 on
+			// 0-1, both 0xc0 on 2-3).
 			defs = append(defs, def("data_req_by_cpu.peer_write.all_parts", "event=0xc0,umask=0x02", all, -1))
 		}
 		return defs
@@ -426,6 +490,10 @@ func (t *iioTable) programmableEvents(perPort bool) []eventDef {
 		defs = append(defs,
 			def(fmt.Sprintf("data_req_of_cpu.mem_read.part%d", p), "event=0x83,umask=0x04", 1<<p, p),
 			def(fmt.Sprintf("data_req_by_cpu.mem_write.part%d", p), "event=0xc0,umask=0x01", 1<<p, p))
+		if t.peerWritePerPart {
+			// One 0x83 and two 0xc0 events: a group still fits a box (counters 0-1 and 2-3).
+			defs = append(defs, def(fmt.Sprintf("data_req_by_cpu.peer_write.part%d", p), "event=0xc0,umask=0x02", 1<<p, p))
+		}
 	}
 	return defs
 }

@@ -4,6 +4,5 @@ package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/re
 
 import "github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 
-// liveOpener: uncore PMUs are read through Linux perf_event_open only. The receiver logs once
-// that the platform is unsupported and reports nothing (a replay still works).
-func liveOpener() (perf.Opener, error) { return nil, errUnsupportedPlatform }
+// liveOpener: uncore PMUs are read through Linux perf_event_open only (unsupportedOpener).
+func liveOpener() (perf.Opener, error) { return unsupportedOpener() }

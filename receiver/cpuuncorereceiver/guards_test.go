@@ -91,7 +91,7 @@ func TestGuardIIOScale(t *testing.T) {
 			assert.Equal(t, int64(10*32), got[io("cpu_pcie", "receive", "socket0/iio1", "", 0)].value)
 			// Transmit comes from the programmable events of uncore_iio_1, not from bw_out.
 			assert.Equal(t, int64(0), got[io("cpu_pcie", "transmit", "socket0/iio1", "", 0)].value)
-			assert.Equal(t, [][]uint64{{0x00070ff000000483, 0x00070ff0000001c0}}, ts.fake.openAttrs(tc.box+1, 0))
+			assert.Equal(t, [][]uint64{{0x00070ff000000483, 0x00070ff0000001c0, 0x00070ff0000002c0}}, ts.fake.openAttrs(tc.box+1, 0), "mem read, mem write, peer write")
 			pmu := scaleKey{"uncore_iio_free_running_1", "bw_in_port0", tc.source}
 			assert.Equal(t, 32.0, scales(md)[pmu], "%v", scales(md))
 			notes := corrections(ts, "Fix the scale of IIO free running counters")

@@ -164,9 +164,56 @@ func TestGraniteRapidsPeerWrites(t *testing.T) {
 	md, err := ts.scrape(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, int64((10+5)*4), ioPoints(t, md)[io("cpu_pcie", "transmit", "socket0/iio1", "", 0)].value)
+}
 
-	icx := newTestScraper(t, "icx", func(c *Config) { c.Memory.Enabled = false })
-	assert.Equal(t, [][]uint64{{memRead, memWrite}}, icx.fake.openAttrs(57, 0), "no peer event listed for ICX")
+// N3 / U4: peer-to-peer writes into a stack's devices (another root port's device writing into
+// this one's BAR: GPUDirect RDMA across root ports) are in transmit on ICX, SPR and EMR, per part
+// (perfmon icelakex, sapphirerapids, emeraldrapids *_uncore_experimental.json
+// UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PARTn: 0xC0/0x02, PortMask 1<<n, FCMask 0x07, counters
+// 2-3) and at stack granularity (the parts' mask together), and on Sierra / Clearwater Forest at
+// stack granularity (sierraforest_uncore.json, clearwaterforest_uncore.json: ALL_PARTS
+// 0xC0/0x02/0x0FF). Not on Grand Ridge (no file lists it) nor SKX, whose MEM_WRITE already counts
+// writes "by another IIO unit". On main ICX/SPR/EMR/SRF/CWF had no peer event at all.
+func TestPeerWritesICXSPREMR(t *testing.T) {
+	const (
+		memRead   = 0x00070ff000000483
+		memWrite  = 0x00070ff0000001c0
+		peerWrite = 0x00070ff0000002c0
+	)
+	for _, tc := range []struct {
+		fixture string
+		box     uint32 // uncore_iio_1
+	}{{"icx", 57}, {"spr", 81}, {"srf", 131}} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			ts := newTestScraper(t, tc.fixture, func(c *Config) { c.Memory.Enabled = false })
+			require.Equal(t, [][]uint64{{memRead, memWrite, peerWrite}}, ts.fake.openAttrs(tc.box, 0))
+			ts.fake.add(0, tc.box, memWrite, 3)
+			ts.fake.add(0, tc.box, peerWrite, 1<<20) // a NIC on another stack writing into a GPU here
+			ts.tick(5 * time.Second)
+			md, err := ts.scrape(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, int64((3+1<<20)*4), ioPoints(t, md)[io("cpu_pcie", "transmit", "socket0/iio1", "", 0)].value)
+		})
+	}
+	emr := platformFor(cpuID{vendor: "GenuineIntel", family: 6, model: 0xcf})
+	assert.True(t, emr.iio.peerWrite && emr.iio.peerWritePerPart, "EMR as SPR")
+	cwf := platformFor(cpuID{vendor: "GenuineIntel", family: 6, model: 0xdd})
+	assert.True(t, cwf.iio.peerWrite && !cwf.iio.peerWritePerPart, "CWF: ALL_PARTS only")
+	grr := platformFor(cpuID{vendor: "GenuineIntel", family: 6, model: 0xb6})
+	assert.False(t, grr.iio.peerWrite, "Grand Ridge: no perfmon file lists it")
+	assert.False(t, skx.iio.peerWrite, "SKX: MEM_WRITE already counts another IIO unit's writes")
+
+	// Per port on ICX: part n's peer writes in part n's transmit.
+	port := newTestScraper(t, "icx", func(c *Config) { c.Memory.Enabled = false; c.PCIe.Granularity = GranularityPort })
+	groups := port.fake.openAttrs(57, 0)
+	require.Len(t, groups, 8)
+	assert.Equal(t, []uint64{0x0007004000000483, 0x00070040000001c0, 0x00070040000002c0}, groups[2], "part 2: ch_mask=0x4")
+	port.fake.add(0, 57, 0x00070040000002c0, 250)
+	port.tick(5 * time.Second)
+	md, err := port.scrape(t.Context())
+	require.NoError(t, err)
+	// testdata/icx: stack 1 of die 0 is bus 0000:30; part 2 is root port 30:04.0 (the GPU's).
+	assert.Equal(t, int64(250*4), ioPoints(t, md)[io("cpu_pcie", "transmit", "socket0/iio1/port2", "0000:30:04.0", 0)].value)
 }
 
 // U7: on ICX the IIO PMU 5 is the DMI stack (icx_sad_pmon_mapping), whose part 0 is the PCH at
@@ -250,4 +297,63 @@ func TestSubNUMAClusteringMemoryHasNoNode(t *testing.T) {
 	md, err = plain.scrape(t.Context())
 	require.NoError(t, err)
 	assert.Contains(t, ioPoints(t, md), io("cpu_memory", "read", "socket1/imc", "", 1), "without SNC the socket's node")
+}
+
+// N4 / U9: Xeon Max counts its HBM traffic from the HBM controllers' PMUs (uncore_hbm_N since
+// f8a86a9bb5f7, v6.11; uncore_type_14_N before it), perfmon sapphirerapids_uncore_experimental.json
+// UNC_MCHBM_CAS_COUNT.RD 0x05/0xCF and .WR 0x05/0xF0, 64 B a CAS (assumed: no perfmon metric gives
+// the size), as socketN/hbm beside the DDR socketN/imc. testdata/spr_hbm*: HBM PMU N = 120+N. On
+// main no HBM PMU was read.
+func TestXeonMaxHBM(t *testing.T) {
+	for _, fixture := range []string{"spr_hbm", "spr_hbm_v6.6"} {
+		t.Run(fixture, func(t *testing.T) {
+			ts := newTestScraper(t, fixture, func(c *Config) { c.PCIe.Enabled = false; withScales(c) })
+			assert.Equal(t, [][]uint64{{0xcf05, 0xf005}}, ts.fake.openAttrs(123, 56))
+			ts.fake.add(56, 123, 0xcf05, 1000)
+			ts.fake.add(0, 120, 0xf005, 10)
+			ts.fake.add(0, 70, 0xcf05, 7) // DDR: uncore_imc_0 cas_count_read
+			ts.tick(5 * time.Second)
+			md, err := ts.scrape(t.Context())
+			require.NoError(t, err)
+			got := ioPoints(t, md)
+			assert.Equal(t, int64(1000*64), got[io("cpu_memory", "read", "socket1/hbm", "", 1)].value)
+			assert.Equal(t, int64(10*64), got[io("cpu_memory", "write", "socket0/hbm", "", 0)].value)
+			assert.Equal(t, int64(7*64), got[io("cpu_memory", "read", "socket0/imc", "", 0)].value, "DDR stays its own series")
+			pmu := "uncore_hbm_3"
+			if fixture == "spr_hbm_v6.6" {
+				pmu = "uncore_type_14_3"
+			}
+			assert.Equal(t, 64.0, scales(md)[scaleKey{pmu, "UNC_MCHBM_CAS_COUNT.RD", "builtin"}], "%v", scales(md))
+		})
+	}
+}
+
+// U6, checked against the PCI tree: the receiver reads uncore_iio_N/dieX for the die whose CPU is
+// the X-th in the PMU's cpumask, while the kernel numbers the files by logical die id
+// (pmu_set_mapping). Where the two orders differ, the file names a root bus whose devices'
+// numa_node belongs to the other socket (node/nodeN/cpulist). testdata/skx with uncore_iio_1's
+// die0/die1 swapped (socket 0's bus 0000:17, whose NIC is on node 0, now in die1, read for
+// socket 1): the receiver does not give socket 1's ports socket 0's root ports, and says why
+// once. Socket 0's die0 (now 0000:85, no devices in the fixture) cannot be checked and is used.
+// On main socket1/iio1/port0 was reported as root port 0000:17:00.0.
+func TestIIOMappingCheckedAgainstPCINodes(t *testing.T) {
+	root := copyFixture(t, "skx")
+	dir := filepath.Join(root, "sys", "devices", "uncore_iio_1")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "die0"), []byte("0000:85\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "die1"), []byte("0000:17\n"), 0o644))
+	// Documentation/ABI/stable/sysfs-devices-node: node/nodeN/cpulist, "%*pbl\n".
+	for n, list := range []string{"0-27", "28-55"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, "sys", "devices", "system", "node", fmt.Sprintf("node%d", n), "cpulist"), []byte(list+"\n"), 0o644))
+	}
+	ts := newTestScraper(t, "skx", func(c *Config) { c.RootPath = root; c.PCIe.Granularity = GranularityPort; c.Memory.Enabled = false })
+	ts.tick(5 * time.Second)
+	md, err := ts.scrape(t.Context())
+	require.NoError(t, err)
+	got := ioPoints(t, md)
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket1/iio1/port0", "", 1), "not socket 0's root port 0000:17:00.0")
+	assert.NotContains(t, got, io("cpu_pcie", "receive", "socket1/iio1/port0", "0000:17:00.0", 0))
+	assert.Contains(t, got, io("cpu_pcie", "receive", "socket0/iio2/port2", "0000:3a:02.0", 0), "a stack whose mapping agrees keeps it")
+	said := corrections(ts, "IIO stack mapping names a root bus of another socket")
+	require.Len(t, said, 1, "said once: %v", said)
+	assert.Contains(t, said[0], "root_bus=0000:17")
 }

@@ -1,11 +1,16 @@
 package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver"
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 )
 
@@ -59,19 +64,33 @@ func placeCPU(r *sysfs.Reader, cpusDir string, cpu int) (cpuPlace, error) {
 func (d *discovery) subNUMA(socket int) bool {
 	if d.nodesPerSocket == nil {
 		d.nodesPerSocket = map[int]int{}
-		lists, _ := filepath.Glob(filepath.Join(filepath.Dir(d.paths.cpus), "node", "node[0-9]*", "cpulist"))
-		for _, l := range lists {
-			s, err := d.r.ReadString(l)
-			first, _, _ := strings.Cut(strings.TrimSpace(s), ",")
-			first, _, _ = strings.Cut(first, "-")
-			cpu, perr := strconv.Atoi(first)
-			if err != nil || perr != nil {
-				continue // a node without CPUs (memory only, CXL)
+		dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(d.paths.cpus), "node", "node[0-9]*"))
+		for _, dir := range dirs {
+			node, err := strconv.ParseInt(strings.TrimPrefix(filepath.Base(dir), "node"), 10, 64)
+			if err != nil {
+				continue
 			}
-			d.nodesPerSocket[d.place(cpu).socket]++
+			if socket, ok := d.nodeSocket(node); ok {
+				d.nodesPerSocket[socket]++
+			} // else a node without CPUs (memory only, CXL, a GPU's HBM)
 		}
 	}
 	return socket >= 0 && d.nodesPerSocket[socket] > 1
+}
+
+// nodeSocket returns the socket of a NUMA node's first CPU (node/nodeN/cpulist, "%*pbl\n"); false
+// for a node without CPUs.
+func (d *discovery) nodeSocket(node int64) (int, bool) {
+	s, err := d.r.ReadString(filepath.Join(filepath.Dir(d.paths.cpus), "node", fmt.Sprintf("node%d", node), "cpulist"))
+	if err != nil {
+		return 0, false
+	}
+	cpus, err := perf.ParseCPUList(s)
+	if err != nil || len(cpus) == 0 {
+		return 0, false
+	}
+	p := d.place(cpus[0])
+	return p.socket, p.socket >= 0
 }
 
 func (d *discovery) place(cpu int) cpuPlace {
@@ -84,4 +103,102 @@ func (d *discovery) place(cpu int) cpuPlace {
 	}
 	d.places[cpu] = p
 	return p
+}
+
+// cpuinfoMax bounds the read of cpuinfo: only the first processor's block is used (about 1.5 KiB
+// on x86, less on arm64), however many CPUs the host has.
+const cpuinfoMax = 64 << 10
+
+// readCPUID identifies the first processor of the cpuinfo file at path by the format the kernel
+// that wrote it uses, whatever the architecture this collector was built for: a recording from an
+// x86 host replays on an arm64 collector and the other way round. (prometheus/procfs picks its
+// parser by the build's GOARCH, and its arm parser never fills a vendor.)
+//   - x86 (arch/x86/kernel/cpu/proc.c show_cpuinfo): "vendor_id\t: GenuineIntel", "cpu family\t: 6",
+//     "model\t\t: 143", "flags\t\t: fpu ... hypervisor".
+//   - arm64 (arch/arm64/kernel/cpuinfo.c c_show): "CPU implementer\t: 0x41", "CPU variant\t: 0x0",
+//     "CPU part\t: 0xd4f", "CPU revision\t: 0", no vendor name and no hypervisor flag.
+//
+// Only the first processor's block counts (up to the next "processor" line). A file that names
+// neither is an error naming it, and so is one that cannot be read.
+func readCPUID(path string) (cpuID, error) {
+	b, err := sysfs.ReadFile(path, cpuinfoMax)
+	if err != nil {
+		return cpuID{}, err
+	}
+	id, err := parseCPUInfo(b)
+	if err != nil {
+		return cpuID{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return id, nil
+}
+
+func parseCPUInfo(b []byte) (cpuID, error) {
+	var id cpuID
+	var haveImplementer bool
+	processors := 0
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), cpuinfoMax)
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		switch key {
+		case "processor":
+			if processors++; processors > 1 {
+				return id.finish(haveImplementer)
+			}
+		case "vendor_id":
+			id.vendor = value
+		case "cpu family":
+			id.family, _ = strconv.Atoi(value)
+		case "model":
+			id.model, _ = strconv.Atoi(value)
+		case "flags":
+			id.hypervisor = slices.Contains(strings.Fields(value), "hypervisor")
+		case "CPU implementer":
+			v, err := strconv.ParseUint(value, 0, 8)
+			if err != nil {
+				return cpuID{}, fmt.Errorf("CPU implementer: not a number, got %q", value)
+			}
+			id.implementer, haveImplementer = uint32(v), true
+		case "CPU part":
+			v, err := strconv.ParseUint(value, 0, 12)
+			if err != nil {
+				return cpuID{}, fmt.Errorf("CPU part: not a number, got %q", value)
+			}
+			id.part = uint32(v)
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+		return cpuID{}, err
+	}
+	return id.finish(haveImplementer)
+}
+
+// finish completes an identification: an arm64 CPU has no vendor name in cpuinfo and is known by
+// its MIDR implementer and part (arch/arm64/include/asm/cputype.h ARM_CPU_IMP_*, *_CPU_PART_*).
+func (c cpuID) finish(haveImplementer bool) (cpuID, error) {
+	switch {
+	case c.vendor != "":
+		return c, nil
+	case haveImplementer:
+		c.vendor = vendorARM64
+		return c, nil
+	}
+	return cpuID{}, errors.New("neither vendor_id (x86) nor CPU implementer (arm64) in the first processor")
+}
+
+// readMIDR identifies an arm64 CPU from cpu0's Main ID Register where cpuinfo cannot be used:
+// regs/identification/midr_el1, "0x%016llx\n" (arch/arm64/kernel/cpuinfo.c cpuregs_attr);
+// implementer bits 31:24, part number bits 15:4 (MIDR_IMPLEMENTOR_SHIFT, MIDR_PARTNUM_SHIFT in
+// arch/arm64/include/asm/cputype.h).
+func readMIDR(r *sysfs.Reader, cpusDir string) (cpuID, error) {
+	path := filepath.Join(cpusDir, "cpu0", "regs", "identification", "midr_el1")
+	midr, err := r.ReadUint(path)
+	if err != nil {
+		return cpuID{}, err
+	}
+	return cpuID{vendor: vendorARM64, implementer: uint32(midr>>24) & 0xff, part: uint32(midr>>4) & 0xfff}, nil
 }

@@ -30,7 +30,7 @@ func TestReceiverStaysUpWithoutUncore(t *testing.T) {
 		t.Run(root, func(t *testing.T) {
 			f := NewFactory()
 			cfg := f.CreateDefaultConfig().(*Config)
-			cfg.CollectionInterval = 20 * time.Millisecond
+			cfg.CollectionInterval = minCollectionInterval
 			cfg.RootPath, _ = filepath.Abs(root)
 			if root == "/" && hasUncore() {
 				t.Skip("this host has uncore PMUs")
@@ -42,7 +42,7 @@ func TestReceiverStaysUpWithoutUncore(t *testing.T) {
 			r, err := f.CreateMetrics(t.Context(), set, cfg, sink)
 			require.NoError(t, err)
 			require.NoError(t, r.Start(t.Context(), componenttest.NewNopHost()))
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(5 * minCollectionInterval) // a few scrapes
 			require.NoError(t, r.Shutdown(t.Context()))
 
 			assert.Zero(t, sink.DataPointCount())

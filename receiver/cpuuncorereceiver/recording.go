@@ -83,6 +83,10 @@ func skipHostPath(rel string) bool {
 		if nodeRE.MatchString(parts[5]) && len(parts) == 6 {
 			return false
 		}
+		if parts[5] == "regs" {
+			// arm64: regs/identification/midr_el1 names the CPU where cpuinfo cannot (readMIDR).
+			return len(parts) > 6 && (parts[6] != "identification" || len(parts) > 7 && parts[7] != "midr_el1")
+		}
 		if parts[5] != "topology" {
 			return true
 		}
@@ -95,6 +99,11 @@ func skipHostPath(rel string) bool {
 			return false
 		}
 		return last != "numa_node" && last != "class" && last != "vendor" && last != "device"
+	case len(parts) >= 5 && parts[0] == "sys" && parts[1] == "devices" && parts[2] == "platform":
+		// An arm_cspmu PMU below its APMT platform device (sys/devices/platform/arm-cs-arch-pmu.N/
+		// <pmu>): identifier, cpumask, associated_cpus, format/, events/; not its power/ or
+		// subsystem/ links.
+		return len(parts) >= 6 && (parts[5] == "power" || parts[5] == "subsystem" || parts[5] == "uevent")
 	case len(parts) >= 3 && parts[0] == "sys" && parts[1] == "devices":
 		// A PMU's directory: type, cpumask, format/, events/, dieN mappings; not its power/ or
 		// subsystem/ links.
@@ -114,7 +123,10 @@ type seam struct {
 	// afterScrape writes the scrape's readings (recording) or moves to the next recorded sample
 	// (replay); nil live.
 	afterScrape func(now time.Time) error
-	close       func() error
+	// stamp is the time a scrape at now gives its points: now live, the time the sample was
+	// recorded at in a replay (recording.ReplayClock); nil live.
+	stamp func(now time.Time) time.Time
+	close func() error
 }
 
 // openSeam prepares the perf opener and root for the configured mode. The recording's Writer
@@ -126,7 +138,7 @@ func openSeam(cfg *Config, live func() (perf.Opener, error), now time.Time) (*se
 		if err != nil {
 			return nil, err
 		}
-		o := newReplayOpener(p)
+		o := newReplayOpener(p, cfg.CollectionInterval)
 		// The first sample answers discovery's opens and the first scrape.
 		if err := o.advance(now); err != nil {
 			_ = p.Close()
@@ -136,7 +148,7 @@ func openSeam(cfg *Config, live func() (perf.Opener, error), now time.Time) (*se
 			_ = p.Close()
 			return nil, fmt.Errorf("recording %s: the first sample holds no perf readings", cfg.Recording.Replay)
 		}
-		return &seam{opener: o, root: p.Root(), replayed: true, afterScrape: o.advance, close: p.Close}, nil
+		return &seam{opener: o, root: p.Root(), replayed: true, afterScrape: o.advance, stamp: o.stamp, close: p.Close}, nil
 	}
 	opener, err := live()
 	if err != nil {
@@ -232,10 +244,21 @@ type replayOpener struct {
 	mu    sync.Mutex
 	cur   map[eventKey]recording.PerfReading
 	carry map[eventKey]*lapCarry
+
+	// clock stamps the scrape that reads cur with the time cur was recorded at (recorded, as
+	// the player maps it), so that a rate over a replay is the recorded one however late the
+	// scrapes run.
+	clock    *recording.ReplayClock
+	recorded time.Time
 }
 
-func newReplayOpener(p *recording.Player) *replayOpener {
-	return &replayOpener{player: p, names: pmuNames(p.Root()), carry: map[eventKey]*lapCarry{}}
+func newReplayOpener(p *recording.Player, interval time.Duration) *replayOpener {
+	return &replayOpener{player: p, names: pmuNames(p.Root()), carry: map[eventKey]*lapCarry{}, clock: recording.NewReplayClock(interval)}
+}
+
+// stamp returns the time for the points of a scrape at now that reads the current sample.
+func (o *replayOpener) stamp(now time.Time) time.Time {
+	return o.clock.Stamp(o.recorded, now)
 }
 
 // advance moves to the next recorded sample.
@@ -248,6 +271,7 @@ func (o *replayOpener) advance(now time.Time) error {
 	if err := json.Unmarshal(r.Sample, &s); err != nil {
 		return fmt.Errorf("sample at %s: %w", r.Time, err)
 	}
+	o.recorded = o.player.Time(r.Time)
 	laps := o.player.Laps()
 	cur := make(map[eventKey]recording.PerfReading, len(s.Perf))
 	for _, e := range s.Perf {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
@@ -195,4 +196,53 @@ func TestReplayLoopKeepsCounting(t *testing.T) {
 	// Lap 2 starts one recorded step (50) after lap 1 ended, then repeats lap 1's increments.
 	assert.Equal(t, []uint64{100, 150, 230, 280, 330, 410, 460}, read(true, 7))
 	assert.Equal(t, []uint64{100, 150, 230, 230, 230}, read(false, 5), "without loop the last reading repeats")
+}
+
+// TestReplayStampsRecordedTime: a replay's points carry the times the samples were recorded at
+// (internal/recording ReplayClock), so that a rate over a replay is the recorded one however late
+// the scrapes run. Five scrapes of the SKX fixture are recorded 5 s apart with 1000 CAS reads
+// (64,000 bytes) between them, then replayed by scrapes up to 4 s late (a loaded machine): every
+// interval's read rate must be 12,800 B/s exactly.
+func TestReplayStampsRecordedTime(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "node1-cpuuncore.jsonl")
+	live := newTestScraper(t, "skx", func(c *Config) { c.Recording.Write = file; c.PCIe.Enabled = false })
+	for range 5 {
+		live.fake.add(0, skxIMC0, skxCASRead, 1000)
+		live.tick(5 * time.Second)
+		_, err := live.scrape(t.Context())
+		require.NoError(t, err)
+	}
+	require.NoError(t, live.shutdown(t.Context()))
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.Recording.Replay = file
+	cfg.CollectionInterval = 5 * time.Second
+	cfg.PCIe.Enabled = false
+	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type), liveOpener)
+	start := time.Now()
+	scrape := 0
+	late := []time.Duration{0, 4 * time.Second, 0, 3 * time.Second, 500 * time.Millisecond}
+	s.now = func() time.Time { return start.Add(time.Duration(scrape)*5*time.Second + late[scrape]) }
+	require.NoError(t, s.start(t.Context(), nil))
+	defer func() { require.NoError(t, s.shutdown(t.Context())) }()
+	read := io("cpu_memory", "read", "socket0/imc", "", 0)
+	var prevValue int64
+	var prevAt time.Time
+	for i := range late {
+		scrape = i
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		var at time.Time
+		for _, dp := range metrictest.Points(md, "interconnect.io") {
+			if v, _ := dp.Attributes().Get("component"); v.Str() == "cpu_memory" {
+				at = dp.Timestamp().AsTime()
+			}
+		}
+		p, ok := ioPoints(t, md)[read]
+		require.True(t, ok, "scrape %d", i)
+		if i > 0 {
+			assert.InDelta(t, 12800.0, float64(p.value-prevValue)/at.Sub(prevAt).Seconds(), 1e-9, "rate of interval %d", i)
+		}
+		prevValue, prevAt = p.value, at
+	}
 }

@@ -22,6 +22,12 @@ func (d *discovery) loadPMU(name string, src source) (*perf.PMU, []*member) {
 		d.problem(name, fmt.Errorf("PMU %s: empty cpumask: no CPU to open its events on", name))
 		return nil, nil
 	}
+	if src.product != 0 {
+		if err := checkCSPMUProduct(d.r, p, src.product); err != nil {
+			d.problem(name, err)
+			return nil, nil
+		}
+	}
 	var members []*member
 	for _, def := range src.events {
 		m, err := d.resolve(p, def, src.note)
@@ -56,8 +62,16 @@ func (d *discovery) resolve(p *perf.PMU, def eventDef, why string) (*member, err
 			return nil, fmt.Errorf("PMU %s event %s: %w", p.Name, def.alias, err)
 		}
 		m := &member{event: def.alias, attr: ev.Attr, source: metadata.AttributeScaleSourceSysfs}
+		if def.terms != "" {
+			// The alias with a filter (root_port=0x4): the alias's encoding plus the terms, in the
+			// PMU's own format fields.
+			m.event = withTerms(def.alias, def.terms)
+			if m.attr, err = p.EncodeString(withTerms(ev.Desc, def.terms)); err != nil {
+				return nil, fmt.Errorf("PMU %s event %s: %w", p.Name, m.event, err)
+			}
+		}
 		if def.raw != "" {
-			want, err := p.EncodeString(def.raw)
+			want, err := p.EncodeString(withTerms(def.raw, def.terms))
 			if err != nil {
 				return nil, fmt.Errorf("PMU %s event %s: %w", p.Name, def.alias, err)
 			}
@@ -70,6 +84,10 @@ func (d *discovery) resolve(p *perf.PMU, def eventDef, why string) (*member, err
 		}
 		bpc, ok := ev.BytesPerCount()
 		switch {
+		case def.bytesPerCount > 0 && !ev.HasUnit():
+			// The kernel gives no size at all (arm_cspmu events have no .scale/.unit): the
+			// table's, which names its source.
+			m.bpc, m.source = def.bytesPerCount, metadata.AttributeScaleSourceBuiltin
 		case def.bytesPerCount > 0 && (!ok || bpc != def.bytesPerCount):
 			d.note("scale/"+pmuFamily(p.Name)+"/"+def.alias, "Kernel event scale differs from the bytes a count the hardware counts; correcting it "+
 				"(kernel without the 2025 fix \"perf/x86/intel/uncore: Fix the scale of IIO free running counters\")",
@@ -90,7 +108,7 @@ func (d *discovery) resolve(p *perf.PMU, def eventDef, why string) (*member, err
 		}
 		return nil, fmt.Errorf("PMU %s has no event %s", p.Name, def.alias)
 	}
-	attr, err := p.EncodeString(def.raw)
+	attr, err := p.EncodeString(withTerms(def.raw, def.terms))
 	if err != nil {
 		return nil, fmt.Errorf("PMU %s event %s: %w", p.Name, def.raw, err)
 	}
@@ -99,9 +117,17 @@ func (d *discovery) resolve(p *perf.PMU, def eventDef, why string) (*member, err
 		name = def.name
 	}
 	if def.alias != "" {
-		name = def.alias
+		name = withTerms(def.alias, def.terms)
 		d.note("alias/"+pmuFamily(p.Name)+"/"+def.alias, "Kernel has no alias for the event; counting its raw encoding",
 			zap.String("pmu", pmuFamily(p.Name)), zap.String("event", def.alias), zap.String("raw", def.raw), zap.String("reason", why))
 	}
 	return &member{event: name, attr: attr, bpc: def.bytesPerCount, source: metadata.AttributeScaleSourceBuiltin}, nil
+}
+
+// withTerms appends format terms to an event description.
+func withTerms(desc, terms string) string {
+	if terms == "" {
+		return desc
+	}
+	return desc + "," + terms
 }

@@ -60,6 +60,40 @@ func (d *discovery) mappingAgrees(freeRunning string, cpus int) bool {
 	return false
 }
 
+// busOnSocket checks the kernel's stack mapping against the PCI tree where both can be read: the
+// dieX file the receiver picked for a die (by cpumask order, see mappingAgrees) must name a root
+// bus whose devices sit on that die's socket. The devices' numa_node (drivers/pci/pci-sysfs.c,
+// the host bridge's proximity domain) and that node's CPUs (node/nodeN/cpulist) give the socket;
+// under sub-NUMA clustering a node is still within one socket. The kernel indexes dieX by logical
+// die id (pmu_set_mapping) and the cpumask lists dies in CPU-number order; where the two orders
+// differ the bus belongs to another socket, and the mapping is not used for that die (said once
+// per PMU type): ports without pci.bus_id rather than another die's root ports. A bus without
+// devices, or with numa_node -1, cannot be checked and is taken as the kernel gives it.
+func (d *discovery) busOnSocket(pmu, rootBus string, socket int) bool {
+	if socket < 0 {
+		return true
+	}
+	fns, _ := filepath.Glob(filepath.Join(pci.RootBusDir(d.paths.sysDevices, rootBus), "*", "numa_node"))
+	for _, f := range fns {
+		node, err := d.r.ReadInt(f)
+		if err != nil || node < 0 {
+			continue
+		}
+		busSocket, ok := d.nodeSocket(node)
+		if !ok {
+			return true
+		}
+		if busSocket == socket {
+			return true
+		}
+		box := strings.Replace(pmu, "_free_running", "", 1) // the mapping is uncore_iio_N's
+		d.note("mapping-socket/"+pmuFamily(box), "IIO stack mapping names a root bus of another socket than the die it is read for (logical die order differs from cpumask order): those ports are reported without pci.bus_id",
+			zap.String("pmu", pmuFamily(box)), zap.String("root_bus", rootBus), zap.Int("bus_socket", busSocket), zap.Int("die_socket", socket))
+		return false
+	}
+	return true
+}
+
 // rootPort finds the root port of one IIO part on the stack's root bus, and what sits behind it.
 func (d *discovery) rootPort(iio *iioTable, rootBus string, stack, port int, numa int64) portInfo {
 	pi := portInfo{numa: numa}

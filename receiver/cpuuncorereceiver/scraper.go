@@ -114,6 +114,12 @@ func (s *uncoreScraper) start(context.Context, component.Host) error {
 
 	id, err := readCPUID(s.paths.cpuinfo)
 	if err != nil {
+		// arm64 names its CPU in the MIDR too (a cpuinfo that a container or a recording lacks).
+		if midr, merr := readMIDR(s.reader, s.paths.cpus); merr == nil {
+			id, err = midr, nil
+		}
+	}
+	if err != nil {
 		s.log.Once("cpuinfo", zapcore.InfoLevel, "Cannot identify the CPU: using the kernel's own event aliases and scales without corrections", zap.Error(err))
 		id = cpuID{vendor: "unknown"}
 		s.plat = genericIntel
@@ -203,14 +209,24 @@ func (s *uncoreScraper) logStatus(problems bool) {
 		return
 	}
 	var want []string
-	if s.cfg.Memory.Enabled {
-		want = append(want, "uncore_imc", "amd_umc")
-		if s.plat.memoryFallback != nil {
-			want = append(want, "amd_df")
+	switch {
+	case s.cpu.vendor == vendorARM64:
+		if s.cfg.Memory.Enabled {
+			want = append(want, "nvidia_scf_pmu")
 		}
-	}
-	if s.cfg.PCIe.Enabled {
-		want = append(want, "uncore_iio_free_running")
+		if s.cfg.PCIe.Enabled {
+			want = append(want, "nvidia_pcie_pmu")
+		}
+	default:
+		if s.cfg.Memory.Enabled {
+			want = append(want, "uncore_imc", "amd_umc")
+			if s.plat.memoryFallback != nil {
+				want = append(want, "amd_df")
+			}
+		}
+		if s.cfg.PCIe.Enabled {
+			want = append(want, "uncore_iio_free_running")
+		}
 	}
 	var reason string
 	switch {
@@ -220,6 +236,8 @@ func (s *uncoreScraper) logStatus(problems bool) {
 		reason = "running under a hypervisor (cpuinfo flag \"hypervisor\"), where the Intel uncore driver does not load and AMD's is not exposed"
 	case s.cpu.vendor == "AuthenticAMD":
 		reason = "amd_umc needs an AMD Zen 4 or later CPU and Linux 6.7 or later"
+	case s.cpu.vendor == vendorARM64:
+		reason = "no NVIDIA CoreSight PMU (nvidia_cspmu, on NVIDIA Grace only; kernel options ARM_CORESIGHT_PMU_ARCH_SYSTEM_PMU and NVIDIA_CORESIGHT_PMU_ARCH_SYSTEM_PMU)"
 	case s.cpu.vendor == "GenuineIntel":
 		reason = "no uncore support for this CPU in this kernel, or the intel_uncore module is not loaded"
 	default:
@@ -235,6 +253,10 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	defer s.mu.Unlock()
 	now := s.now()
 	ts := pcommon.NewTimestampFromTime(now)
+	if s.src != nil && s.src.stamp != nil {
+		// A replay: the points carry the time the sample was recorded at, on the replay's clock.
+		ts = pcommon.NewTimestampFromTime(s.src.stamp(now))
+	}
 	s.scrapes++
 	var errs scrapererror.ScrapeErrors
 

@@ -262,10 +262,14 @@ func TestProgrammableTransmitICX(t *testing.T) {
 		obWriteAll  = 0x00070ff0000001c0 // event=0xc0,umask=0x01,ch_mask=0xff,fc_mask=0x7
 		ibReadPart0 = 0x0007001000000483 // ch_mask=0x1: part 0 (perfmon icelakex PortMask 0x01, perf's ch_mask)
 		obWritePt0  = 0x00070010000001c0
-		icxIIO0     = 56
+		// event=0xc0,umask=0x02: perfmon icelakex_uncore_experimental.json
+		// UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PARTn (TestPeerWritesICXSPREMR)
+		peerWriteAll = 0x00070ff0000002c0
+		peerWritePt0 = 0x00070010000002c0
+		icxIIO0      = 56
 	)
 	ts := newTestScraper(t, "icx", func(c *Config) { c.Memory.Enabled = false })
-	assert.Equal(t, [][]uint64{{ibReadAll, obWriteAll}}, ts.fake.openAttrs(icxIIO0, 40))
+	assert.Equal(t, [][]uint64{{ibReadAll, obWriteAll, peerWriteAll}}, ts.fake.openAttrs(icxIIO0, 40))
 	ts.fake.add(40, icxIIO0+1, ibReadAll, 1000)
 	ts.fake.add(40, icxIIO0+1, obWriteAll, 24)
 	ts.tick(5 * time.Second)
@@ -279,8 +283,8 @@ func TestProgrammableTransmitICX(t *testing.T) {
 	})
 	groups := port.fake.openAttrs(icxIIO0, 0)
 	require.Len(t, groups, 8, "one group per part: 0x83 may only use counters 0-1, 0xc0 counters 2-3")
-	assert.Equal(t, []uint64{ibReadPart0, obWritePt0}, groups[0])
-	assert.Equal(t, []uint64{0x0007080000000483, 0x00070800000001c0}, groups[7], "part 7: ch_mask=0x80")
+	assert.Equal(t, []uint64{ibReadPart0, obWritePt0, peerWritePt0}, groups[0])
+	assert.Equal(t, []uint64{0x0007080000000483, 0x00070800000001c0, 0x00070800000002c0}, groups[7], "part 7: ch_mask=0x80")
 
 	port.fake.runningPercent = 25
 	port.fake.add(0, icxIIO0, ibReadPart0, 400)

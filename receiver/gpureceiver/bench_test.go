@@ -35,7 +35,7 @@ func BenchmarkScrape(b *testing.B) {
 		}
 	}
 	cfg := createDefaultConfig().(*Config)
-	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	s := newPatientScraper(cfg, receivertest.NewNopSettings(metadata.Type))
 	s.live = func(cfg *Config, _ *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
 		return openDCGM(f, cfg, s.logger, want, numa)
 	}

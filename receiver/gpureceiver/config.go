@@ -21,6 +21,8 @@ const (
 	sourceAuto = "auto"
 	sourceDCGM = "dcgm"
 	sourceNVML = "nvml"
+	// sourceAMDGPU reads AMD GPUs from amdgpu's sysfs tables (no library).
+	sourceAMDGPU = "amdgpu"
 )
 
 // DCGM connection modes.
@@ -34,7 +36,8 @@ type Config struct {
 	scraperhelper.ControllerConfig `mapstructure:",squash"`
 	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
 
-	// Source selects the library: auto (DCGM, else NVML), dcgm or nvml.
+	// Source selects the library: auto (DCGM, else NVML, else amdgpu's sysfs tables), dcgm, nvml
+	// or amdgpu.
 	Source string `mapstructure:"source"`
 
 	// RetryInterval is how often the receiver tries again to load a GPU library it could not load
@@ -42,7 +45,7 @@ type Config struct {
 	RetryInterval time.Duration `mapstructure:"retry_interval"`
 
 	// RootPath is the host's filesystem root; the GPU's NUMA node is read from
-	// RootPath/sys/bus/pci/devices/<bus id>/numa_node.
+	// RootPath/sys/bus/pci/devices/<bus id>/numa_node, AMD GPUs from RootPath/sys/class/drm.
 	RootPath string `mapstructure:"root_path"`
 
 	// Filter selects the GPUs (include: {devices: [...], match_type: strict|regexp|glob} and
@@ -79,9 +82,9 @@ type DCGMConfig struct {
 func (cfg *Config) Validate() error {
 	var errs []error
 	switch cfg.Source {
-	case sourceAuto, sourceDCGM, sourceNVML:
+	case sourceAuto, sourceDCGM, sourceNVML, sourceAMDGPU:
 	default:
-		errs = append(errs, fmt.Errorf("source: must be one of auto, dcgm, nvml, got %q", cfg.Source))
+		errs = append(errs, fmt.Errorf("source: must be one of auto, dcgm, nvml, amdgpu, got %q", cfg.Source))
 	}
 	if cfg.RetryInterval <= 0 {
 		errs = append(errs, fmt.Errorf("retry_interval: must be positive, got %v", cfg.RetryInterval))

@@ -42,7 +42,7 @@ func TestValidate(t *testing.T) {
 		mutate func(*Config)
 		want   string
 	}{
-		"source":            {func(c *Config) { c.Source = "rocm" }, `source: must be one of auto, dcgm, nvml, got "rocm"`},
+		"source":            {func(c *Config) { c.Source = "rocm" }, `source: must be one of auto, dcgm, nvml, amdgpu, got "rocm"`},
 		"mode":              {func(c *Config) { c.DCGM.Mode = "remote" }, `dcgm.mode: must be standalone or embedded, got "remote"`},
 		"endpoint":          {func(c *Config) { c.DCGM.Endpoint = "localhost" }, `dcgm.endpoint: must be host:port`},
 		"empty endpoint":    {func(c *Config) { c.DCGM.Endpoint = "" }, `dcgm.endpoint: must not be empty`},

@@ -93,6 +93,88 @@ type dcgmFieldSpec struct {
 	// history: the field is read with GetValuesSince over every sample (rates are integrated,
 	// XIDs counted); the others are read as latest values once per scrape.
 	history bool
+	// link is the NVLink link of a per-link quantity's field (q.isPerLink()).
+	link uint32
+	// kind is the index of a link-health field in its family's kinds (q.isHealthKind()).
+	kind uint32
+}
+
+// DCGM's link-health fields (dcgm_fields.h, go-dcgm v1.4611.0), one table per family, in the order
+// of the kinds the metrics name them by (nvlinkErrorKinds, nvlinkBERKinds, c2cErrorKinds):
+//   - NVLink5 error counters over all links, "NVLink5+ only. Returns aggregate value across all
+//     links. Not supported on NVLink4 and earlier": DCGM_FI_DEV_NVLINK_RX_PACKET_MALFORMED_TOTAL
+//     1204, _RX_PACKET_DROPPED_TOTAL 1205 (discarded on a buffer overrun), _RX_ERROR_TOTAL 1206,
+//     _RX_REMOTE_ERROR_TOTAL 1207 (stomp/EBP marker), _RX_GENERAL_ERROR_TOTAL 1208 (header
+//     mismatch), _INTEGRITY_ERROR_TOTAL 1209 (local errors past a threshold), _TX_DISCARD_TOTAL
+//     1210, _RECOVERY_EVENT_TOTAL 1213 (the link entered recovery, whatever came of it),
+//     _RECOVERY_FAILED_TOTAL 1212 (and was declared down), _RX_SYMBOL_ERROR_TOTAL 1214,
+//     _EFFECTIVE_ERROR_TOTAL 1219 (errors left after FEC). 1211 (_RECOVERY_SUCCESSFUL) is 1213
+//     less 1212, and not read.
+//   - their bit error rates, decoded by DCGM: DCGM_FI_DEV_NVLINK_SYMBOL_BER_RATIO 1216 (before
+//     FEC) and _EFFECTIVE_BER_RATIO 1218 (after it), doubles; the _RAW encodings 1215/1217 are not
+//     read.
+//   - the C2C link's errors (GH200, GB200): DCGM_FI_DEV_C2C_LINK_ERROR_TOTAL 1400 (CRC),
+//     _REPLAY_ERROR_TOTAL 1401, _REPLAY_ERROR_B2B_TOTAL 1402 (back-to-back replays).
+//
+// The NVLink5 FEC history bins (DCGM_FI_DEV_NVLINK_FEC_HISTORY_0..15_TOTAL, 1404-1419) are not read:
+// 16 series per GPU for a distribution the BER already summarizes.
+var (
+	dcgmNVLinkErrorFields = []uint16{1204, 1205, 1206, 1207, 1208, 1209, 1210, 1213, 1212, 1214, 1219}
+	dcgmNVLinkBERFields   = []uint16{1216, 1218}
+	dcgmC2CErrorFields    = []uint16{1400, 1401, 1402}
+)
+
+// dcgmHealthSpecs maps the link-health fields onto their families, each field's kind its index.
+func dcgmHealthSpecs() []dcgmFieldSpec {
+	var out []dcgmFieldSpec
+	for _, f := range []struct {
+		ids []uint16
+		q   quantity
+	}{{dcgmNVLinkErrorFields, qNVLinkErrors}, {dcgmNVLinkBERFields, qNVLinkBER}, {dcgmC2CErrorFields, qC2CErrors}} {
+		for k, id := range f.ids {
+			out = append(out, dcgmFieldSpec{id: id, q: f.q, kind: uint32(k)})
+		}
+	}
+	return out
+}
+
+// probed reports whether the field is read only where one live read at discovery gave it a value:
+// the non-profiling counters that not every GPU has (NVLink5 byte totals, per-link and link-health
+// counters) and the NVLink5 bit error rates. A GPU without them answers blank or NOT_SUPPORTED, and
+// is then not asked again.
+func (f dcgmFieldSpec) probed() bool {
+	return (f.q.isCounter() && f.q != qPCIeReplays && !f.isProfiling()) || f.q == qNVLinkBER
+}
+
+// DCGM's per-link NVLink data-link error counters, L0 to L17, from dcgm_fields.h (go-dcgm
+// v1.4611.0): DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_L<n>_TOTAL, DCGM_FI_DEV_NVLINK_REPLAY_ERROR_L<n>_TOTAL
+// and DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_L<n>_TOTAL (the older ..._ERROR_COUNT_L<n> names). The ids
+// are not contiguous: links 0-5 were defined first, 6-11 and 12-17 later.
+var (
+	dcgmNVLinkCRCFields      = [18]uint16{400, 401, 402, 403, 404, 405, 451, 452, 453, 454, 455, 456, 406, 407, 408, 481, 482, 483}
+	dcgmNVLinkReplayFields   = [18]uint16{420, 421, 422, 423, 424, 425, 463, 464, 465, 466, 467, 468, 426, 427, 428, 487, 488, 489}
+	dcgmNVLinkRecoveryFields = [18]uint16{430, 431, 432, 433, 434, 435, 469, 470, 471, 472, 473, 474, 436, 437, 438, 491, 492, 493}
+)
+
+// dcgmNVLinkErrorSpecs maps the per-link error counters onto the per-link quantities, and DCGM's
+// per-link byte rates DCGM_FI_PROF_NVLINK_L<n>_TX_BYTES / _RX_BYTES (1040 + 2n / 1041 + 2n,
+// dcgm_fields.h: "The per-link number of bytes of active NvLink TX (transmit) or RX ... data
+// including both header and payload", bytes/s like 1011/1012) onto the per-link rates.
+func dcgmNVLinkErrorSpecs() []dcgmFieldSpec {
+	var out []dcgmFieldSpec
+	for l := uint16(0); l < 18; l++ {
+		out = append(out, dcgmFieldSpec{id: 1040 + 2*l, q: qNVLinkLinkTxRate, history: true, link: uint32(l)},
+			dcgmFieldSpec{id: 1041 + 2*l, q: qNVLinkLinkRxRate, history: true, link: uint32(l)})
+	}
+	for _, k := range []struct {
+		ids *[18]uint16
+		q   quantity
+	}{{&dcgmNVLinkCRCFields, qNVLinkLinkCRCErrors}, {&dcgmNVLinkReplayFields, qNVLinkLinkReplays}, {&dcgmNVLinkRecoveryFields, qNVLinkLinkRecoveries}} {
+		for l, id := range k.ids {
+			out = append(out, dcgmFieldSpec{id: id, q: k.q, link: uint32(l)})
+		}
+	}
+	return out
 }
 
 // isProfiling reports whether the field belongs to DCGM's profiling (DCP) module: IDs from 1001 to
@@ -102,7 +184,7 @@ func (f dcgmFieldSpec) isProfiling() bool { return f.id >= 1001 && f.id < 1100 }
 
 // dcgmFieldSpecs lists every field the receiver may watch. Where a link has both a cumulative
 // counter and a rate, discovery keeps only one of them per GPU (the counter when it works).
-var dcgmFieldSpecs = []dcgmFieldSpec{
+var dcgmFieldSpecs = append([]dcgmFieldSpec{
 	{id: dcgmFieldPCIeTxRate, q: qPCIeTxRate, history: true},
 	{id: dcgmFieldPCIeRxRate, q: qPCIeRxRate, history: true},
 	{id: dcgmFieldNVLinkTxRate, q: qNVLinkTxRate, history: true},
@@ -128,7 +210,7 @@ var dcgmFieldSpecs = []dcgmFieldSpec{
 	{id: dcgmFieldPCIeWidth, q: qPCIeLinkWidth},
 	{id: dcgmFieldPCIeMaxGen, q: qPCIeMaxLinkGen},
 	{id: dcgmFieldPCIeMaxWidth, q: qPCIeMaxLinkWidth},
-}
+}, append(dcgmNVLinkErrorSpecs(), dcgmHealthSpecs()...)...)
 
 // counterFor returns, for a rate quantity, the cumulative counter of the same link, if DCGM has one.
 func counterFor(q quantity) (quantity, bool) {

@@ -105,11 +105,12 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 	plan.reads = make([]quantitySet, len(ids))
 	plan.group = map[uint16]uint32{}
 
-	// Counters that are not profiling fields (NVLink5 byte totals) are probed with one live read.
+	// Counters that are not profiling fields (NVLink5 byte totals, link health) are probed with one
+	// live read (dcgmFieldSpec.probed).
 	probe := map[uint]map[uint16]bool{}
 	var probeFields []uint16
 	for _, f := range dcgmFieldSpecs {
-		if f.q.isCounter() && f.q != qPCIeReplays && !f.isProfiling() && s.want.has(f.q) {
+		if f.probed() && s.want.has(f.q) {
 			probeFields = append(probeFields, f.id)
 		}
 	}
@@ -164,16 +165,19 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 			}
 			switch {
 			case f.isProfiling() && profErr != nil:
-				if !f.q.isCounter() { // a missing counter falls back to its rate silently
+				// A missing counter falls back to its rate silently; per-link rates are opt-in
+				// detail of the NVLink aggregate, said missing with it.
+				if !f.q.isCounter() && !f.q.isPerLink() {
 					missing = append(missing, f.q.String())
 				}
 				continue
 			case f.isProfiling() && !supported[f.id]:
-				if !f.q.isCounter() {
+				// A link the GPU lacks is not missing: its peers carry the quantity.
+				if !f.q.isCounter() && !f.q.isPerLink() {
 					missing = append(missing, f.q.String())
 				}
 				continue
-			case f.q.isCounter() && !f.isProfiling() && f.q != qPCIeReplays && !probe[id][f.id]:
+			case f.probed() && !probe[id][f.id]:
 				continue
 			case (f.q == qC2CTxRate || f.q == qC2CRxRate) && noC2C[id]:
 				continue // no C2C link: nothing missing

@@ -280,6 +280,21 @@ func (s *dcgmSource) appendSamples(buf []sample, vals []dcgmValue) []sample {
 		// The series name is built only when there is something to say: this loop runs for
 		// every sample of every GPU.
 		dev := s.plan.devices[i]
+		if spec.q.isPerLink() || spec.q.isHealthKind() {
+			smp.entity = spec.link
+			if spec.q.isHealthKind() {
+				smp.entity = spec.kind
+			}
+			// A GPU has fewer links than DCGM has fields (12 on A100, 18 on H100 SXM): the
+			// fields of links it lacks answer blank or NOT_SUPPORTED and cost nothing; one line
+			// per GPU and quantity says so, not one per link, and the quantity stays planned.
+			if err != nil && !errors.Is(err, errBlank) {
+				s.faults.notProvided(dev.name+"/"+spec.q.String(), err.Error())
+				continue
+			}
+			buf = append(buf, smp)
+			continue
+		}
 		switch {
 		case err == nil && s.failing[i].has(spec.q):
 			s.failing[i] &^= 1 << spec.q

@@ -149,6 +149,9 @@ func TestFakeLibDCGM(t *testing.T) {
 		assert.Contains(t, calls, "dcgmGetGpuInstanceHierarchy")
 		assert.Contains(t, calls, "dcgmGroupAddEntity 3 5 0", "the compute instance joins the MIG XID group")
 	})
+	t.Run("link health", func(t *testing.T) {
+		runChild(t, "nvlink5", libDir, "FAKE_DCGM_NVLINK5=1")
+	})
 	t.Run("no library", func(t *testing.T) {
 		runChild(t, "nolib", t.TempDir())
 	})
@@ -206,12 +209,16 @@ func TestFakeLibDCGMChild(t *testing.T) {
 		cfg.DCGM.Endpoint = "unix:///run/nvidia-dcgm/hostengine.sock"
 	case "nolib", "connectfail":
 		cfg.RetryInterval = time.Minute
+	case "nvlink5":
+		cfg.Metrics.GpuNvlinkErrors.Enabled = true
+		cfg.Metrics.GpuNvlinkBitErrorRate.Enabled = true
+		cfg.Metrics.GpuC2cErrors.Enabled = true
 	}
 	require.NoError(t, cfg.Validate())
 	core, logs := observer.New(zap.DebugLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
-	s := newScraper(cfg, set)
+	s := newPatientScraper(cfg, set)
 	clock := &testClock{t: time.Now()}
 	s.now = clock.now
 	ctx := context.Background()
@@ -285,6 +292,23 @@ func TestFakeLibDCGMChild(t *testing.T) {
 		m = scrapeOnce(t, s)
 		require.NotNil(t, s.src)
 		assert.Len(t, points(m, "gpu.info"), 2)
+		return
+	case "nvlink5":
+		// Through go-dcgm's cgo path: the probe at discovery, then one latest read a scrape
+		// (fakedcgm.c, FAKE_DCGM_NVLINK5: the counters grow by 5 a read, 1401 by one).
+		clock.t = clock.t.Add(10 * time.Second)
+		m = scrapeOnce(t, s)
+		assert.Len(t, find(m, "gpu.nvlink.errors", "device", "gpu0"), 11)
+		reads := one(t, m, "gpu.c2c.errors", "device", "gpu0", "c2c.error", "replay").i
+		assert.Positive(t, reads, "1401 grew with the reads since the first reading")
+		assert.EqualValues(t, 5*reads, one(t, m, "gpu.nvlink.errors", "device", "gpu0", "nvlink.error", "effective").i,
+			"1219 grew by 5 a read over the same reads")
+		assert.EqualValues(t, 0, one(t, m, "gpu.c2c.errors", "device", "gpu0", "c2c.error", "crc").i, "1400 did not move")
+		assert.InDelta(t, 2.5e-9, one(t, m, "gpu.nvlink.bit_error_rate", "device", "gpu0", "nvlink.ber", "symbol").f, 1e-21)
+		assert.InDelta(t, 1e-15, one(t, m, "gpu.nvlink.bit_error_rate", "device", "gpu0", "nvlink.ber", "effective").f, 1e-27)
+		for _, name := range []string{"gpu.nvlink.errors", "gpu.c2c.errors", "gpu.nvlink.bit_error_rate"} {
+			assert.Empty(t, find(m, name, "device", "gpu1"), "%s: the H100 has none", name)
+		}
 		return
 	case "mig":
 		assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(79)).i, "the GPU's own XID")
@@ -369,7 +393,7 @@ func BenchmarkScrapeLibDCGM(b *testing.B) {
 		b.Skip("set GPURECEIVER_BENCH_LIBDCGM=1 and put the fake libdcgm.so.4 on LD_LIBRARY_PATH")
 	}
 	cfg := createDefaultConfig().(*Config)
-	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	s := newPatientScraper(cfg, receivertest.NewNopSettings(metadata.Type))
 	ctx := context.Background()
 	require.NoError(b, s.start(ctx, nil))
 	require.NotNil(b, s.src, "the fake libdcgm.so.4 was not found")

@@ -160,7 +160,7 @@ func TestReplayFixture(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.Recording.Replay = replayFixture
 			require.NoError(t, cfg.Validate())
-			s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+			s := newPatientScraper(cfg, receivertest.NewNopSettings(metadata.Type))
 			setClock(s, time.Unix(1_800_000_000, 0))
 			return s
 		}}, false)

@@ -45,21 +45,36 @@ var nvmlCounterFields = []struct {
 }
 
 // nvmlGPMMetrics are the GPU Performance Monitoring metrics read where the GPU has GPM (Hopper and
-// later): percentages over the period between two GPM samples (nvml.h nvmlGpmMetricId_t:
-// NVML_GPM_METRIC_GRAPHICS_UTIL, SM_UTIL, DRAM_BW_UTIL "Percentage of DRAM bw used vs theoretical
-// maximum"), the same counters DCGM reads for GR_ENGINE_ACTIVE, SM_ACTIVE and DRAM_ACTIVE on Hopper.
+// later), each over the period between two GPM samples (nvml.h nvmlGpmMetricId_t). Activity:
+// percentages (NVML_GPM_METRIC_GRAPHICS_UTIL, SM_UTIL, DRAM_BW_UTIL "Percentage of DRAM bw used vs
+// theoretical maximum"), the counters DCGM reads for GR_ENGINE_ACTIVE, SM_ACTIVE and DRAM_ACTIVE on
+// Hopper. Links: MiB/s (NVML_GPM_METRIC_PCIE_TX/RX_PER_SEC "PCIe traffic from/to this GPU in
+// MiB/sec", NVML_GPM_METRIC_C2C_TOTAL_TX/RX_PER_SEC "C2C total transmit/receive bandwidth in
+// MiB/sec"), the metrics DCGM turns into DCGM_FI_PROF_PCIE_TX/RX_BYTES and
+// DCGM_FI_PROF_C2C_TX/RX_ALL_BYTES (MiB/s x 2^20, dcgm_fields.h), integrated like them.
 var nvmlGPMMetrics = []struct {
 	id nvml.GpmMetricId
 	q  quantity
+	// scale turns the metric's value into the quantity's: 1/100 for a percentage, 2^20 for MiB/s.
+	scale float64
 }{
-	{nvml.GPM_METRIC_GRAPHICS_UTIL, qGREngineActive},
-	{nvml.GPM_METRIC_SM_UTIL, qSMActive},
-	{nvml.GPM_METRIC_DRAM_BW_UTIL, qDRAMActive},
+	{nvml.GPM_METRIC_GRAPHICS_UTIL, qGREngineActive, 0.01},
+	{nvml.GPM_METRIC_SM_UTIL, qSMActive, 0.01},
+	{nvml.GPM_METRIC_DRAM_BW_UTIL, qDRAMActive, 0.01},
+	{nvml.GPM_METRIC_PCIE_TX_PER_SEC, qPCIeTxRate, 1 << 20},
+	{nvml.GPM_METRIC_PCIE_RX_PER_SEC, qPCIeRxRate, 1 << 20},
+	{nvml.GPM_METRIC_C2C_TOTAL_TX_PER_SEC, qC2CTxRate, 1 << 20},
+	{nvml.GPM_METRIC_C2C_TOTAL_RX_PER_SEC, qC2CRxRate, 1 << 20},
 }
 
-// nvmlSource reads GPUs through NVML (go-nvml), the fallback where DCGM is absent. NVML has
-// cumulative PCIe and NVLink byte counters, so nothing is integrated; where the GPU has GPM it also
-// gives graphics, SM and DRAM activity. It has no XID history (that needs an event set).
+// nvmlSource reads GPUs through NVML (go-nvml), the fallback where DCGM is absent. NVLink bytes come
+// from NVML's cumulative counters. Where the GPU has GPM, PCIe and C2C bytes come from GPM's rates,
+// integrated, and so do graphics, SM and DRAM activity; PCIe falls back to the cumulative counters
+// 197/198 where GPM lacks its PCIe metrics. It has no XID history (that needs an event set).
+//
+// The GPM PCIe rates are preferred over 197/198 because nvml.h documents no width for those
+// counters ("Value can be wrapped"): their width is judged by the value type NVML declares, which
+// is all there is to judge it by; a GPM rate has no width to judge.
 type nvmlSource struct {
 	lib      nvml.Interface
 	logger   *zap.Logger
@@ -79,6 +94,17 @@ type nvmlSource struct {
 	// gpm[i] holds the two GPM samples of devices[i]; nil where the GPU has no GPM.
 	gpm        []*nvmlGPM
 	gpmRequest nvml.GpmMetricsGetType
+	// pcieGPM[i]: devices[i]'s PCIe bytes come from GPM (its GPM is set up and has not answered
+	// NOT_SUPPORTED for the PCIe metrics); else from the counters 197/198.
+	pcieGPM []bool
+	// links[i] is devices[i]'s NVLink link count (NVML_FI_DEV_NVLINK_LINK_COUNT), read where a
+	// per-link metric is enabled; linkFields and linkReqs are the per-link request of one GPU.
+	links      []uint64
+	linkFields []nvml.FieldValue
+	linkReqs   []nvmlLinkRequest
+	// c2c[i]: devices[i] has C2C links (NVML_FI_DEV_C2C_LINK_COUNT > 0, the field DCGM's
+	// DCGM_FI_DEV_C2C_LINK_QUANTITY 285 reads), so its C2C GPM metrics are asked for.
+	c2c []bool
 }
 
 // nvmlGPM is one GPU's pair of GPM samples: each poll takes a new one and asks for the metrics
@@ -170,36 +196,100 @@ func (s *nvmlSource) refresh() error {
 	if len(devs) == 0 {
 		return errors.New("no GPU left after include / exclude")
 	}
-	s.freeGPM()
-	for _, d := range devs {
-		if !s.quiet && !slices.ContainsFunc(s.devs, func(o gpuDevice) bool { return o == d }) {
-			// NVML has one origin per link: its cumulative counters (no rates, no C2C).
-			s.logger.Info("GPU interconnect bytes: source per quantity", zap.String("device", d.name), zap.String("gpu.uuid", d.uuid),
-				zap.String("gpu_pcie", "counter NVML fields 197/198 FI_DEV_PCIE_COUNT_TX/RX_BYTES (cumulative bytes)"),
-				zap.String("gpu_nvlink", "counter NVML fields 138/139 FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (cumulative KiB)"),
-				zap.String("gpu_c2c", "none (NVML has no C2C byte counter)"))
-		}
-	}
+	prev, prevGPM := s.devs, s.gpm
 	s.devs, s.handles = devs, handles
 	s.nvlink5 = make([]bool, len(devs))
 	s.gpm = make([]*nvmlGPM, len(handles))
-	if s.want.has(qGREngineActive) || s.want.has(qSMActive) || s.want.has(qDRAMActive) {
-		for i, h := range handles {
-			s.gpm[i] = s.setupGPM(devs[i].name, h)
+	s.pcieGPM = make([]bool, len(handles))
+	s.c2c = make([]bool, len(handles))
+	// NVML completing DCGM (quiet) stands in with counters only: the fallback takes counter
+	// quantities (fallback.go missingLinks), and DCGM reads C2C itself.
+	links := !s.quiet && s.want.has(qPCIeTxRate)
+	activity := s.want.has(qGREngineActive) || s.want.has(qSMActive) || s.want.has(qDRAMActive)
+	s.links = make([]uint64, len(handles))
+	perLink := false
+	for q := qNVLinkLinkTxBytes; q <= qNVLinkLinkRecoveries; q++ {
+		perLink = perLink || s.want.has(q)
+	}
+	for i, h := range handles {
+		if perLink {
+			s.links[i] = nvmlFieldCount(h, nvml.FI_DEV_NVLINK_LINK_COUNT)
+		}
+		if links {
+			s.c2c[i] = nvmlFieldCount(h, nvml.FI_DEV_C2C_LINK_COUNT) > 0
+		}
+		if activity || links {
+			// A GPU still there keeps its samples: a new pair would start a period now, and
+			// the poll right after this rediscovery would ask for the rates of a period of
+			// microseconds (nvml.h: samples "should be greater than 100ms" apart).
+			if j := slices.Index(prev, devs[i]); j >= 0 && j < len(prevGPM) && prevGPM[j] != nil {
+				s.gpm[i], prevGPM[j] = prevGPM[j], nil
+			} else {
+				s.gpm[i] = s.setupGPM(devs[i].name, h)
+			}
+		}
+		s.pcieGPM[i] = links && s.gpm[i] != nil
+	}
+	freeGPM(prevGPM)
+	for i, d := range devs {
+		if !s.quiet && !slices.ContainsFunc(prev, func(o gpuDevice) bool { return o == d }) {
+			pcie, c2c := "counter NVML fields 197/198 FI_DEV_PCIE_COUNT_TX/RX_BYTES (cumulative bytes)", "none (the GPU has no C2C link, or no GPM)"
+			if s.pcieGPM[i] {
+				pcie = "rate NVML GPM metrics 20/21 PCIE_TX/RX_PER_SEC (MiB/s, integrated); fields 197/198 if GPM lacks them"
+			}
+			if s.c2c[i] && s.gpm[i] != nil {
+				c2c = "rate NVML GPM metrics 100/101 C2C_TOTAL_TX/RX_PER_SEC (MiB/s, integrated)"
+			}
+			s.logger.Info("GPU interconnect bytes: source per quantity", zap.String("device", d.name), zap.String("gpu.uuid", d.uuid),
+				zap.String("gpu_pcie", pcie),
+				zap.String("gpu_nvlink", "counter NVML fields 138/139 FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (cumulative KiB)"),
+				zap.String("gpu_c2c", c2c))
 		}
 	}
 	return nil
 }
 
+// nvmlFieldCount returns a count field of the GPU (NVML_FI_DEV_C2C_LINK_COUNT "Number of C2C
+// Links present on the device", NVML_FI_DEV_NVLINK_LINK_COUNT "Number of NVLinks present on the
+// device", nvml.h), 0 where NVML does not say.
+func nvmlFieldCount(h nvml.Device, id uint32) uint64 {
+	fv := []nvml.FieldValue{{FieldId: id}}
+	if h.GetFieldValues(fv) != nvml.SUCCESS || nvml.Return(fv[0].NvmlReturn) != nvml.SUCCESS {
+		return 0
+	}
+	n, _ := nvmlFieldUint(fv[0])
+	return n
+}
+
+// nvmlGPMSymbols are the libnvidia-ml functions GPM needs. go-nvml binds symbols lazily: calling
+// one that the driver's library lacks (an NVML that predates GPM) kills the process with "symbol
+// lookup error", so each is looked up (dlsym) before the first call.
+var nvmlGPMSymbols = []string{"nvmlGpmQueryDeviceSupport", "nvmlGpmSampleAlloc", "nvmlGpmSampleFree", "nvmlGpmSampleGet", "nvmlGpmMetricsGet"}
+
+// missingGPMSymbol names the first GPM function the loaded libnvidia-ml.so.1 lacks, "" if none.
+func (s *nvmlSource) missingGPMSymbol() string {
+	for _, sym := range nvmlGPMSymbols {
+		if err := s.lib.Extensions().LookupSymbol(sym); err != nil {
+			return sym
+		}
+	}
+	return ""
+}
+
 // setupGPM allocates the GPM samples of a GPU that supports GPM (nvmlGpmQueryDeviceSupport).
 func (s *nvmlSource) setupGPM(name string, h nvml.Device) *nvmlGPM {
+	if sym := s.missingGPMSymbol(); sym != "" {
+		s.faults.notProvided(name+"/gpm", "graphics, SM and DRAM activity and C2C bytes missing, PCIe bytes from fields 197/198: "+
+			"the driver's libnvidia-ml.so.1 has no GPM (no "+sym+")")
+		return nil
+	}
 	sup, ret := h.GpmQueryDeviceSupport()
 	if ret != nvml.SUCCESS || sup.IsSupportedDevice == 0 {
 		why := "the GPU has no GPM (NVML GPU performance monitoring needs Hopper or later)"
 		if ret != nvml.SUCCESS {
 			why = "nvmlGpmQueryDeviceSupport: " + nvmlErr(ret)
 		}
-		s.faults.notProvided(name+"/gpm", "graphics, SM and DRAM activity missing: "+why)
+		s.faults.notProvided(name+"/gpm", "graphics, SM and DRAM activity and C2C bytes missing, PCIe bytes from fields 197/198: "+why)
 		return nil
 	}
 	prev, ret := s.lib.GpmSampleAlloc()
@@ -214,20 +304,35 @@ func (s *nvmlSource) setupGPM(name string, h nvml.Device) *nvmlGPM {
 		return nil
 	}
 	s.faults.recover(name + "/gpm")
-	return &nvmlGPM{prev: prev, cur: cur}
+	g := &nvmlGPM{prev: prev, cur: cur}
+	// The first sample starts the first period, so that the first poll has GPM metrics and knows
+	// whether the GPU's GPM has the PCIe ones before it reads the counters.
+	g.primed = h.GpmSampleGet(g.prev) == nvml.SUCCESS
+	return g
 }
 
-func (s *nvmlSource) freeGPM() {
-	for _, g := range s.gpm {
+// freeGPM frees the GPM samples of gs.
+func freeGPM(gs []*nvmlGPM) {
+	for _, g := range gs {
 		if g != nil {
 			_ = g.prev.Free()
 			_ = g.cur.Free()
 		}
 	}
-	s.gpm = nil
 }
 
-// readGPM takes a GPM sample and reads the activity since the previous one.
+// gpmWants reports whether metric q is asked of GPU i's GPM.
+func (s *nvmlSource) gpmWants(i int, q quantity) bool {
+	switch q {
+	case qPCIeTxRate, qPCIeRxRate:
+		return s.pcieGPM[i]
+	case qC2CTxRate, qC2CRxRate:
+		return s.c2c[i] && s.want.has(q)
+	}
+	return s.want.has(q)
+}
+
+// readGPM takes a GPM sample and reads the metrics of the period since the previous one.
 func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, uint64)) {
 	g := s.gpm[i]
 	if g == nil {
@@ -236,9 +341,12 @@ func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, u
 	name := s.devs[i].name
 	wanted := 0
 	for _, m := range nvmlGPMMetrics {
-		if s.want.has(m.q) {
+		if s.gpmWants(i, m.q) {
 			wanted++
 		}
+	}
+	if wanted == 0 {
+		return
 	}
 	if ret := h.GpmSampleGet(g.cur); ret != nvml.SUCCESS {
 		s.faults.fail(name+"/gpm", fmt.Errorf("nvmlGpmSampleGet: %s", nvmlErr(ret)), wanted)
@@ -252,7 +360,7 @@ func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, u
 	req := &s.gpmRequest
 	*req = nvml.GpmMetricsGetType{Version: nvml.GPM_METRICS_GET_VERSION, Sample1: g.prev, Sample2: g.cur}
 	for _, m := range nvmlGPMMetrics {
-		if s.want.has(m.q) {
+		if s.gpmWants(i, m.q) {
 			req.Metrics[req.NumMetrics].MetricId = uint32(m.id)
 			req.NumMetrics++
 		}
@@ -270,6 +378,11 @@ func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, u
 			}
 			key := name + "/" + want.q.String()
 			if r := nvml.Return(m.NvmlReturn); r == nvml.ERROR_NOT_SUPPORTED {
+				if want.q == qPCIeTxRate || want.q == qPCIeRxRate {
+					// PCIe bytes from the cumulative counters from the next poll on.
+					s.pcieGPM[i] = false
+					continue
+				}
 				s.faults.notProvided(key, fmt.Sprintf("GPM metric %d: %s", m.MetricId, nvmlErr(r)))
 				continue
 			} else if r != nvml.SUCCESS {
@@ -280,7 +393,8 @@ func (s *nvmlSource) readGPM(i int, h nvml.Device, add func(quantity, float64, u
 				s.faults.fail(key, fmt.Errorf("GPM metric %d: invalid value %v", m.MetricId, m.Value), 1)
 				continue
 			}
-			add(want.q, m.Value/100, 0)
+			s.faults.recover(key)
+			add(want.q, m.Value*want.scale, 0)
 		}
 	}
 }
@@ -328,10 +442,14 @@ func (s *nvmlSource) poll(now time.Time, buf []sample) ([]sample, error) {
 			return true
 		}
 
+		// GPM first: a GPU whose GPM turns out to lack the PCIe metrics reads the counters at once.
+		s.readGPM(i, h, add)
 		if !s.readCounters(i, h, ts, &buf) {
 			continue
 		}
-		s.readGPM(i, h, add)
+		if !s.readLinks(i, h, ts, &buf) {
+			continue
+		}
 		if s.want.has(qGPUUtil) || s.want.has(qMemCopyUtil) {
 			u, ret := h.GetUtilizationRates()
 			switch ret {
@@ -367,7 +485,11 @@ var errNVMLGPULost = errors.New("the GPU has fallen off the bus (NVML_ERROR_GPU_
 func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample) bool {
 	s.fields = s.fields[:0]
 	for _, f := range nvmlCounterFields {
-		if s.want.has(f.q) && (f.nvlink5 == s.nvlink5[i] || f.q == qPCIeTxBytes || f.q == qPCIeRxBytes) {
+		pcie := f.q == qPCIeTxBytes || f.q == qPCIeRxBytes
+		if pcie && s.pcieGPM[i] {
+			continue
+		}
+		if s.want.has(f.q) && (f.nvlink5 == s.nvlink5[i] || pcie) {
 			s.fields = append(s.fields, nvml.FieldValue{FieldId: f.id, ScopeId: f.scope})
 		}
 	}
@@ -375,14 +497,8 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample)
 		return true
 	}
 	name := s.devs[i].name
-	switch ret := h.GetFieldValues(s.fields); ret {
-	case nvml.SUCCESS:
-	case nvml.ERROR_GPU_IS_LOST:
-		s.faults.fail(name, errNVMLGPULost, len(s.fields))
-		return false
-	default:
-		s.faults.fail(name+"/field_values", fmt.Errorf("nvmlDeviceGetFieldValues: %s", nvmlErr(ret)), len(s.fields))
-		return true
+	if filled, lost := s.getFieldValues(i, h, s.fields, "field_values"); !filled {
+		return !lost
 	}
 	type failure struct {
 		key          string
@@ -437,6 +553,23 @@ func (s *nvmlSource) readCounters(i int, h nvml.Device, ts int64, buf *[]sample)
 	return true
 }
 
+// getFieldValues asks NVML for fields of GPU i in one nvmlDeviceGetFieldValues call. filled says
+// whether NVML filled the values; a failed call costs their points, said under key, and lost says
+// the GPU has fallen off the bus.
+func (s *nvmlSource) getFieldValues(i int, h nvml.Device, fields []nvml.FieldValue, key string) (filled, lost bool) {
+	name := s.devs[i].name
+	switch ret := h.GetFieldValues(fields); ret {
+	case nvml.SUCCESS:
+		return true, false
+	case nvml.ERROR_GPU_IS_LOST:
+		s.faults.fail(name, errNVMLGPULost, len(fields))
+		return false, true
+	default:
+		s.faults.fail(name+"/"+key, fmt.Errorf("nvmlDeviceGetFieldValues: %s", nvmlErr(ret)), len(fields))
+		return false, false
+	}
+}
+
 // nvmlFieldUint decodes an unsigned field value (nvmlValue_t is a union; the value type says which
 // member is set, little-endian on every platform NVML runs on that go-nvml supports).
 func nvmlFieldUint(fv nvml.FieldValue) (uint64, bool) {
@@ -453,9 +586,87 @@ func nvmlFieldUint(fv nvml.FieldValue) (uint64, bool) {
 }
 
 func (s *nvmlSource) close() error {
-	s.freeGPM()
+	freeGPM(s.gpm)
+	s.gpm = nil
 	if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
 		return fmt.Errorf("nvmlShutdown: %s", nvmlErr(ret))
 	}
 	return nil
+}
+
+// nvmlLinkRequest is one per-link field asked of NVML: the quantity, the link and the unit.
+type nvmlLinkRequest struct {
+	q     quantity
+	link  uint32
+	scale uint64
+}
+
+// nvmlLinkFields are the per-link fields, each asked with the link as scopeId (nvml.h: "Link ID
+// needs to be specified in the scopeId field"): data bytes (138/139 in KiB, or on NVLink5 202/204
+// in bytes) and the data-link error counters NVML_FI_DEV_NVLINK_ERROR_DL_CRC / _DL_REPLAY /
+// _DL_RECOVERY (163/161/162; "unsupported for Blackwell+").
+func (s *nvmlSource) nvmlLinkFields(i int) []struct {
+	id    uint32
+	q     quantity
+	scale uint64
+} {
+	tx, rx, scale := uint32(nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX), uint32(nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX), uint64(1024)
+	if s.nvlink5[i] {
+		tx, rx, scale = nvml.FI_DEV_NVLINK_COUNT_XMIT_BYTES, nvml.FI_DEV_NVLINK_COUNT_RCV_BYTES, 1
+	}
+	return []struct {
+		id    uint32
+		q     quantity
+		scale uint64
+	}{
+		{tx, qNVLinkLinkTxBytes, scale}, {rx, qNVLinkLinkRxBytes, scale},
+		{nvml.FI_DEV_NVLINK_ERROR_DL_CRC, qNVLinkLinkCRCErrors, 1},
+		{nvml.FI_DEV_NVLINK_ERROR_DL_REPLAY, qNVLinkLinkReplays, 1},
+		{nvml.FI_DEV_NVLINK_ERROR_DL_RECOVERY, qNVLinkLinkRecoveries, 1},
+	}
+}
+
+// readLinks reads the per-link counters of one GPU in one nvmlDeviceGetFieldValues call (only the
+// enabled per-link metrics' fields). It returns false when the GPU is gone.
+func (s *nvmlSource) readLinks(i int, h nvml.Device, ts int64, buf *[]sample) bool {
+	s.linkFields, s.linkReqs = s.linkFields[:0], s.linkReqs[:0]
+	for _, f := range s.nvmlLinkFields(i) {
+		if !s.want.has(f.q) {
+			continue
+		}
+		for l := uint32(0); l < uint32(s.links[i]); l++ {
+			s.linkFields = append(s.linkFields, nvml.FieldValue{FieldId: f.id, ScopeId: l})
+			s.linkReqs = append(s.linkReqs, nvmlLinkRequest{f.q, l, f.scale})
+		}
+	}
+	if len(s.linkFields) == 0 {
+		return true
+	}
+	name := s.devs[i].name
+	if filled, lost := s.getFieldValues(i, h, s.linkFields, "nvlink_links"); !filled {
+		return !lost
+	}
+	for k, fv := range s.linkFields {
+		r := s.linkReqs[k]
+		// One line per quantity, not per link: 18 links answer alike.
+		key := name + "/" + r.q.String()
+		if ret := nvml.Return(fv.NvmlReturn); ret == nvml.ERROR_NOT_SUPPORTED {
+			s.faults.notProvided(key, fmt.Sprintf("NVML field %d: %s", fv.FieldId, nvmlErr(ret)))
+			continue
+		} else if ret != nvml.SUCCESS {
+			s.faults.fail(key, fmt.Errorf("NVML field %d link %d: %s", fv.FieldId, r.link, nvmlErr(ret)), 1)
+			continue
+		}
+		v, ok := nvmlFieldUint(fv)
+		if !ok {
+			s.faults.fail(key, fmt.Errorf("NVML field %d link %d: unexpected value type %d", fv.FieldId, r.link, fv.ValueType), 1)
+			continue
+		}
+		smp := sample{gpu: i, q: r.q, ts: ts, valid: true, u: v * r.scale, entity: r.link}
+		if nvml.ValueType(fv.ValueType) == nvml.VALUE_TYPE_UNSIGNED_INT {
+			smp.wrapBits = 32 + uint8(bits.TrailingZeros64(r.scale))
+		}
+		*buf = append(*buf, smp)
+	}
+	return true
 }

@@ -17,9 +17,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 	"go.uber.org/zap"
 )
 
@@ -46,11 +50,25 @@ type nvmlNode struct {
 	samples map[int]int
 	allocs  int
 	freed   int
+	// gpmLinks: the GPUs' GPM has the link metrics (NVML_GPM_METRIC_PCIE_TX/RX_PER_SEC,
+	// C2C_TOTAL_TX/RX_PER_SEC) and answers them with these MiB/s; without it, NOT_SUPPORTED, as a
+	// driver whose GPM lacks them answers. c2cLinks is NVML_FI_DEV_C2C_LINK_COUNT (0 on the
+	// DGX H100's PCIe-attached GPUs). fieldIDs records every field id asked for.
+	gpmLinks             bool
+	pcieTxMiB, pcieRxMiB float64
+	c2cTxMiB, c2cRxMiB   float64
+	c2cLinks             uint64
+	fieldIDs             map[uint32]int
+	// nvlinks is NVML_FI_DEV_NVLINK_LINK_COUNT; linkKiB and linkErrors answer the per-link fields
+	// (138/139 and 163/161/162 with the link as scopeId).
+	nvlinks    uint64
+	linkKiB    func(link uint32) uint64
+	linkErrors func(field, link uint32) uint64
 }
 
 func newNVMLNode() *nvmlNode {
 	n := &nvmlNode{Server: dgxh100.New(), lost: map[int]bool{}, fieldRet: nvml.SUCCESS, rxRet: nvml.SUCCESS, noGPM: map[int]bool{}, samples: map[int]int{},
-		pcieType: nvml.VALUE_TYPE_UNSIGNED_LONG_LONG, nvlink5Ret: nvml.ERROR_NOT_SUPPORTED}
+		pcieType: nvml.VALUE_TYPE_UNSIGNED_LONG_LONG, nvlink5Ret: nvml.ERROR_NOT_SUPPORTED, fieldIDs: map[uint32]int{}}
 	n.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
 		n.allocs++
 		return &mock.GpmSample{FreeFunc: func() nvml.Return { n.freed++; return nvml.SUCCESS }}, nvml.SUCCESS
@@ -70,6 +88,14 @@ func newNVMLNode() *nvmlNode {
 				m.Value = 80
 			case nvml.GPM_METRIC_DRAM_BW_UTIL:
 				m.Value = 37.5
+			case nvml.GPM_METRIC_PCIE_TX_PER_SEC, nvml.GPM_METRIC_PCIE_RX_PER_SEC, nvml.GPM_METRIC_C2C_TOTAL_TX_PER_SEC, nvml.GPM_METRIC_C2C_TOTAL_RX_PER_SEC:
+				m.Value = map[nvml.GpmMetricId]float64{
+					nvml.GPM_METRIC_PCIE_TX_PER_SEC: n.pcieTxMiB, nvml.GPM_METRIC_PCIE_RX_PER_SEC: n.pcieRxMiB,
+					nvml.GPM_METRIC_C2C_TOTAL_TX_PER_SEC: n.c2cTxMiB, nvml.GPM_METRIC_C2C_TOTAL_RX_PER_SEC: n.c2cRxMiB,
+				}[nvml.GpmMetricId(m.MetricId)]
+				if !n.gpmLinks {
+					m.NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
+				}
 			default:
 				m.NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
 			}
@@ -95,7 +121,18 @@ func newNVMLNode() *nvmlNode {
 				v.ValueType = uint32(nvml.VALUE_TYPE_UNSIGNED_LONG_LONG)
 				v.NvmlReturn = uint32(nvml.SUCCESS)
 				var x uint64
+				n.fieldIDs[v.FieldId]++
 				switch v.FieldId {
+				case nvml.FI_DEV_C2C_LINK_COUNT:
+					x = n.c2cLinks
+				case nvml.FI_DEV_NVLINK_LINK_COUNT:
+					x = n.nvlinks
+				case nvml.FI_DEV_NVLINK_ERROR_DL_CRC, nvml.FI_DEV_NVLINK_ERROR_DL_REPLAY, nvml.FI_DEV_NVLINK_ERROR_DL_RECOVERY:
+					if v.ScopeId >= uint32(n.nvlinks) || n.linkErrors == nil {
+						v.NvmlReturn = uint32(nvml.ERROR_INVALID_ARGUMENT)
+					} else {
+						x = n.linkErrors(v.FieldId, v.ScopeId)
+					}
 				case nvml.FI_DEV_PCIE_COUNT_TX_BYTES:
 					x = n.pcieTx * uint64(i+1)
 					if n.pcieType == nvml.VALUE_TYPE_UNSIGNED_INT {
@@ -106,6 +143,9 @@ func newNVMLNode() *nvmlNode {
 					x = 5
 				case nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
 					v.NvmlReturn = uint32(n.fieldRet)
+					if v.ScopeId != math.MaxUint32 && n.linkKiB != nil {
+						x = n.linkKiB(v.ScopeId)
+					}
 				case nvml.FI_DEV_NVLINK_COUNT_XMIT_BYTES, nvml.FI_DEV_NVLINK_COUNT_RCV_BYTES:
 					v.NvmlReturn = uint32(n.nvlink5Ret)
 					if v.ScopeId != math.MaxUint32 {
@@ -114,10 +154,13 @@ func newNVMLNode() *nvmlNode {
 					x = n.nvlink5Byte
 				case nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_RX:
 					v.NvmlReturn = uint32(n.rxRet)
-					if v.ScopeId != math.MaxUint32 {
+					x = n.nvlinkRxKiB
+					switch {
+					case v.ScopeId != math.MaxUint32 && n.linkKiB != nil && v.ScopeId < uint32(n.nvlinks):
+						x = 2 * n.linkKiB(v.ScopeId)
+					case v.ScopeId != math.MaxUint32:
 						v.NvmlReturn = uint32(nvml.ERROR_INVALID_ARGUMENT)
 					}
-					x = n.nvlinkRxKiB
 				}
 				binary.LittleEndian.PutUint64(v.Value[:], x)
 			}
@@ -182,7 +225,7 @@ func TestNVMLSource(t *testing.T) {
 	assert.InDelta(t, 0.3, one(t, m, "gpu.memory.copy_utilization", "device", "gpu7").f, 1e-9)
 	assert.EqualValues(t, 0, one(t, m, "gpu.pcie.replays", "device", "gpu3").i, "replays since boot: 0 at the first reading")
 	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.width", "device", "gpu3").i)
-	assert.Empty(t, points(m, "gpu.dram.active"), "the first GPM sample only starts the period")
+	assert.InDelta(t, 0.375, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9, "GPM's first period starts when the GPU is set up")
 
 	clock.t = clock.t.Add(10 * time.Second)
 	node.pcieTx, node.nvlinkRxKiB = 1500, 6
@@ -191,7 +234,7 @@ func TestNVMLSource(t *testing.T) {
 	assert.Equal(t, first.start, p.start)
 	assert.EqualValues(t, 2*500, p.i, "bytes counted since the first reading")
 	assert.EqualValues(t, 2*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_nvlink", "direction", "receive").i, "KiB x 1024")
-	assert.InDelta(t, 0.375, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9, "GPM, from the second sample on")
+	assert.InDelta(t, 0.375, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9, "GPM, every poll")
 
 	// GPU 2 falls off the bus; the counter of GPU 0 is reset by a driver reload.
 	node.lost[2] = true
@@ -298,7 +341,7 @@ func TestNVMLGPM(t *testing.T) {
 	assert.InDelta(t, 0.9, got[7][qGREngineActive], 1e-9)
 	assert.NotContains(t, got[5], qDRAMActive)
 	assert.Contains(t, got[5], qGPUUtil, "the rest of the GPU is read")
-	assert.Equal(t, 2, node.samples[0])
+	assert.Equal(t, 3, node.samples[0], "one GPM sample at setup, one per poll")
 	assert.Zero(t, node.samples[5])
 	assert.Equal(t, 1, logs.FilterField(zap.String("key", "gpu5/gpm")).Len())
 	require.NoError(t, src.close())
@@ -317,4 +360,122 @@ func TestNVMLDeviceSelection(t *testing.T) {
 		names = append(names, d.name)
 	}
 	assert.Equal(t, []string{"gpu0", "gpu2", "gpu3"}, names)
+}
+
+// TestNVMLGraceGPMLinks (N12): a GH200 / GB200 without DCGM. Its GPU has C2C links
+// (NVML_FI_DEV_C2C_LINK_COUNT > 0) and GPM with the link metrics (nvml.h nvmlGpmMetricId_t:
+// NVML_GPM_METRIC_PCIE_TX/RX_PER_SEC 20/21 and C2C_TOTAL_TX/RX_PER_SEC 100/101, MiB/sec), so its
+// PCIe and C2C bytes are those rates integrated over the GPM periods; the PCIe counters 197/198,
+// whose width nvml.h does not document (G5), are not read at all.
+func TestNVMLGraceGPMLinks(t *testing.T) {
+	node := newNVMLNode()
+	node.gpmLinks, node.c2cLinks = true, 10
+	node.pcieTxMiB, node.pcieRxMiB, node.c2cTxMiB, node.c2cRxMiB = 1000, 500, 2000, 3000
+	node.pcieTx = math.MaxUint64 / 4 // what a counter would say: must not appear
+	s, clock := newNVMLScraper(t, node)
+	require.NoError(t, s.start(context.Background(), nil))
+	scrapeOnce(t, s) // each series opens at its first rate sample
+	clock.t = clock.t.Add(10 * time.Second)
+	m := scrapeOnce(t, s)
+	io := func(comp, dir string) int64 {
+		return one(t, m, "interconnect.io", "device", "gpu0", "component", comp, "direction", dir).i
+	}
+	assert.EqualValues(t, 10*1000<<20, io("gpu_pcie", "transmit"), "10 s at 1000 MiB/s")
+	assert.EqualValues(t, 10*500<<20, io("gpu_pcie", "receive"))
+	assert.EqualValues(t, 10*2000<<20, io("gpu_c2c", "transmit"))
+	assert.EqualValues(t, 10*3000<<20, io("gpu_c2c", "receive"))
+	assert.Zero(t, node.fieldIDs[nvml.FI_DEV_PCIE_COUNT_TX_BYTES], "the PCIe counters are not read where GPM has PCIe")
+	assert.Zero(t, node.fieldIDs[nvml.FI_DEV_PCIE_COUNT_RX_BYTES])
+	assert.Len(t, find(m, "interconnect.io", "component", "gpu_c2c"), 16, "eight GPUs, two directions")
+}
+
+// TestNVMLGPMWithoutC2C: a GPU whose GPM has the link metrics but no C2C link
+// (NVML_FI_DEV_C2C_LINK_COUNT 0, an HGX H100) is not asked for C2C: no gpu_c2c series, and the
+// GPU keeps its four interconnect.io series.
+func TestNVMLGPMWithoutC2C(t *testing.T) {
+	node := newNVMLNode()
+	node.gpmLinks = true
+	node.pcieTxMiB = 1
+	s, clock := newNVMLScraper(t, node)
+	require.NoError(t, s.start(context.Background(), nil))
+	scrapeOnce(t, s)
+	clock.t = clock.t.Add(10 * time.Second)
+	m := scrapeOnce(t, s)
+	assert.Empty(t, find(m, "interconnect.io", "component", "gpu_c2c"))
+	assert.EqualValues(t, 10<<20, one(t, m, "interconnect.io", "device", "gpu3", "component", "gpu_pcie", "direction", "transmit").i)
+	assert.Len(t, find(m, "interconnect.io", "device", "gpu3"), 4, "PCIe and NVLink, two directions each")
+}
+
+// seriesPerGPU counts the data points of one scrape that belong to device.
+func seriesPerGPU(m pmetric.Metrics, device string) int {
+	n := 0
+	for _, typ := range []pmetric.MetricType{pmetric.MetricTypeGauge, pmetric.MetricTypeSum} {
+		for _, dps := range metrictest.ByType(m, typ) {
+			for _, dp := range dps {
+				if v, ok := dp.Attributes().Get("device"); ok && v.Str() == device {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestNVMLDefaultSeriesPerGPU: what one GPU costs by default through NVML on an H100 (dgxh100
+// mock, second scrape): gpu.info, 4 interconnect.io (PCIe and NVLink, two directions), 5
+// activity ratios, 4 PCIe link gauges and the replay counter. The per-link metrics are opt-in and
+// must not change it, even on a GPU with 18 links.
+func TestNVMLDefaultSeriesPerGPU(t *testing.T) {
+	node := newNVMLNode()
+	node.nvlinks = 18
+	node.linkKiB = func(l uint32) uint64 { return uint64(l) }
+	s, clock := newNVMLScraper(t, node)
+	require.NoError(t, s.start(context.Background(), nil))
+	scrapeOnce(t, s)
+	clock.t = clock.t.Add(10 * time.Second)
+	assert.Equal(t, 1+4+5+4+1, seriesPerGPU(scrapeOnce(t, s), "gpu0"))
+}
+
+// TestNVMLPerLink: with the opt-in per-link metrics, an 18-link H100 (NVML_FI_DEV_NVLINK_LINK_COUNT
+// 18) gets its bytes per link (138/139 with the link as scopeId, KiB x 1024) and its data-link
+// errors per link (163/161/162); the link that carries nothing while its peers carry traffic, and
+// the one whose CRC errors climb, are named by the link attribute.
+func TestNVMLPerLink(t *testing.T) {
+	node := newNVMLNode()
+	node.nvlinks = 18
+	step := uint64(0)
+	node.linkKiB = func(l uint32) uint64 {
+		if l == 7 {
+			return 0 // a link trained down: carries nothing
+		}
+		return step * uint64(l+1)
+	}
+	node.linkErrors = func(field, l uint32) uint64 {
+		if field == nvml.FI_DEV_NVLINK_ERROR_DL_CRC && l == 11 {
+			return 100 + 50*step
+		}
+		return 3
+	}
+	s, clock := newNVMLScraper(t, node)
+	s.cfg.Metrics.GpuNvlinkLinkIo.Enabled = true
+	s.cfg.Metrics.GpuNvlinkLinkErrors.Enabled = true
+	s.want = wantedQuantities(s.cfg.Metrics)
+	s.mb = metadata.NewMetricsBuilder(s.cfg.MetricsBuilderConfig, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, s.start(context.Background(), nil))
+	scrapeOnce(t, s)
+	step = 10
+	clock.t = clock.t.Add(10 * time.Second)
+	m := scrapeOnce(t, s)
+	tx := func(l int64) int64 {
+		return one(t, m, "gpu.nvlink.link.io", "device", "gpu0", "link", l, "direction", "transmit").i
+	}
+	assert.EqualValues(t, 10*4*1024, tx(3), "link 3: 40 KiB since the first reading")
+	assert.EqualValues(t, 2*10*4*1024, one(t, m, "gpu.nvlink.link.io", "device", "gpu0", "link", int64(3), "direction", "receive").i)
+	assert.EqualValues(t, 0, tx(7), "the idle link among busy peers")
+	assert.EqualValues(t, 500, one(t, m, "gpu.nvlink.link.errors", "device", "gpu0", "link", int64(11), "nvlink.error", "crc").i)
+	assert.EqualValues(t, 0, one(t, m, "gpu.nvlink.link.errors", "device", "gpu0", "link", int64(11), "nvlink.error", "replay").i)
+	// What the per-link metrics add for one 18-link GPU: 18 x 2 directions + 18 x 3 error kinds.
+	assert.Len(t, find(m, "gpu.nvlink.link.io", "device", "gpu0"), 36)
+	assert.Len(t, find(m, "gpu.nvlink.link.errors", "device", "gpu0"), 54)
+	assert.Equal(t, 1+4+5+4+1+90, seriesPerGPU(m, "gpu0"))
 }

@@ -93,7 +93,7 @@ func (r *recordingSource) poll(now time.Time, buf []sample) ([]sample, error) {
 	}
 	rs := recording.GPUSample{Samples: make([]recording.GPUValue, 0, len(buf)-start)}
 	for _, s := range buf[start:] {
-		rs.Samples = append(rs.Samples, recording.GPUValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u, Bits: s.wrapBits})
+		rs.Samples = append(rs.Samples, recording.GPUValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u, Bits: s.wrapBits, Entity: s.entity})
 	}
 	b, _ := json.Marshal(rs) // plain numbers: cannot fail
 	r.rec.write(recording.Record{Time: now.UTC(), Sample: b})
@@ -110,6 +110,12 @@ type replaySource struct {
 	// facts is the Facts payload last applied: a recording carries new facts only where the
 	// recorded receiver found its GPUs again, so most polls have nothing to decode.
 	facts []byte
+	// clock moves the recorded times onto the replay's clock (recording.ReplayClock); stamp is
+	// the time of the last poll's recorded scrape on it, which the scrape's points carry, so
+	// that a rate over a replay is the recorded one however late the scrapes run.
+	clock    *recording.ReplayClock
+	recorded time.Time
+	stamp    time.Time
 }
 
 // sampleInterval is the recorded library's sampling period (0 if the recording does not say):
@@ -120,12 +126,12 @@ func (r *replaySource) sampleInterval() time.Duration {
 
 // openReplay opens the replay at path (recording.OpenReplay: the file, its format and that it is
 // a gpu recording) and applies its first facts; errors name the file.
-func openReplay(path string, loop bool) (*replaySource, error) {
+func openReplay(path string, loop bool, interval time.Duration) (*replaySource, error) {
 	p, err := recording.OpenReplay(path, metadata.Type.String(), loop)
 	if err != nil {
 		return nil, err
 	}
-	r := &replaySource{player: p}
+	r := &replaySource{player: p, clock: recording.NewReplayClock(interval)}
 	if err := r.applyFacts(); err != nil {
 		_ = p.Close()
 		return nil, fmt.Errorf("recording %s: %w", path, err)
@@ -160,8 +166,15 @@ func (r *replaySource) devices() []gpuDevice { return r.devs }
 func (r *replaySource) refresh() error       { return nil }
 func (r *replaySource) close() error         { return r.player.Close() }
 
+// pointTime is the time for the points of the scrape that made the last poll.
+func (r *replaySource) pointTime() time.Time { return r.stamp }
+
 func (r *replaySource) poll(now time.Time, buf []sample) ([]sample, error) {
 	rec, ok, err := r.player.Next(now)
+	if ok {
+		r.recorded = r.player.Time(rec.Time)
+	}
+	r.stamp = r.clock.Stamp(r.recorded, now)
 	if err != nil || !ok {
 		// The end of a non-looping replay: nothing new, as a GPU that went quiet.
 		return buf, err
@@ -176,13 +189,15 @@ func (r *replaySource) poll(now time.Time, buf []sample) ([]sample, error) {
 	if err := json.Unmarshal(rec.Sample, &rs); err != nil {
 		return buf, fmt.Errorf("sample at %s: %w", rec.Time, err)
 	}
+	// The samples keep the recorded spacing on the player's clock (the integration and the XID
+	// order go by it); only the points' time follows the ReplayClock.
 	shiftUs := r.player.Time(rec.Time).Sub(rec.Time).Microseconds()
 	for _, v := range rs.Samples {
 		q, ok := quantityByName[v.Q]
 		if !ok || v.GPU < 0 || v.GPU >= len(r.devs) {
 			continue // a quantity this build does not know, or a GPU the facts do not list
 		}
-		buf = append(buf, sample{gpu: v.GPU, q: q, ts: v.TS + shiftUs, valid: v.Valid, f: v.F, u: v.U, wrapBits: v.Bits})
+		buf = append(buf, sample{gpu: v.GPU, q: q, ts: v.TS + shiftUs, valid: v.Valid, f: v.F, u: v.U, wrapBits: v.Bits, entity: v.Entity})
 	}
 	return buf, nil
 }

@@ -8,10 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
@@ -49,7 +51,7 @@ func TestRecordThenReplay(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
-	replay := newScraper(cfg, set)
+	replay := newPatientScraper(cfg, set)
 	require.NoError(t, replay.start(context.Background(), nil))
 	defer func() { require.NoError(t, replay.shutdown(context.Background())) }()
 	r1 := scrapeOnce(t, replay)
@@ -76,7 +78,7 @@ func TestReplayRefusesOtherReceivers(t *testing.T) {
 	require.NoError(t, w.Close())
 	cfg := createDefaultConfig().(*Config)
 	cfg.Recording.Replay = file
-	_, err = openReplay(cfg.Recording.Replay, false)
+	_, err = openReplay(cfg.Recording.Replay, false, time.Second)
 	assert.ErrorContains(t, err, `of the "rnic" receiver, not gpu`)
 }
 
@@ -132,7 +134,7 @@ func TestBadReplayFailsStart(t *testing.T) {
 		core, logs := observer.New(zap.DebugLevel)
 		set := receivertest.NewNopSettings(metadata.Type)
 		set.Logger = zap.New(core)
-		s := newScraper(cfg, set)
+		s := newPatientScraper(cfg, set)
 		err := s.start(context.Background(), nil)
 		require.Error(t, err, tc.file)
 		assert.ErrorContains(t, err, tc.file)
@@ -157,4 +159,48 @@ func TestRecordingWriteFailureSaidOnce(t *testing.T) {
 	failed := logs.FilterMessage(msgRecordingFailed).All()
 	require.Len(t, failed, 1, "said once")
 	assert.Equal(t, zap.WarnLevel, failed[0].Level)
+}
+
+// TestReplayStampsRecordedTime: a replay's points carry the times the polls were recorded at
+// (internal/recording ReplayClock), so that a rate over a replay is the recorded one however late
+// the scrapes run. Five scrapes 10 s apart are recorded with a GPU sending 1000 B/s (DCGM rate
+// samples each second), then replayed by scrapes up to 8 s late (a loaded machine): every
+// interval's transmit rate from the points must be 1000 B/s.
+func TestReplayStampsRecordedTime(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "node1-gpu.jsonl")
+	f := newFakeDCGM(1)
+	base := int64(1_800_000_000) * sec
+	live, _, clock := newTestScraper(t, f, func(cfg *Config) { cfg.Recording.Write = file })
+	require.NoError(t, live.start(context.Background(), nil))
+	for k := int64(0); k < 5; k++ {
+		for j := 10*k - 9; j <= 10*k; j++ {
+			f.addSample(0, dcgmFieldPCIeTxRate, base+j*sec, 1000)
+		}
+		clock.t = time.Unix(1_800_000_000+10*k, 0)
+		scrapeOnce(t, live)
+	}
+	require.NoError(t, live.shutdown(context.Background()))
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.Recording.Replay = file
+	cfg.CollectionInterval = 10 * time.Second
+	replay := newPatientScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	start := time.Now()
+	scrape := 0
+	late := []time.Duration{0, 8 * time.Second, 0, 5 * time.Second, time.Second}
+	replay.now = func() time.Time { return start.Add(time.Duration(scrape)*10*time.Second + late[scrape]) }
+	require.NoError(t, replay.start(context.Background(), nil))
+	defer func() { require.NoError(t, replay.shutdown(context.Background())) }()
+	var prev pmetric.NumberDataPoint
+	for i := range late {
+		scrape = i
+		md := scrapeOnce(t, replay)
+		p, ok := metrictest.Find(md, "interconnect.io", map[string]any{"component": "gpu_pcie", "direction": "transmit", "device": "gpu0"})
+		require.True(t, ok, "scrape %d", i)
+		if i > 1 { // the first interval's bytes start at the first sample, not at the first scrape
+			dt := p.Timestamp().AsTime().Sub(prev.Timestamp().AsTime()).Seconds()
+			assert.InDelta(t, 1000.0, float64(p.IntValue()-prev.IntValue())/dt, 1e-9, "rate of interval %d", i)
+		}
+		prev = p
+	}
 }

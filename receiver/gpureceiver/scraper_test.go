@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
@@ -27,6 +28,20 @@ type testClock struct{ t time.Time }
 
 func (c *testClock) now() time.Time { return c.t }
 
+// patientCallTimeout replaces the scraper's call timeout (defaultCallTimeout, 5 s) in tests: a
+// test checks what a poll returns, never how fast it returns, and on a loaded machine the fake
+// library's answer (160 000 values through go-dcgm's callback in the value-cap scenario) can take
+// longer than the production deadline. stuck_test.go tests the deadline itself with a poll that
+// cannot return.
+const patientCallTimeout = 10 * time.Minute
+
+// newPatientScraper is newScraper with patientCallTimeout.
+func newPatientScraper(cfg *Config, set receiver.Settings) *gpuScraper {
+	s := newScraper(cfg, set)
+	s.callTimeout = patientCallTimeout
+	return s
+}
+
 // newTestScraper returns a scraper reading the fake through the real DCGM source logic.
 func newTestScraper(t *testing.T, f *fakeDCGM, mutate func(*Config)) (*gpuScraper, *observer.ObservedLogs, *testClock) {
 	t.Helper()
@@ -39,7 +54,7 @@ func newTestScraper(t *testing.T, f *fakeDCGM, mutate func(*Config)) (*gpuScrape
 	core, logs := observer.New(zap.DebugLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
-	s := newScraper(cfg, set)
+	s := newPatientScraper(cfg, set)
 	s.live = func(cfg *Config, logger *zap.Logger, want quantitySet, numa func(string) int64) (source, error) {
 		return openDCGM(f, cfg, logger, want, numa)
 	}

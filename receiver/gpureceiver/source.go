@@ -26,6 +26,9 @@ const (
 	qPCIeRxBytes
 	qNVLinkTxBytes
 	qNVLinkRxBytes
+	// AMD XGMI, the GPU-to-GPU links of the Instinct series (amdgpu gpu_metrics).
+	qXGMITxBytes
+	qXGMIRxBytes
 
 	// Ratios, 0 to 1.
 	qDRAMActive
@@ -44,8 +47,28 @@ const (
 	// qXID: every sample is one XID event; its value is the XID number.
 	qXID
 
+	// Per NVLink link (sample.entity is the link): DCGM's rates in bytes/s (integrated), NVML's
+	// cumulative bytes, and data-link error counts.
+	qNVLinkLinkTxRate
+	qNVLinkLinkRxRate
+	qNVLinkLinkTxBytes
+	qNVLinkLinkRxBytes
+	qNVLinkLinkCRCErrors
+	qNVLinkLinkReplays
+	qNVLinkLinkRecoveries
+
+	// Link health per GPU, one quantity per family, the kind in sample.entity (an index into
+	// nvlinkErrorKinds, nvlinkBERKinds, c2cErrorKinds): DCGM's NVLink5 error counters over all
+	// links, their bit error rates, and the C2C link's error counters.
+	qNVLinkErrors
+	qNVLinkBER
+	qC2CErrors
+
 	numQuantities
 )
+
+// quantitySet holds every quantity in one uint64: this fails to compile when there are more.
+var _ [64 - numQuantities]struct{}
 
 var quantityNames = [numQuantities]string{
 	qPCIeTxRate: "pcie_tx_rate", qPCIeRxRate: "pcie_rx_rate",
@@ -53,11 +76,17 @@ var quantityNames = [numQuantities]string{
 	qC2CTxRate: "c2c_tx_rate", qC2CRxRate: "c2c_rx_rate",
 	qPCIeTxBytes: "pcie_tx_bytes", qPCIeRxBytes: "pcie_rx_bytes",
 	qNVLinkTxBytes: "nvlink_tx_bytes", qNVLinkRxBytes: "nvlink_rx_bytes",
+	qXGMITxBytes: "xgmi_tx_bytes", qXGMIRxBytes: "xgmi_rx_bytes",
 	qDRAMActive: "dram_active", qMemCopyUtil: "mem_copy_util", qSMActive: "sm_active",
 	qGREngineActive: "gr_engine_active", qGPUUtil: "gpu_util",
 	qPCIeReplays: "pcie_replays", qPCIeLinkGen: "pcie_link_gen", qPCIeLinkWidth: "pcie_link_width",
 	qPCIeMaxLinkGen: "pcie_max_link_gen", qPCIeMaxLinkWidth: "pcie_max_link_width",
-	qXID: "xid",
+	qXID:              "xid",
+	qNVLinkLinkTxRate: "nvlink_link_tx_rate", qNVLinkLinkRxRate: "nvlink_link_rx_rate",
+	qNVLinkLinkTxBytes: "nvlink_link_tx_bytes", qNVLinkLinkRxBytes: "nvlink_link_rx_bytes",
+	qNVLinkLinkCRCErrors: "nvlink_link_crc_errors", qNVLinkLinkReplays: "nvlink_link_replays",
+	qNVLinkLinkRecoveries: "nvlink_link_recoveries",
+	qNVLinkErrors:         "nvlink_errors", qNVLinkBER: "nvlink_ber", qC2CErrors: "c2c_errors",
 }
 
 func (q quantity) String() string {
@@ -72,8 +101,19 @@ func (q quantity) isRate() bool { return q <= qC2CRxRate }
 
 // isCounter reports whether the quantity is a cumulative counter kept by the driver.
 func (q quantity) isCounter() bool {
-	return (q >= qPCIeTxBytes && q <= qNVLinkRxBytes) || q == qPCIeReplays
+	return (q >= qPCIeTxBytes && q <= qXGMIRxBytes) || q == qPCIeReplays || (q.isPerLink() && !q.isLinkRate()) ||
+		q == qNVLinkErrors || q == qC2CErrors
 }
+
+// isHealthKind reports whether the quantity is a per-GPU link-health family whose samples name
+// their kind in sample.entity.
+func (q quantity) isHealthKind() bool { return q >= qNVLinkErrors && q <= qC2CErrors }
+
+// isLinkRate reports whether the quantity is one NVLink link's rate in bytes/s, to integrate.
+func (q quantity) isLinkRate() bool { return q == qNVLinkLinkTxRate || q == qNVLinkLinkRxRate }
+
+// isPerLink reports whether the quantity is one NVLink link's (sample.entity names the link).
+func (q quantity) isPerLink() bool { return q >= qNVLinkLinkTxRate && q <= qNVLinkLinkRecoveries }
 
 // isInteger reports whether the quantity's value is a whole number kept in sample.u: a counter,
 // an XID number, a PCIe link generation or width.
@@ -82,7 +122,7 @@ func (q quantity) isInteger() bool {
 }
 
 // quantitySet is a set of quantities.
-type quantitySet uint32
+type quantitySet uint64
 
 func (s quantitySet) has(q quantity) bool { return s&(1<<q) != 0 }
 func (s *quantitySet) add(q quantity)     { *s |= 1 << q }
@@ -108,7 +148,7 @@ type sample struct {
 	f float64
 	u uint64
 	// entity is 0 for the GPU itself, else the MIG instance the sample belongs to (an XID raised
-	// inside it): group<<24 | id.
+	// inside it): group<<24 | id; for a per-link quantity, the NVLink link.
 	entity uint32
 	// wrapBits is, for a counter that wraps, its width (an NVML field whose value type is 32
 	// bits); 0 for 64-bit counters, where a decrease is a reset.
@@ -160,7 +200,7 @@ var errBuiltWithoutGPU = errors.New("this collector was built without cgo (CGO_E
 
 // errUnsupportedPlatform is returned by the sources of a collector built for another OS than
 // Linux: go-dcgm exists for Linux only, and the receiver reads NUMA nodes from Linux sysfs.
-var errUnsupportedPlatform = errors.New("unsupported platform: the gpu receiver reads NVIDIA GPUs on Linux only")
+var errUnsupportedPlatform = errors.New("unsupported platform: the gpu receiver reads GPUs on Linux only")
 
 // noGPUSupport says why a build without go-dcgm and go-nvml (dcgm_nocgo.go) has no GPU: errors.Is
 // errBuiltWithoutGPU either way, so that the receiver stops looking for a library.

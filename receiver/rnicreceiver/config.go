@@ -48,6 +48,9 @@ type Config struct {
 	// between); the others are read as usual and shutdown does not wait for it.
 	ReadTimeout time.Duration `mapstructure:"read_timeout"`
 
+	// Bursts is the fast sampler of the byte counters (README.md, "Microbursts"): off by default.
+	Bursts BurstsConfig `mapstructure:"bursts"`
+
 	// Recording records the raw readings (recording.write) or replays a recording instead of the
 	// node (recording.replay); see internal/recording/FORMAT.md. Start fails when the replay
 	// cannot be read or the recording cannot be created.
@@ -78,19 +81,79 @@ type TopologyConfig struct {
 	AllPairs bool `mapstructure:"all_pairs"`
 }
 
+// BurstsConfig controls the fast sampler, which reads only the byte counters (the PMA data counters
+// or the driver's byte counters, and the netdevs' tx/rx bytes) every Period on a goroutine of its
+// own, and folds them into each collection interval: rnic.burst.peak_rate, rnic.burst.time_above
+// and the rnic.burst.utilization histogram.
+type BurstsConfig struct {
+	// Period is the sampling period; 0 turns the sampler off. At least 10ms, shorter than
+	// collection_interval.
+	Period time.Duration `mapstructure:"period"`
+	// Shares are the shares of the line rate whose time above is counted (rnic.burst.time_above),
+	// each above 0 and at most 1.
+	Shares []float64 `mapstructure:"shares"`
+}
+
+// minBurstPeriod is the shortest bursts.period. mlx5's hw_counters cache lives 10 ms
+// (drivers/infiniband/core/sysfs.c hw_stat_device_show: the `lifespan` attribute, default
+// msecs_to_jiffies(10) in rdma_alloc_hw_stats_struct) and Go's timers do not hold much less on a
+// loaded node; a shorter period would mostly sample the same cached values.
+const minBurstPeriod = 10 * time.Millisecond
+
+// maxBurstShares bounds bursts.shares: each share is a series per port and direction.
+const maxBurstShares = 4
+
+// minReadTimeout is the shortest read_timeout: a device's reads are handed to a goroutine of their
+// own (readgroup.go), and a deadline shorter than scheduling it on a loaded node skips every
+// device, which would read as a node without RDMA ports.
+const minReadTimeout = 10 * time.Millisecond
+
+// minCollectionInterval is the shortest collection_interval. The collector's scraper controller
+// logs one "Error scraping metrics" line for every scrape that returns an error
+// (scraper/scraperhelper obs_metrics.go): with a counter failing on every scrape, a 1 ms interval
+// wrote about 13 KB/s of log. At 100 ms it is at most 10 lines a second, and the counters, which
+// the kernel and firmware refresh every few ms at best (mlx5 hw_counters lifespan 10 ms), do not
+// move in between in any way worth reading.
+const minCollectionInterval = 100 * time.Millisecond
+
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
 	errs := []error{sysfs.ValidateRootPath(cfg.RootPath), cfg.Filter.Validate()}
 	if cfg.SlowInterval < 0 {
 		errs = append(errs, fmt.Errorf("slow_interval: must not be negative, got %v", cfg.SlowInterval))
 	}
-	if cfg.ReadTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("read_timeout: must be positive, got %v", cfg.ReadTimeout))
+	if cfg.ReadTimeout < minReadTimeout {
+		errs = append(errs, fmt.Errorf("read_timeout: must be at least %v, got %v", minReadTimeout, cfg.ReadTimeout))
 	}
+	if cfg.CollectionInterval > 0 && cfg.CollectionInterval < minCollectionInterval {
+		errs = append(errs, fmt.Errorf("collection_interval: must be at least %v, got %v", minCollectionInterval, cfg.CollectionInterval))
+	}
+	errs = append(errs, cfg.Bursts.validate(cfg.CollectionInterval)...)
 	if cfg.Topology.RefreshInterval < 0 {
 		errs = append(errs, fmt.Errorf("topology.refresh_interval: must not be negative, got %v", cfg.Topology.RefreshInterval))
 	}
 	return errors.Join(errs...)
+}
+
+func (b *BurstsConfig) validate(collection time.Duration) []error {
+	var errs []error
+	switch {
+	case b.Period < 0:
+		errs = append(errs, fmt.Errorf("bursts.period: must not be negative, got %v", b.Period))
+	case b.Period > 0 && b.Period < minBurstPeriod:
+		errs = append(errs, fmt.Errorf("bursts.period: must be 0 (off) or at least %v, got %v", minBurstPeriod, b.Period))
+	case b.Period > 0 && collection > 0 && b.Period >= collection:
+		errs = append(errs, fmt.Errorf("bursts.period: must be shorter than collection_interval (%v), got %v", collection, b.Period))
+	}
+	if len(b.Shares) > maxBurstShares {
+		errs = append(errs, fmt.Errorf("bursts.shares: at most %d, got %d", maxBurstShares, len(b.Shares)))
+	}
+	for i, sh := range b.Shares {
+		if !(sh > 0 && sh <= 1) {
+			errs = append(errs, fmt.Errorf("bursts.shares[%d]: must be above 0 and at most 1, got %v", i, sh))
+		}
+	}
+	return errs
 }
 
 // rootPath returns the host's root, "/" by default.

@@ -49,14 +49,27 @@ func TestLoadConfig(t *testing.T) {
 	assert.False(t, cfg.Metrics.RnicPortInfo.Enabled)
 	assert.True(t, cfg.Metrics.InterconnectIo.Enabled)
 
+	assert.Equal(t, time.Duration(0), cfg.Bursts.Period, "the fast sampler is off by default")
+	cfg, err = loadConfig(t, "bursts")
+	require.NoError(t, err)
+	assert.Equal(t, BurstsConfig{Period: 10 * time.Millisecond, Shares: []float64{0.25, 0.9}}, cfg.Bursts)
+
 	// One message style: dotted.key: problem, got value.
 	for name, want := range map[string]string{
 		"bad_root":       `root_path: must be an absolute path, got "hostfs"`,
 		"bad_pattern":    `include.devices: bad shell pattern, got "mlx5_["`,
 		"bad_match_type": `exclude.match_type: must be one of strict, regexp, glob, got "prefix"`,
 		"bad_slow":       "slow_interval: must not be negative, got -1s",
-		"bad_timeout":    "read_timeout: must be positive, got 0s",
+		"bad_timeout":    "read_timeout: must be at least 10ms, got 0s",
+		"tiny_timeout":   "read_timeout: must be at least 10ms, got 1ns",
+		"tiny_interval":  "collection_interval: must be at least 100ms, got 1ms",
 		"bad_refresh":    "topology.refresh_interval: must not be negative, got -1m0s",
+
+		"tiny_burst_period":               "bursts.period: must be 0 (off) or at least 10ms, got 1ms",
+		"negative_burst_period":           "bursts.period: must not be negative, got -10ms",
+		"burst_period_not_below_interval": "bursts.period: must be shorter than collection_interval (1s), got 1s",
+		"bad_burst_share":                 "bursts.shares[1]: must be above 0 and at most 1, got 1.5",
+		"many_burst_shares":               "bursts.shares: at most 4, got 5",
 	} {
 		_, err = loadConfig(t, name)
 		assert.ErrorContains(t, err, want, name)

@@ -38,6 +38,7 @@ const (
 	kindECN
 	kindTransportEvent
 	kindTransportError
+	kindOperationBytes
 )
 
 // octetsPerDataUnit is the unit of port_xmit_data / port_rcv_data: "octets, divided by 4"
@@ -48,7 +49,8 @@ const octetsPerDataUnit = 4
 type counterDef struct {
 	kind      metricKind
 	direction metadata.AttributeDirection
-	width     uint8 // 0: depends on the counter table (data and packet counters)
+	operation metadata.AttributeOperation // kindOperationBytes
+	width     uint8                       // 0: depends on the counter table (data and packet counters)
 }
 
 var pmaCounters = map[string]counterDef{
@@ -138,8 +140,13 @@ var hwCounters = map[string]counterDef{
 	"rx_out_of_buffer":   {kind: kindTransportError},
 	"missing_resp":       {kind: kindTransportError},
 
-	// Intel irdma (E810, drivers/infiniband/hw/irdma/verbs.c, irdma_hw_stat_descs): congestion
-	// (gen2), TCP-style retransmits, and the gen3 names, which contain spaces.
+	// Intel irdma (drivers/infiniband/hw/irdma/verbs.c): E810 is IRDMA_GEN_2, the IPU (ig3rdma)
+	// IRDMA_GEN_3. Before Linux 6.16 irdma_hw_stat_names prints the TCP and RDMA statistics with
+	// a prefix ([IRDMA_HW_STAT_INDEX_TCPRTXSEG] = "tcpRetransSegs", "iwInRdmaReads", ...), which
+	// "RDMA/irdma: Add GEN3 HW statistics support" (6.16) drops in irdma_hw_stat_descs
+	// ("RetransSegs", "InRdmaReads") while adding the GEN_3 names, which contain spaces.
+	// Congestion (cnp*, RxECNMrkd) keeps its names.
+	"tcpRetransSegs":            {kind: kindTransportEvent},
 	"cnpSent":                   {kind: kindCNP},
 	"cnpHandled":                {kind: kindCNP},
 	"cnpIgnored":                {kind: kindCNP},
@@ -149,6 +156,25 @@ var hwCounters = map[string]counterDef{
 	"Nak Sequence Error":        {kind: kindTransportEvent},
 	"Rcvd Out of order packets": {kind: kindTransportEvent},
 	"CRC errors":                {kind: kindTransportError},
+
+	// AWS EFA port statistics (drivers/infiniband/hw/efa/efa_verbs.c, EFA_DEFINE_PORT_STATS; the
+	// values are efa_com_cmd.h efa_com_basic_stats, efa_com_rdma_read/write_stats and, on Nitro
+	// v4 and later, efa_com_network_stats): SRD retransmits and path events, drops and work
+	// request errors, and the bytes split by operation (rnic.operation.io): transmit is what the
+	// port sent (its sends, its RDMA writes, its responses to remote reads), receive the reverse.
+	"retrans_pkts":                {kind: kindTransportEvent},
+	"retrans_timeout_events":      {kind: kindTransportEvent},
+	"unresponsive_remote_events":  {kind: kindTransportEvent},
+	"impaired_remote_conn_events": {kind: kindTransportEvent},
+	"rx_drops":                    {kind: kindTransportError},
+	"rdma_read_wr_err":            {kind: kindTransportError},
+	"rdma_write_wr_err":           {kind: kindTransportError},
+	"send_bytes":                  {kind: kindOperationBytes, direction: metadata.AttributeDirectionTransmit, operation: metadata.AttributeOperationSend},
+	"recv_bytes":                  {kind: kindOperationBytes, direction: metadata.AttributeDirectionReceive, operation: metadata.AttributeOperationSend},
+	"rdma_write_bytes":            {kind: kindOperationBytes, direction: metadata.AttributeDirectionTransmit, operation: metadata.AttributeOperationRdmaWrite},
+	"rdma_write_recv_bytes":       {kind: kindOperationBytes, direction: metadata.AttributeDirectionReceive, operation: metadata.AttributeOperationRdmaWrite},
+	"rdma_read_resp_bytes":        {kind: kindOperationBytes, direction: metadata.AttributeDirectionTransmit, operation: metadata.AttributeOperationRdmaRead},
+	"rdma_read_bytes":             {kind: kindOperationBytes, direction: metadata.AttributeDirectionReceive, operation: metadata.AttributeOperationRdmaRead},
 }
 
 // vportPrefix starts the hw_counters names of mlx5 ports in switchdev mode: the representor ports
@@ -184,8 +210,11 @@ const mlx5CacheRefresh = "rx_write_requests"
 // They count plain bytes: no 4-octet unit.
 //   - bnxt_re (hw_counters.c): tx/rx_roce_only_bytes and _pkts (the RoCE engine's own
 //     counters, extended stats of P5 chips; the driver's PMA path prefers them too), else
-//     tx/rx_bytes and _pkts (the function context's unicast counters); efa has tx/rx_bytes too
-//     (efa_verbs.c).
+//     tx/rx_bytes and _pkts (the function context's unicast counters). The extended files exist
+//     on every P5 chip (bnxt_re_ib_alloc_hw_port_stats) but bnxt_re_ib_get_hw_stats fills them
+//     only `if (_is_ext_stats_supported(...) && !rdev->is_virtfn)`: on a VF, or on firmware
+//     without extended stats, they stay 0 and the plain ones are used (counterPlanner.extFilled).
+//     efa has tx/rx_bytes too (efa_verbs.c).
 //   - rxe: sent_pkts / rcvd_pkts (and bytes with the perf-mgmt patches).
 //   - irdma: ip4 + ip6 Octets and Pkts of the protocol engine (irdma verbs.c).
 var hwTrafficSources = []struct {
@@ -197,6 +226,12 @@ var hwTrafficSources = []struct {
 	{kindBytes, metadata.AttributeDirectionReceive, [][]string{{"rx_roce_only_bytes"}, {"rx_bytes"}, {"rcvd_bytes"}, {"ip4InOctets", "ip6InOctets"}}},
 	{kindPackets, metadata.AttributeDirectionTransmit, [][]string{{"tx_roce_only_pkts"}, {"tx_pkts"}, {"sent_pkts"}, {"ip4OutPkts", "ip6OutPkts"}}},
 	{kindPackets, metadata.AttributeDirectionReceive, [][]string{{"rx_roce_only_pkts"}, {"rx_pkts"}, {"rcvd_pkts"}, {"ip4InPkts", "ip6InPkts"}}},
+}
+
+// bnxtExtStats are the bnxt_re counters that only the extended stats query fills
+// (bnxt_re_copy_ext_stats, the only writer of BNXT_RE_TX/RX_ROCE_BYTES and _PKTS).
+var bnxtExtStats = map[string]bool{
+	"tx_roce_only_bytes": true, "rx_roce_only_bytes": true, "tx_roce_only_pkts": true, "rx_roce_only_pkts": true,
 }
 
 // counterFile is one file read on every scrape, with what to do with its value.
@@ -212,6 +247,7 @@ type counterFile struct {
 	owner     string // the device attribute of the points: the port, or the device for device-level counters
 	kind      metricKind
 	direction metadata.AttributeDirection
+	operation metadata.AttributeOperation
 	spec      counter.Spec
 	// scale converts the counter's unit into the metric's (4 for PMA data counters).
 	scale uint64

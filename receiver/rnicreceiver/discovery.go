@@ -42,10 +42,22 @@ type port struct {
 
 	// counterDirs: the port has a counters/ or hw_counters/ directory.
 	counterDirs bool
+	// softIWARP: the device is siw's (soft iWARP), which has no counters by design: neither
+	// counters/ (no process_mad) nor hw_counters/ (no alloc_hw_port_stats) in
+	// drivers/infiniband/sw/siw/siw_main.c siw_device_ops.
+	softIWARP bool
+	// missingAttrs are the attribute files core sysfs.c creates for every port (link_layer,
+	// state, phys_state, rate: port_default_attrs) that this port lacks: what it is reported
+	// without, said once (a partial dump, a kernel or driver that leaves them out).
+	missingAttrs []string
 
 	// plane marks a port of a plane device of a multi-plane HCA: an SMI device on the same PCI
 	// function as the device that carries the traffic (smiDevice).
 	plane bool
+
+	// lineRate is the port's data rate in bytes/s as its rate file last read (0: unknown), the
+	// line rate the fast sampler's windows are measured against.
+	lineRate float64
 }
 
 // gaugeFile is a port's gauge file and the current scrape's reading of it, written by the
@@ -203,6 +215,9 @@ func withoutCounters(ports []*port) bool {
 		if p.counterDirs {
 			return false
 		}
+		if p.softIWARP {
+			continue
+		}
 		n++
 	}
 	return n > 0
@@ -274,13 +289,15 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 	var hcaType, fwVersion, nodeGUID, boardID string
 	if d.metrics.RnicPortInfo.Enabled {
 		// Optional per driver: hfi1 has no hca_type, i40iw no board_id (procfs history #387, #556).
-		hcaType = d.optionalString(filepath.Join(devDir, "hca_type"))
-		fwVersion = d.optionalString(filepath.Join(devDir, "fw_ver"))
-		nodeGUID = d.optionalString(filepath.Join(devDir, "node_guid"))
-		boardID = d.optionalString(filepath.Join(devDir, "board_id"))
+		hcaType = d.optionalString(filepath.Join(devDir, "hca_type"), &errs)
+		fwVersion = d.optionalString(filepath.Join(devDir, "fw_ver"), &errs)
+		nodeGUID = d.optionalString(filepath.Join(devDir, "node_guid"), &errs)
+		boardID = d.optionalString(filepath.Join(devDir, "board_id"), &errs)
 	}
 
 	cp := d.planner(driverOf(devDir, dev))
+	cp.virtfn = isVirtfn(devDir)
+	softIWARP := d.isSoftIWARP(devDir)
 	var ports []*port
 	for _, num := range nums {
 		if !d.cfg.selects(dev, num) {
@@ -297,8 +314,9 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 			fwVersion: fwVersion,
 			nodeGUID:  nodeGUID,
 			boardID:   boardID,
+			softIWARP: softIWARP,
 		}
-		p.linkLayer = d.optionalString(filepath.Join(dir, "link_layer"))
+		p.linkLayer = d.optionalString(filepath.Join(dir, "link_layer"), &errs)
 		// Plan only the attribute files this port has, so that a missing one later means the
 		// device went away (and triggers a rediscovery), not a driver that never had it.
 		attrs, err := listFiles(dir)
@@ -306,6 +324,13 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
 		}
 		present := func(name string) bool { return slices.Contains(attrs, name) }
+		if err == nil {
+			for _, a := range portAttrs {
+				if !present(a) {
+					p.missingAttrs = append(p.missingAttrs, a)
+				}
+			}
+		}
 		if d.needsNetdev() {
 			var nerr error
 			p.netdev, nerr = d.resolveNetdev(devDir, dir, num, p.linkLayer)
@@ -343,6 +368,9 @@ func (d *discovery) discoverDevice(dev string) ([]*port, error) {
 	return ports, errors.Join(errs...)
 }
 
+// portAttrs are the port attributes core sysfs.c (port_default_attrs) creates for every port.
+var portAttrs = []string{"link_layer", "state", "phys_state", "rate"}
+
 // driverOf names the kernel driver of the RDMA device's PCI function (the `driver` link of the
 // function: bnxt_en, ice, mlx5_core), or, without one, the device name's stem (bnxt_re0 ->
 // bnxt_re).
@@ -353,13 +381,40 @@ func driverOf(devDir, dev string) string {
 	return strings.TrimRight(dev, "0123456789")
 }
 
+// isSoftIWARP reports whether the device is a siw (soft iWARP) device: siw_device_create
+// (drivers/infiniband/sw/siw/siw_main.c) registers an RDMA_NODE_RNIC device ("4: RNIC" in
+// node_type, core sysfs.c node_type_show) and, in the kernels that parent it to the netdev's PCI
+// function (parent = netdev->dev.parent, later removed), its `device` link leads to that NIC. Its
+// name is the user's (rdma link add <name> type siw), so the module being loaded and the node type
+// are what tell it apart from an iWARP NIC (which has hw_counters).
+func (d *discovery) isSoftIWARP(devDir string) bool {
+	if _, err := os.Stat(filepath.Join(d.sys, "module", "siw")); err != nil {
+		return false
+	}
+	nt, err := d.reader.ReadString(filepath.Join(devDir, "node_type"))
+	return err == nil && strings.HasPrefix(nt, "4:")
+}
+
+// isVirtfn reports whether the RDMA device's PCI function is an SR-IOV virtual function: the PCI
+// core links a VF to its PF as `physfn` (drivers/pci/iov.c pci_iov_sysfs_link).
+func isVirtfn(devDir string) bool {
+	_, err := os.Lstat(filepath.Join(devDir, "device", "physfn"))
+	return err == nil
+}
+
 func (d *discovery) needsNetdev() bool {
 	return d.metrics.InterconnectIo.Enabled || d.metrics.RnicPortInfo.Enabled || d.cfg.Ethtool.Enabled
 }
 
-func (d *discovery) optionalString(path string) string {
+// optionalString reads an attribute a driver may leave out: a missing file is "" and no error; a
+// file that is there but cannot be read (not a regular file, a failed read) is "" with its error
+// added to errs, which the scraper reports once (its discovery error, errtrack).
+func (d *discovery) optionalString(path string, errs *[]error) string {
 	s, err := d.reader.ReadString(path)
 	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			*errs = append(*errs, err)
+		}
 		return ""
 	}
 	return s

@@ -27,6 +27,7 @@ type ethtoolMetric uint8
 const (
 	ethPFCPause ethtoolMetric = iota
 	ethPFCPauseDuration
+	ethPFCPauseTransitions
 	ethPause
 	ethPauseDuration
 	ethPauseStorm
@@ -49,6 +50,8 @@ func (st *ethtoolStat) record(mb *metadata.MetricsBuilder, now pcommon.Timestamp
 		mb.RecordRnicPfcPauseFramesDataPoint(now, v, netdev, st.direction, st.priority)
 	case ethPFCPauseDuration:
 		mb.RecordRnicPfcPauseDurationDataPoint(now, v, netdev, st.direction, st.priority)
+	case ethPFCPauseTransitions:
+		mb.RecordRnicPfcPauseTransitionsDataPoint(now, v, netdev, st.direction, st.priority)
 	case ethPause:
 		mb.RecordRnicPauseFramesDataPoint(now, v, netdev, st.direction)
 	case ethPauseDuration:
@@ -82,7 +85,15 @@ const (
 //     and their duration with global pause on (rx/tx_global_pause_duration, en_stats.c
 //     pport_per_prio_pfc_stats_desc "global"), the pause-storm watchdog, and the physical port's
 //     byte and discard totals.
-//   - bnxt_en (bnxt_ethtool.c): rx/tx_pfc_ena_frames_pri<p>, rx/tx_pause_frames.
+//   - bnxt_en (bnxt_ethtool.c): rx/tx_pfc_ena_frames_pri<p>, rx/tx_pause_frames, and the
+//     extended port statistics' BNXT_RX/TX_STATS_EXT_PFC_ENTRY(n): pfc_pri<n>_rx/tx_duration_us
+//     and pfc_pri<n>_rx/tx_transitions (present where the firmware's extended stats reach them).
+//   - bng_en, the bnge driver of Broadcom's next generation (drivers/net/ethernet/broadcom/bnge,
+//     bnge_ethtool.c; GDRVINFO's driver is DRV_NAME, the module name bng_en): port statistics
+//     prefixed "rxp_"/"txp_" (BNGE_RX/TX_PORT_STATS_ENTRY: rxp_pfc_ena_frames_pri<p>) and the
+//     same PFC duration and transition names (BNGE_RX/TX_STATS_EXT_PFC_ENTRY). 802.3x pause
+//     frames are not among its ethtool -S strings (bnge_get_pause_stats gives them to the
+//     standard pause statistics only), so it has no rnic.pause.frames.
 //   - ice (ice_ethtool.c): rx/tx_priority_<p>_xoff.nic and link_xoff_rx/tx.nic (older drivers
 //     without the .nic suffix).
 //   - i40e (i40e_ethtool.c): port.rx_priority_<p>_xoff_rx, port.tx_priority_<p>_xoff_tx,
@@ -105,7 +116,11 @@ var ethtoolTables = map[string][]ethtoolStat{
 		}),
 	"bnxt_en": slices.Concat(
 		perPriority("tx_pfc_ena_frames_pri", "", ethPFCPause, tx), perPriority("rx_pfc_ena_frames_pri", "", ethPFCPause, rx),
+		broadcomPFCExt(),
 		[]ethtoolStat{{name: "tx_pause_frames", metric: ethPause, direction: tx}, {name: "rx_pause_frames", metric: ethPause, direction: rx}}),
+	"bng_en": slices.Concat(
+		perPriority("txp_pfc_ena_frames_pri", "", ethPFCPause, tx), perPriority("rxp_pfc_ena_frames_pri", "", ethPFCPause, rx),
+		broadcomPFCExt()),
 	"ice": slices.Concat(
 		perPriority("tx_priority_", "_xoff.nic", ethPFCPause, tx), perPriority("rx_priority_", "_xoff.nic", ethPFCPause, rx),
 		perPriority("tx_priority_", "_xoff", ethPFCPause, tx), perPriority("rx_priority_", "_xoff", ethPFCPause, rx),
@@ -118,12 +133,28 @@ var ethtoolTables = map[string][]ethtoolStat{
 		[]ethtoolStat{{name: "port.link_xoff_tx", metric: ethPause, direction: tx}, {name: "port.link_xoff_rx", metric: ethPause, direction: rx}}),
 }
 
+// broadcomPFCExt are the per-priority PFC duration (µs) and transition counters of bnxt_en
+// (bnxt_ethtool.c BNXT_RX/TX_STATS_EXT_PFC_ENTRY) and bnge (bnge_ethtool.c
+// BNGE_RX/TX_STATS_EXT_PFC_ENTRY): pfc_pri<n>_rx_duration_us, pfc_pri<n>_rx_transitions, and tx.
+func broadcomPFCExt() []ethtoolStat {
+	return slices.Concat(
+		perPriority("pfc_pri", "_rx_duration_us", ethPFCPauseDuration, rx), perPriority("pfc_pri", "_tx_duration_us", ethPFCPauseDuration, tx),
+		perPriority("pfc_pri", "_rx_transitions", ethPFCPauseTransitions, rx), perPriority("pfc_pri", "_tx_transitions", ethPFCPauseTransitions, tx))
+}
+
 // ethtoolAll is every table at once, for a driver not in ethtoolTables or not known (a replayed
-// recording without driver names): the drivers' names do not collide.
+// recording without driver names). A name two drivers share (bnxt_en's and bng_en's PFC
+// durations) means the same in both and is read once.
 var ethtoolAll = func() []ethtoolStat {
 	var out []ethtoolStat
+	seen := map[string]bool{}
 	for _, drv := range slices.Sorted(maps.Keys(ethtoolTables)) {
-		out = append(out, ethtoolTables[drv]...)
+		for _, st := range ethtoolTables[drv] {
+			if !seen[st.name] {
+				seen[st.name] = true
+				out = append(out, st)
+			}
+		}
 	}
 	return out
 }()
@@ -138,6 +169,6 @@ func ethtoolTable(driver string) []ethtoolStat {
 
 // ethtoolEnabled reports whether any metric read through ethtool is enabled.
 func ethtoolEnabled(m metadata.MetricsConfig) bool {
-	return m.RnicPfcPauseFrames.Enabled || m.RnicPfcPauseDuration.Enabled || m.RnicPauseFrames.Enabled ||
+	return m.RnicPfcPauseFrames.Enabled || m.RnicPfcPauseDuration.Enabled || m.RnicPfcPauseTransitions.Enabled || m.RnicPauseFrames.Enabled ||
 		m.RnicPauseStormEvents.Enabled || m.RnicPhyIo.Enabled || m.RnicPhyDiscards.Enabled || m.RnicPauseDuration.Enabled
 }

@@ -38,16 +38,26 @@ func (e *ioctlEthtool) Stats(netdev string) (map[string]uint64, error) {
 	// get_sset_count). mlx5 recomputes its PFC statistics on every call (en_stats.c,
 	// mlx5e_query_pfc_combined asks the firmware), so a PFC change between the two ioctls shifts
 	// the names against the values; such a sample is dropped rather than misattributed.
-	if err := statsConsistent(e.strings, e.values); err != nil {
+	if err := statsConsistent(e.strings, e.values, len(stats)); err != nil {
 		return nil, err
 	}
 	return stats, nil
 }
 
-// statsConsistent compares the counts the kernel returned with the strings and with the values.
-func statsConsistent(strings *ethtool.EthtoolGStrings, values *ethtool.EthtoolStats) error {
-	if gotStrings, gotValues := ethtoolCount(strings, "len"), ethtoolCount(values, "n_stats"); gotStrings != gotValues {
+// statsConsistent compares the counts the kernel returned with the strings and with the values,
+// and with the n entries the library made of them. safchain/ethtool's StatsWithBuffer maps indexes
+// 0..drvinfo.n_stats-1 (the count of the GDRVINFO before both) over buffers this reader reuses
+// for every netdev, and the kernel's ethtool_get_strings writes only gstrings.len entries: if the
+// set shrank after GDRVINFO, both later counts agree and the entries past them are another
+// netdev's (or an earlier read's) names and values. More entries than the kernel returned is that
+// stale tail: the sample is dropped.
+func statsConsistent(strings *ethtool.EthtoolGStrings, values *ethtool.EthtoolStats, n int) error {
+	gotStrings, gotValues := ethtoolCount(strings, "len"), ethtoolCount(values, "n_stats")
+	if gotStrings != gotValues {
 		return fmt.Errorf("%w: %d strings, %d values", errStatsChanged, gotStrings, gotValues)
+	}
+	if uint64(n) > gotStrings {
+		return fmt.Errorf("%w: %d statistics mapped from the buffers, %d returned by the kernel", errStatsChanged, n, gotStrings)
 	}
 	return nil
 }

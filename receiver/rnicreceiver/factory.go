@@ -49,6 +49,7 @@ func createDefaultConfig() component.Config {
 		Topology:             TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
 		SlowInterval:         defaultSlowInterval,
 		ReadTimeout:          defaultReadTimeout,
+		Bursts:               BurstsConfig{Shares: []float64{0.9}},
 	}
 }
 

@@ -25,16 +25,22 @@ var update = flag.Bool("update", false, "rewrite testdata/synthetic and the gold
 
 // TestSyntheticFixtureUpToDate keeps testdata/synthetic equal to what testfs.WriteRDMANode produces.
 func TestSyntheticFixtureUpToDate(t *testing.T) {
-	dir := filepath.Join("testdata", "synthetic")
+	fixtureUpToDate(t, "synthetic", testfs.SyntheticRDMANode(), "TestSyntheticFixtureUpToDate")
+}
+
+// fixtureUpToDate keeps testdata/<name> equal to what testfs.WriteRDMANode writes for devs, or
+// rewrites it with -update.
+func fixtureUpToDate(t *testing.T, name string, devs []testfs.RDMADevice, test string) {
+	t.Helper()
+	dir := filepath.Join("testdata", name)
 	if *update {
 		require.NoError(t, os.RemoveAll(dir))
-		require.NoError(t, testfs.WriteRDMANode(dir, testfs.SyntheticRDMANode()))
+		require.NoError(t, testfs.WriteRDMANode(dir, devs))
 		return
 	}
 	fresh := t.TempDir()
-	require.NoError(t, testfs.WriteRDMANode(fresh, testfs.SyntheticRDMANode()))
-	want, got := snapshotTree(t, fresh), snapshotTree(t, dir)
-	require.Equal(t, want, got, "testdata/synthetic is stale: run go test -run TestSyntheticFixtureUpToDate -update")
+	require.NoError(t, testfs.WriteRDMANode(fresh, devs))
+	require.Equal(t, snapshotTree(t, fresh), snapshotTree(t, dir), "testdata/%s is stale: run go test -run %s -update", name, test)
 }
 
 // snapshotTree maps every path below root to its content, "-> target" for links, "dir" for directories.

@@ -122,7 +122,9 @@ func TestBroadcomPMAErrorsWrap(t *testing.T) {
 }
 
 // TestIntelIrdma: irdma's bytes and packets are the IPv4 + IPv6 counters of its protocol engine;
-// congestion, ECN and retransmits, and gen3's names with spaces, feed the named metrics.
+// congestion, ECN and retransmits feed the named metrics. The fixture is E810 (IRDMA_GEN_2) on a
+// kernel before Linux 6.16, whose irdma_hw_stat_names (drivers/infiniband/hw/irdma/verbs.c)
+// print retransmits as tcpRetransSegs (RHEL 9, Ubuntu 22.04/24.04).
 func TestIntelIrdma(t *testing.T) {
 	root := fixtureCopy(t, fleetRoot("intel"))
 	s, _ := newTestScraper(t, root, nil)
@@ -139,14 +141,103 @@ func TestIntelIrdma(t *testing.T) {
 			assert.Equal(t, want, value(t, md, "rnic.roce.cnp", map[string]any{"device": dev, "counter": name}))
 		}
 		assert.Equal(t, int64(77), value(t, md, "rnic.roce.ecn_marked", map[string]any{"device": dev}))
-		assert.Equal(t, int64(11), value(t, md, "rnic.transport.events", map[string]any{"device": dev, "counter": "RetransSegs"}))
+		assert.Equal(t, int64(11), value(t, md, "rnic.transport.events", map[string]any{"device": dev, "counter": "tcpRetransSegs"}))
 	}
-	for name, want := range map[string]int64{"RTO": 6, "Nak Sequence Error": 8, "Rcvd Out of order packets": 12} {
-		assert.Equal(t, want, value(t, md, "rnic.transport.events", map[string]any{"device": "irdma1/1", "counter": name}), name)
-	}
-	assert.Equal(t, int64(1), value(t, md, "rnic.transport.errors", map[string]any{"device": "irdma1/1", "counter": "CRC errors"}))
 	assert.Equal(t, int64(5000), value(t, md, "interconnect.io", map[string]any{"component": "netdev", "device": "ens801f0", "direction": "transmit"}))
+}
 
+// TestIntelIPUGen3: irdma GEN_3 (the IPU's ig3rdma) on Linux 6.16 and later: "RDMA/irdma: Add
+// GEN3 HW statistics support" drops the tcp/iw prefixes (RetransSegs) in irdma_hw_stat_descs and
+// adds names with spaces.
+func TestIntelIPUGen3(t *testing.T) {
+	root := fixtureCopy(t, fleetRoot("ipu"))
+	s, _ := newTestScraper(t, root, nil)
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	md, err := scrapeGrown(t, s, root)
+	require.NoError(t, err)
+	dev := "irdma0/1"
+	assert.Equal(t, int64(800000000000+50000000000), value(t, md, "interconnect.io", rnicIO(dev, "transmit")))
+	for name, want := range map[string]int64{"RetransSegs": 11, "RTO": 6, "Nak Sequence Error": 8, "Rcvd Out of order packets": 12} {
+		assert.Equal(t, want, value(t, md, "rnic.transport.events", map[string]any{"device": dev, "counter": name}), name)
+	}
+	assert.Equal(t, int64(1), value(t, md, "rnic.transport.errors", map[string]any{"device": dev, "counter": "CRC errors"}))
+}
+
+// TestBroadcomVFBytes: bnxt_re2 is a VF (its function links physfn, drivers/pci/iov.c
+// pci_iov_sysfs_link). bnxt_re_ib_get_hw_stats (drivers/infiniband/hw/bnxt_re/hw_counters.c)
+// never fills tx/rx_roce_only_bytes on a VF, so they read 0 while the traffic flows: the bytes
+// come from tx/rx_bytes.
+func TestBroadcomVFBytes(t *testing.T) {
+	root := fixtureCopy(t, fleetRoot("broadcom"))
+	s, _ := newTestScraper(t, root, nil)
+	s.reader.OnOpen = bnxtPMAFails
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	md, err := scrapeGrown(t, s, root)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4000000000), value(t, md, "interconnect.io", rnicIO("bnxt_re2/1", "transmit")))
+	assert.Equal(t, int64(3000000000), value(t, md, "interconnect.io", rnicIO("bnxt_re2/1", "receive")))
+	assert.Equal(t, int64(3000000000/4096), value(t, md, "rnic.packets", map[string]any{"device": "bnxt_re2/1", "direction": "receive"}))
+	// The PF beside it fills them: its RoCE-only counters are still used.
+	assert.Equal(t, int64(6500000000000), value(t, md, "interconnect.io", rnicIO("bnxt_re0/1", "transmit")))
+}
+
+// TestBroadcomPFWithoutExtStats: a PF whose firmware lacks extended stats
+// (_is_ext_stats_supported false in bnxt_re_ib_get_hw_stats) has the RoCE-only files at 0 while
+// tx/rx_bytes count: the bytes come from tx/rx_bytes.
+func TestBroadcomPFWithoutExtStats(t *testing.T) {
+	root := t.TempDir()
+	testfs.CopyTree(t, fleetRoot("broadcom"), root)
+	hw := "sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0/infiniband/bnxt_re0/ports/1/hw_counters/"
+	for _, f := range []string{"tx_roce_only_bytes", "rx_roce_only_bytes", "tx_roce_only_pkts", "rx_roce_only_pkts"} {
+		testfs.SetUint(t, root, hw+f, 0)
+	}
+	s, _ := newTestScraper(t, root, func(cfg *Config) { cfg.Include.Devices = []string{"bnxt_re0"} })
+	s.reader.OnOpen = bnxtPMAFails
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	md, err := scrapeGrown(t, s, root)
+	require.NoError(t, err)
+	assert.Equal(t, int64(6980139270144), value(t, md, "interconnect.io", rnicIO("bnxt_re0/1", "transmit")))
+	assert.Equal(t, int64(7521781137064), value(t, md, "interconnect.io", rnicIO("bnxt_re0/1", "receive")))
+}
+
+// TestEFACounters: AWS EFA (drivers/infiniband/hw/efa/efa_verbs.c EFA_DEFINE_PORT_STATS): plain
+// bytes from tx/rx_bytes, and the SRD retransmits, path events, drops and work request errors
+// (efa_com_cmd.h efa_com_network_stats, efa_com_basic_stats, efa_com_rdma_*_stats) in the named
+// metrics, and the bytes split by operation in rnic.operation.io; the device-level
+// EFA_DEFINE_DEVICE_STATS are not a port's.
+func TestEFACounters(t *testing.T) {
+	root := fixtureCopy(t, fleetRoot("efa"))
+	s, logs := newTestScraper(t, root, nil)
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	md, err := scrapeGrown(t, s, root)
+	require.NoError(t, err)
+	dev := "rdmap80s0/1" // the second device: every value twice the first's
+	assert.Equal(t, int64(2*9000000000), value(t, md, "interconnect.io", rnicIO(dev, "transmit")))
+	assert.Equal(t, int64(2*8000000000), value(t, md, "interconnect.io", rnicIO(dev, "receive")))
+	assert.Equal(t, int64(2*900000), value(t, md, "rnic.packets", map[string]any{"device": dev, "direction": "receive"}))
+	for name, want := range map[string]int64{"retrans_pkts": 32, "retrans_timeout_events": 4, "unresponsive_remote_events": 0, "impaired_remote_conn_events": 10} {
+		assert.Equal(t, want, value(t, md, "rnic.transport.events", map[string]any{"device": dev, "counter": name}), name)
+	}
+	for name, want := range map[string]int64{"rx_drops": 6, "rdma_read_wr_err": 2, "rdma_write_wr_err": 0} {
+		assert.Equal(t, want, value(t, md, "rnic.transport.errors", map[string]any{"device": dev, "counter": name}), name)
+	}
+	// The bytes by operation: this port's sends, RDMA writes and read responses out; the reverse in.
+	for _, c := range []struct {
+		op, dir string
+		want    int64
+	}{
+		{"send", "transmit", 2 * 1000000000}, {"send", "receive", 2 * 900000000},
+		{"rdma_write", "transmit", 2 * 4000000000}, {"rdma_write", "receive", 2 * 3600000000},
+		{"rdma_read", "transmit", 2 * 3500000000}, {"rdma_read", "receive", 2 * 4000000000},
+	} {
+		assert.Equal(t, c.want, value(t, md, "rnic.operation.io", map[string]any{"device": dev, "operation": c.op, "direction": c.dir}), "%s %s", c.op, c.dir)
+	}
+	assert.Equal(t, "Unknown", mustAttr(t, md, "rnic.port.info", dev, "link_layer"))
+	assert.Equal(t, 0, logs.FilterMessage("Read failed; its points are missing").Len())
 }
 
 // TestIrdmaSumAcrossScrapes: the IPv4 + IPv6 sum grows with either counter and starts a new
@@ -281,4 +372,53 @@ func TestCompatNamespaceWarns(t *testing.T) {
 	s, logs = newTestScraper(t, filepath.Join("testdata", "synthetic"), nil)
 	_, _ = s.scrape(context.Background())
 	assert.Zero(t, logs.FilterMessageSnippet("network namespace").Len(), "a node with counters does not warn")
+}
+
+// TestPortWithoutAttributes: core sysfs.c creates link_layer, state, phys_state and rate for
+// every port (port_default_attrs); a port without some of them (a partial dump, procfs issue
+// #387's drivers) is reported with what it has, and what it lacks is said once, naming the port.
+// Its PCI function has no numa_node either (a kernel without CONFIG_NUMA, drivers/pci/pci-sysfs.c):
+// NUMA node -1, silently.
+func TestPortWithoutAttributes(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, testfs.WriteRDMANode(root, []testfs.RDMADevice{{
+		Name: "mlx5_0", PCIPath: "pci0000:3a/0000:3a:00.0/0000:3b:00.0", NUMA: "", Driver: "mlx5_core",
+		Ports: []testfs.RDMAPort{{Num: 1, PhysState: "5: LinkUp", Counters: testfs.ExtendedCounters(100, 200, 1, 2)}},
+	}}))
+	s, logs := newTestScraper(t, root, nil)
+	for range 3 {
+		_, err := s.scrape(context.Background())
+		require.NoError(t, err)
+	}
+	md, err := scrapeGrown(t, s, root)
+	require.NoError(t, err)
+	assert.Equal(t, int64(400), value(t, md, "interconnect.io", rnicIO("mlx5_0/1", "transmit")))
+	said := logs.FilterMessage("Port attribute files missing; the port is reported without them").All()
+	require.Len(t, said, 1, "said once")
+	assert.Equal(t, "mlx5_0/1", said[0].ContextMap()["port"])
+	assert.Equal(t, []any{"link_layer", "state", "rate"}, said[0].ContextMap()["missing"])
+	assert.Equal(t, int64(-1), mustAttr(t, md, "rnic.port.info", "mlx5_0/1", "numa.node"))
+	assert.Equal(t, 0, logs.FilterLevelExact(zapcore.WarnLevel).Len()+logs.FilterLevelExact(zapcore.ErrorLevel).Len(), "no warning")
+}
+
+// TestSoftIWARPNoNamespaceWarning: siw has no counters by design (siw_main.c siw_device_ops has
+// neither process_mad nor alloc_hw_port_stats); on kernels where siw_device_create parents the
+// device to the netdev's PCI function, a node whose only RDMA device is siw looked like a pod's
+// compat devices. No "network namespace" warning for it; the real compat devices still warn.
+func TestSoftIWARPNoNamespaceWarning(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, testfs.WriteRDMANode(root, []testfs.RDMADevice{{
+		Name: "siw_ens1f0", PCIPath: "pci0000:16/0000:16:02.0/0000:17:00.0", NUMA: "0", Driver: "ice", Modules: []string{"siw"},
+		Attrs: map[string]string{"node_type": "4: RNIC", "node_guid": "b49a:95ff:fec8:7e10"},
+		Ports: []testfs.RDMAPort{{Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "25 Gb/sec (1X EDR)"}},
+	}}))
+	s, logs := newTestScraper(t, root, nil)
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, logs.FilterMessageSnippet("network namespace").Len())
+
+	s, logs = newTestScraper(t, fixtureCopy(t, fleetRoot("netns")), nil)
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, logs.FilterMessageSnippet("network namespace").Len())
 }

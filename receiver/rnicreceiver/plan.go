@@ -22,6 +22,9 @@ type counterPlanner struct {
 	wraps   bool // the driver's PMA error counters wrap (pmaWraps)
 	// refreshFirst: mlx5, whose counter cache only a read of mlx5CacheRefresh renews.
 	refreshFirst bool
+	// virtfn: the RDMA device is on an SR-IOV virtual function (its PCI function has the physfn
+	// link, drivers/pci/iov.c pci_iov_sysfs_link).
+	virtfn bool
 }
 
 func (d *discovery) planner(driverName string) *counterPlanner {
@@ -37,6 +40,7 @@ func (d *discovery) planner(driverName string) *counterPlanner {
 			kindECN:            m.RnicRoceEcnMarked.Enabled,
 			kindTransportEvent: m.RnicTransportEvents.Enabled,
 			kindTransportError: m.RnicTransportErrors.Enabled,
+			kindOperationBytes: m.RnicOperationIo.Enabled,
 		},
 		driver: m.RnicDriverCounter.Enabled,
 		wraps:  pmaWraps(driverName),
@@ -60,6 +64,7 @@ func (cp *counterPlanner) add(plan []counterFile, dir, owner, name string, def c
 		label:     label,
 		owner:     owner,
 		direction: def.direction,
+		operation: def.operation,
 		spec:      spec,
 		scale:     scale,
 	}
@@ -139,8 +144,10 @@ func (cp *counterPlanner) planPort(dir, owner string) (_ []counterFile, absent *
 	if has(pma, "unicast_xmit_packets") {
 		dataWidth = 64
 	}
-	// counters_ext/*_64 supersede the narrow basic-table counters where both exist (mlx4).
-	legacy64 := has(ext, "port_xmit_data_64")
+	// counters_ext/*_64 (mlx4) supersede the narrow basic-table counters where both exist. The
+	// extended table is already 64 bits wide and wins: node_exporter's mlx4_0 fixture has
+	// counters/port_rcv_packets 6825908347 next to counters_ext/port_rcv_packets_64 0.
+	legacy64 := has(ext, "port_xmit_data_64") && dataWidth == 32
 
 	var plan []counterFile
 	havePMAData := false
@@ -163,6 +170,9 @@ func (cp *counterPlanner) planPort(dir, owner string) (_ []counterFile, absent *
 	}
 	for _, name := range ext {
 		def, known := legacyExtCounters[name]
+		if known && !legacy64 && has(pma, strings.TrimSuffix(name, "_64")) {
+			known = false // the extended table's copy is read instead
+		}
 		scale := uint64(1)
 		if def.kind == kindBytes {
 			scale = octetsPerDataUnit
@@ -181,8 +191,12 @@ func (cp *counterPlanner) planPort(dir, owner string) (_ []counterFile, absent *
 // (hwTrafficSources) and returns the single files it planned, which planHW then leaves out.
 func (cp *counterPlanner) planHWTraffic(plan []counterFile, dir, owner string, hw []string) ([]counterFile, map[string]bool) {
 	used := map[string]bool{}
+	extFilled := cp.extFilled(dir, hw)
 	for _, src := range hwTrafficSources {
 		for _, alt := range src.files {
+			if bnxtExtStats[alt[0]] && !extFilled {
+				continue
+			}
 			var present []string
 			for _, f := range alt {
 				if has(hw, f) {
@@ -217,6 +231,31 @@ func (cp *counterPlanner) planHWTraffic(plan []counterFile, dir, owner string, h
 		}
 	}
 	return plan, used
+}
+
+// extFilled reports whether bnxt_re fills its extended RoCE counters (bnxtExtStats) on this
+// port: bnxt_re_ib_get_hw_stats (drivers/infiniband/hw/bnxt_re/hw_counters.c) calls
+// bnxt_re_get_ext_stat only `if (_is_ext_stats_supported(rdev->dev_attr->dev_cap_flags) &&
+// !rdev->is_virtfn)`. A VF never fills them. On a PF the capability is not in sysfs, so the
+// files are read once: both RoCE byte counters at 0 while the function's byte counters are not
+// is a driver that does not fill them (the RoCE bytes are part of the function context's).
+func (cp *counterPlanner) extFilled(dir string, hw []string) bool {
+	if !has(hw, "tx_roce_only_bytes") {
+		return true // nothing to decide
+	}
+	if cp.virtfn {
+		return false
+	}
+	read := func(name string) uint64 {
+		if !has(hw, name) {
+			return 0
+		}
+		v, _ := cp.d.reader.ReadUint(filepath.Join(dir, name))
+		return v
+	}
+	roce := read("tx_roce_only_bytes") + read("rx_roce_only_bytes")
+	plain := read("tx_bytes") + read("rx_bytes")
+	return roce > 0 || plain == 0
 }
 
 // planHW plans a hw_counters directory (a port's, or a switchdev device's), skipping the traffic

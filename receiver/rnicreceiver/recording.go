@@ -33,6 +33,24 @@ type rnicRecorder struct {
 	errs    map[string]string
 	ethtool map[string]map[string]uint64
 	drivers map[string]string
+	// subs are the fast sampler's passes since the last flush, taken every burstPeriod.
+	subs        *recording.SubSamples
+	burstPeriod time.Duration
+}
+
+// confine keeps every read inside root_path (sysfs.Reader.Confine: openat2 RESOLVE_BENEATH): the
+// kernel links sysfs entries relatively (../../devices/...), so a link that leads out of root_path
+// (an absolute one in class/infiniband) is not the host's sysfs, and what it leads to, a file only
+// the collector's user may read included, must not become a metric's attribute. With root_path
+// "/" nothing is outside. A root_path that does not exist yet (a mount that comes later) is
+// confined when it does (refresh).
+func (s *rnicScraper) confine() {
+	if s.confined || s.root == string(filepath.Separator) {
+		return
+	}
+	if err := s.reader.Confine(s.root); err == nil {
+		s.confined = true
+	}
 }
 
 // openSource chooses, once per Start, where the readings come from: the live node, the live node
@@ -47,7 +65,7 @@ func (s *rnicScraper) openSource() error {
 		if err != nil {
 			return err
 		}
-		rp := &rnicReplay{player: p}
+		rp := &rnicReplay{player: p, clock: recording.NewReplayClock(s.cfg.CollectionInterval)}
 		s.root = p.Root()
 		s.disc.sys = filepath.Join(s.root, "sys")
 		// The recording came from elsewhere: no read may leave its tree.
@@ -69,6 +87,7 @@ func (s *rnicScraper) openSource() error {
 		s.logger.Info("Recording the readings", zap.String("path", w.Path()))
 	}
 	s.checkRoot()
+	s.confine()
 	if s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
 		e, err := s.newEthtool()
 		if err != nil {
@@ -193,8 +212,8 @@ func skipRNICPath(rel string) bool {
 func (r *rnicRecorder) flush(at time.Time) error {
 	r.mu.Lock()
 	rec := recording.Record{Time: at.UTC(), Files: r.files, Errors: r.errs}
-	eth, drivers := r.ethtool, r.drivers
-	r.files, r.errs, r.ethtool, r.drivers = nil, nil, nil, nil
+	eth, drivers, subs := r.ethtool, r.drivers, r.subs
+	r.files, r.errs, r.ethtool, r.drivers, r.subs = nil, nil, nil, nil, nil
 	r.mu.Unlock()
 	if rec.Files == nil {
 		rec.Files = map[string]string{}
@@ -202,8 +221,8 @@ func (r *rnicRecorder) flush(at time.Time) error {
 	if len(rec.Errors) == 0 {
 		rec.Errors = nil
 	}
-	if len(eth) > 0 || len(drivers) > 0 {
-		b, err := json.Marshal(recording.RNICSample{Ethtool: eth, EthtoolDrivers: drivers})
+	if len(eth) > 0 || len(drivers) > 0 || subs != nil {
+		b, err := json.Marshal(recording.RNICSample{Ethtool: eth, EthtoolDrivers: drivers, Bursts: subs})
 		if err != nil {
 			return err
 		}
@@ -213,6 +232,16 @@ func (r *rnicRecorder) flush(at time.Time) error {
 }
 
 func (r *rnicRecorder) close() error { return r.w.Close() }
+
+// addPass keeps one pass of the fast sampler (burstSampler.onPass) for the next scrape's record.
+func (r *rnicRecorder) addPass(at time.Time, values map[string]uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.subs == nil {
+		r.subs = &recording.SubSamples{Period: recording.Duration(r.burstPeriod)}
+	}
+	r.subs.Add(at.UTC(), values)
+}
 
 // recordingEthtool passes ethtool statistics through and keeps them for the scrape's record.
 type recordingEthtool struct {
@@ -260,23 +289,31 @@ type rnicReplay struct {
 	// drivers are the netdevs' drivers as recorded, kept from the scrape that recorded them.
 	drivers map[string]string
 	trees   int // player.Trees() at the previous step
+	// clock stamps the points with the time the sample was recorded at, on the replay's clock.
+	clock    *recording.ReplayClock
+	recorded time.Time // the current sample's recorded time, as the player maps it
 }
 
 // step writes the next recorded scrape into the replayed tree and reports whether a new tree was
-// materialized before it (the recorded receiver discovered again: so must the replaying one). At
-// the end of a non-looping replay the tree keeps its last values.
-func (r *rnicReplay) step(now time.Time) (newTree bool, err error) {
+// materialized before it (the recorded receiver discovered again: so must the replaying one),
+// and the time to stamp the scrape's points with (ReplayClock). At the end of a non-looping
+// replay the tree keeps its last values.
+func (r *rnicReplay) step(now time.Time) (newTree bool, stamp time.Time, err error) {
 	rec, ok, err := r.player.Next(now)
 	if trees := r.player.Trees(); trees != r.trees {
 		r.trees, newTree = trees, true
 	}
+	if ok {
+		r.recorded = r.player.Time(rec.Time)
+	}
+	stamp = r.clock.Stamp(r.recorded, now)
 	if err != nil || !ok {
-		return newTree, err
+		return newTree, stamp, err
 	}
 	r.cur = recording.RNICSample{}
 	if rec.Sample != nil {
 		if err := json.Unmarshal(rec.Sample, &r.cur); err != nil {
-			return newTree, fmt.Errorf("sample at %s: %w", rec.Time, err)
+			return newTree, stamp, fmt.Errorf("sample at %s: %w", rec.Time, err)
 		}
 	}
 	for nd, drv := range r.cur.EthtoolDrivers {
@@ -285,7 +322,7 @@ func (r *rnicReplay) step(now time.Time) (newTree bool, err error) {
 		}
 		r.drivers[nd] = drv
 	}
-	return newTree, nil
+	return newTree, stamp, nil
 }
 
 func (r *rnicReplay) close() error { return r.player.Close() }

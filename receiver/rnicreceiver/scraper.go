@@ -1,13 +1,10 @@
 package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -63,12 +60,20 @@ type rnicScraper struct {
 
 	// root is the host root the scraper reads: root_path, or a replay's materialized tree.
 	root string
+	// confined: every read resolves inside root (confine).
+	confined bool
 	// rec records the readings; replay stands in for the node (recording.go).
 	rec    *rnicRecorder
 	replay *rnicReplay
 
 	newEthtool func() (ethtoolStats, error)
 	ethtool    ethtoolStats
+
+	// bursts is the fast sampler (bursts.period), or on a replay the fold of the recorded
+	// sub-interval samples; nil when neither.
+	bursts *burstSampler
+	// newBurstTicker, when set, makes the fast sampler's ticker (tests drive it).
+	newBurstTicker func(time.Duration) (<-chan time.Time, func())
 }
 
 // scrapeRun is the state of one scrape, handed down instead of kept in the scraper: its clock
@@ -113,7 +118,30 @@ func (s *rnicScraper) start(context.Context, component.Host) error {
 	s.startTime = pcommon.NewTimestampFromTime(s.clock())
 	s.series = counter.NewSeries[string](func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) },
 		s.startTime, counter.SinceFirstReading())
-	return s.openSource()
+	if err := s.openSource(); err != nil {
+		return err
+	}
+	s.startBursts()
+	return nil
+}
+
+// startBursts starts the fast sampler on a live node with bursts.period set. A replay never reads
+// fast: it folds the sub-interval samples its recording carries, whatever its own period.
+func (s *rnicScraper) startBursts() {
+	switch {
+	case s.replay != nil:
+		s.bursts = newBurstSampler(s.cfg.Bursts, s.logger, s.clock)
+	case s.cfg.Bursts.Period > 0:
+		s.bursts = newBurstSampler(s.cfg.Bursts, s.logger, s.clock)
+		if s.newBurstTicker != nil {
+			s.bursts.newTicker = s.newBurstTicker
+		}
+		if s.rec != nil {
+			s.rec.burstPeriod = s.cfg.Bursts.Period
+			s.bursts.onPass = s.rec.addPass
+		}
+		s.bursts.start(s.root)
+	}
 }
 
 // checkRoot says at start when root_path does not lead to a sysfs: a typo or a missing mount
@@ -134,6 +162,9 @@ func (s *rnicScraper) checkRoot() {
 func (s *rnicScraper) shutdown(context.Context) error {
 	// A stuck group's descriptors stay with its goroutine: closing them under a blocked read could
 	// hand the number to another file. The process is going away anyway.
+	if s.bursts != nil {
+		s.bursts.shutdown()
+	}
 	s.reader.CloseKept()
 	closeGroups(s.groups)
 	return s.closeSource()
@@ -144,13 +175,17 @@ func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	run := &scrapeRun{at: at, now: pcommon.NewTimestampFromTime(at)}
 
 	if s.replay != nil {
-		newTree, err := s.replay.step(at)
+		newTree, stamp, err := s.replay.step(at)
 		if newTree {
 			s.rediscovery.Request()
 		}
 		if err != nil {
 			return pmetric.NewMetrics(), err
 		}
+		// The points carry the time the sample was recorded at (on the replay's clock), so that
+		// every rate over a replay is the recorded one however late this scrape runs; the
+		// schedules (slow counters, rediscovery) keep the collection clock.
+		run.now = pcommon.NewTimestampFromTime(stamp)
 	}
 	s.checkStuckDiscoveries(run)
 	// The device list is read with the slow counters, on every scrape while there is no port, and
@@ -183,16 +218,22 @@ func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		// A file that was there at discovery is gone: the device went away or was renamed.
 		s.rediscovery.Request()
 	}
+	hists := s.recordBursts(run)
 	s.flushRecording(at)
 	if run.unlisted > 0 {
 		run.errs.AddPartial(run.unlistedPoints, fmt.Errorf("and %d more failures, not listed here", run.unlisted))
 	}
-	return s.mb.Emit(), run.errs.Combine()
+	md := s.mb.Emit()
+	appendBurstHistograms(md, hists, run.now)
+	return md, run.errs.Combine()
 }
 
 // refresh lists the RDMA devices (one directory read, no firmware access) and discovers them
 // again when the set changed or a rediscovery is due.
 func (s *rnicScraper) refresh(ctx context.Context, run *scrapeRun) {
+	if s.replay == nil {
+		s.confine()
+	}
 	devices, err := s.disc.listDevices()
 	if err != nil {
 		s.fail(run, s.disc.classDir(), 0, fmt.Errorf("listing RDMA devices: %w", err))
@@ -217,6 +258,9 @@ func (s *rnicScraper) refresh(ctx context.Context, run *scrapeRun) {
 	s.reconcile(s.plan, next)
 	s.plan = next
 	s.groups = s.groupsOf(next)
+	if s.bursts != nil {
+		s.bursts.setTargets(s.burstTargets(next))
+	}
 	// New ports are read in full on their first scrape, and the topology follows the devices.
 	s.slowAt = time.Time{}
 	s.topoSched.Request()
@@ -299,6 +343,10 @@ func (s *rnicScraper) logPlan(pl *plan) {
 		s.log.Forget(func(key string) bool { return key != "rdma:none" })
 	}
 	for _, p := range pl.ports {
+		if len(p.missingAttrs) > 0 {
+			s.log.Once(p.dir+":attrs", zapcore.InfoLevel, "Port attribute files missing; the port is reported without them",
+				zap.String("port", p.name), zap.Strings("missing", p.missingAttrs), zap.String("path", p.dir))
+		}
 		for _, na := range p.notProvided {
 			s.log.Once(na.path, zapcore.InfoLevel, "Counters not provided by the hardware; not read", zap.String("port", p.name), zap.Error(na.err))
 		}
@@ -326,394 +374,3 @@ func (s *rnicScraper) refreshTopology(run *scrapeRun) {
 	}
 	s.topo = topo
 }
-
-// readOutcome classifies a read.
-type readOutcome uint8
-
-const (
-	readOK readOutcome = iota
-	// readNotProvided: the hardware does not provide the counter (sysfs.ErrNotAvailable: "N/A (no
-	// PMA)", EINVAL, EOPNOTSUPP): a fact, not a failure; the file leaves the plan.
-	readNotProvided
-	// readGone: the file is gone (ENOENT, or ENODEV on a descriptor kept open): the device went
-	// away or was renamed.
-	readGone
-	readFailed
-)
-
-func classify(err error) readOutcome {
-	switch {
-	case err == nil:
-		return readOK
-	case errors.Is(err, sysfs.ErrNotAvailable), errors.Is(err, errors.ErrUnsupported):
-		return readNotProvided
-	case errors.Is(err, os.ErrNotExist):
-		return readGone
-	}
-	return readFailed
-}
-
-// check handles the outcome of the read of key, which feeds points points, and reports whether
-// its value can be recorded. A failure is returned with the scrape's error on every scrape it
-// happens and logged when it starts or changes; a counter the hardware does not provide leaves
-// the plan with one info line.
-func (s *rnicScraper) check(run *scrapeRun, key string, points int, err error) bool {
-	switch classify(err) {
-	case readOK:
-		s.log.Recover(key, "Readable again")
-		return true
-	case readNotProvided:
-		s.unavailable[key] = true
-		s.log.Once(key, zapcore.InfoLevel, "Counter not provided by the hardware; not read again", zap.Error(err))
-		return false
-	case readGone:
-		run.gone = true
-	}
-	s.fail(run, key, points, err)
-	return false
-}
-
-// fail adds err, which cost points points, to the scrape's error and logs it when it is news.
-func (s *rnicScraper) fail(run *scrapeRun, key string, points int, err error) {
-	s.log.Fail(key, "Read failed; its points are missing", err)
-	if run.listed < maxListedErrors {
-		run.listed++
-		run.errs.AddPartial(points, err)
-		return
-	}
-	// One log line holds all of a scrape's errors: past maxListedErrors (a node-wide failure on
-	// thousands of ports) they are counted there.
-	run.unlisted++
-	run.unlistedPoints += points
-}
-
-// readPort reads the port's files into its readings; it runs on the device's reading goroutine
-// (readgroup.go) and touches nothing but r and the port.
-func (s *rnicScraper) readPort(r *sysfs.Reader, p *port, slow bool) {
-	for i := range p.gauges {
-		g := &p.gauges[i]
-		if g.off {
-			continue
-		}
-		var b []byte
-		if b, g.err = r.ReadBytesKept(g.path); g.err == nil {
-			g.v, g.extra, g.err = g.def.parse(g.path, b)
-		}
-	}
-	for i := range p.counters {
-		cf := &p.counters[i]
-		if cf.off || (cf.slow && !slow) {
-			continue
-		}
-		s.readCounter(r, cf)
-	}
-}
-
-func (s *rnicScraper) scrapePort(p *port, run *scrapeRun) {
-	for i := range p.gauges {
-		g := &p.gauges[i]
-		if g.off {
-			continue
-		}
-		if !s.check(run, g.path, g.def.points, g.err) {
-			g.off = s.unavailable[g.path]
-			continue
-		}
-		s.series.Gauge(func() { g.def.record(s.mb, run.now, p.name, g.v, g.extra) })
-	}
-	if run.slow {
-		// Static facts, resolved at discovery: they follow the slow cadence (README.md, "Slow counters").
-		s.series.Gauge(func() {
-			s.mb.RecordRnicPortInfoDataPoint(run.now, 1, p.name, p.linkLayer, p.netdev, p.pciBusID, p.numaNode,
-				p.hcaType, p.fwVersion, p.nodeGUID, p.boardID, p.plane)
-		})
-	}
-
-	for i := range p.counters {
-		cf := &p.counters[i]
-		if cf.off || (cf.slow && !run.slow) {
-			continue
-		}
-		if !s.counterRead(cf, run) {
-			s.series.Hold(cf.key) // a failed read costs the point, not the series
-			continue
-		}
-		if cf.primer {
-			continue
-		}
-		unrepresentable := false
-		pt := s.series.Record(cf.key, cf.raw, cf.spec, run.now, func(v int64) {
-			// v is the count as an int64; one of 2^63 and above (negative here) or one that does not
-			// fit after scaling is no count an integer point can hold.
-			scaled, ok := counter.Scaled(uint64(v), cf.scale)
-			if !ok {
-				unrepresentable = true
-				return
-			}
-			s.recordCounter(p, cf, uint64(v), scaled, run.now)
-		})
-		s.recordSaturation(&cf.flagged, !pt.Report() || unrepresentable, cf.owner, cf.name, run.now)
-	}
-}
-
-// recordSaturation records rnic.counter.saturated: 1 for a counter stuck at all ones (or a value
-// no integer point can hold after scaling, a 64-bit PMA counter at 2^61 and above times 4: the
-// rate it would imply is not traffic), and 0 from then on once it reads normally again (a reset,
-// perfquery -R).
-func (s *rnicScraper) recordSaturation(flagged *bool, saturated bool, owner, name string, now pcommon.Timestamp) {
-	switch {
-	case saturated:
-		*flagged = true
-		s.series.Gauge(func() { s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, owner, name) })
-	case *flagged:
-		s.series.Gauge(func() { s.mb.RecordRnicCounterSaturatedDataPoint(now, 0, owner, name) })
-	}
-}
-
-// readCounter reads a counter file and the files summed into it, keeping each file's error.
-func (s *rnicScraper) readCounter(r *sysfs.Reader, cf *counterFile) {
-	if cf.errs == nil {
-		cf.errs = make([]error, 1+len(cf.sum))
-	}
-	cf.raw = 0
-	for i := range cf.errs {
-		v, err := s.readCounterFile(r, cf, cf.file(i))
-		cf.errs[i] = err
-		cf.raw += v
-	}
-}
-
-// counterRead checks the reads of the counter's files; a failure of any of them costs the point
-// and is reported against the file that failed. A file the hardware does not provide takes the
-// counter out of the plan (a sum without one of its terms is not the total).
-func (s *rnicScraper) counterRead(cf *counterFile, run *scrapeRun) bool {
-	ok := true
-	for i, err := range cf.errs {
-		path := cf.file(i)
-		if !s.check(run, path, cf.points(), err) {
-			ok = false
-			if s.unavailable[path] {
-				cf.off = true
-				s.unavailable[cf.key] = true
-			}
-		}
-	}
-	return ok
-}
-
-// readCounterFile reads one counter file. The ones read on every scrape keep their descriptor
-// open between scrapes (sysfs.Reader.ReadBytesKept); the slow ones, read every slow_interval, are
-// opened each time, so that a node does not hold a descriptor and a sysfs buffer for each of them.
-func (s *rnicScraper) readCounterFile(r *sysfs.Reader, cf *counterFile, path string) (uint64, error) {
-	if cf.slow && s.cfg.SlowInterval > 0 {
-		return r.ReadUint(path)
-	}
-	return r.ReadUintKept(path)
-}
-
-// recordCounter records a counter's point: raw in the counter's unit, scaled in the metric's
-// (counter.Scaled checked that both fit).
-func (s *rnicScraper) recordCounter(p *port, cf *counterFile, raw uint64, scaled int64, now pcommon.Timestamp) {
-	v := int64(raw)
-	if cf.driver {
-		s.mb.RecordRnicDriverCounterDataPoint(now, v, cf.owner, cf.name, cf.source)
-	}
-	switch cf.kind {
-	case kindBytes:
-		if p.plane {
-			return // a plane of a multi-plane device: its bytes are counted by the device itself
-		}
-		s.mb.RecordInterconnectIoDataPoint(now, scaled, metadata.AttributeComponentRnic, cf.direction,
-			cf.owner, p.pciBusID, p.numaNode)
-	case kindPackets:
-		if p.plane {
-			return
-		}
-		s.mb.RecordRnicPacketsDataPoint(now, v, cf.owner, cf.direction)
-	case kindPortError:
-		s.mb.RecordRnicPortErrorsDataPoint(now, v, cf.owner, cf.label)
-	case kindXmitWait:
-		s.mb.RecordRnicPortXmitWaitDataPoint(now, v, cf.owner)
-	case kindCNP:
-		s.mb.RecordRnicRoceCnpDataPoint(now, v, cf.owner, cf.label)
-	case kindECN:
-		s.mb.RecordRnicRoceEcnMarkedDataPoint(now, v, cf.owner)
-	case kindTransportEvent:
-		s.mb.RecordRnicTransportEventsDataPoint(now, v, cf.owner, cf.label)
-	case kindTransportError:
-		s.mb.RecordRnicTransportErrorsDataPoint(now, v, cf.owner, cf.label)
-	}
-}
-
-func (s *rnicScraper) scrapeNetdev(nd *netdev, run *scrapeRun) {
-	if s.cfg.Metrics.InterconnectIo.Enabled {
-		s.netdevBytes(nd, nd.txBytes, nd.tx, metadata.AttributeDirectionTransmit, run)
-		s.netdevBytes(nd, nd.rxBytes, nd.rx, metadata.AttributeDirectionReceive, run)
-	}
-	if s.ethtool != nil {
-		for _, tg := range nd.ethtool {
-			if !tg.off {
-				s.scrapeEthtoolTarget(tg, run)
-			}
-		}
-	}
-}
-
-func (s *rnicScraper) netdevBytes(nd *netdev, path string, rd uintReading, dir metadata.AttributeDirection, run *scrapeRun) {
-	if !s.check(run, path, 1, rd.err) {
-		s.series.Hold(path)
-		return
-	}
-	s.recordMonotonic(path, rd.raw, nd.name, filepath.Base(path), run.now, func(v int64) {
-		s.mb.RecordInterconnectIoDataPoint(run.now, v, metadata.AttributeComponentNetdev, dir, nd.name, nd.pciBusID, nd.numaNode)
-	})
-}
-
-// recordMonotonic records a plain monotonic counter (netdev and ethtool statistics); one above
-// 2^63-1, which no integer point can hold, is flagged instead.
-func (s *rnicScraper) recordMonotonic(key string, raw uint64, owner, name string, now pcommon.Timestamp, record func(v int64)) {
-	over := false
-	s.series.Record(key, raw, counter.Spec{Kind: counter.Monotonic}, now, func(v int64) {
-		if over = v < 0; !over {
-			record(v)
-		}
-	})
-	if over {
-		s.series.Gauge(func() { s.mb.RecordRnicCounterSaturatedDataPoint(now, 1, owner, name) })
-	}
-}
-
-func ethtoolKey(netdev string) string { return "ethtool:" + netdev }
-
-// resolveTable picks the target's statistics by its driver, asked once.
-func (s *rnicScraper) resolveTable(tg *ethtoolTarget) {
-	if tg.table != nil {
-		return
-	}
-	if drv, err := s.ethtool.Driver(tg.name); err == nil {
-		tg.driver = drv
-	}
-	tg.table = ethtoolTable(tg.driver)
-	tg.keys = make([]string, len(tg.table))
-	for i, st := range tg.table {
-		tg.keys[i] = ethtoolKey(tg.name) + ":" + st.name
-	}
-}
-
-func (s *rnicScraper) scrapeEthtoolTarget(tg *ethtoolTarget, run *scrapeRun) {
-	key := ethtoolKey(tg.name)
-	stats, err := s.ethtool.Stats(tg.name)
-	if err != nil {
-		err = fmt.Errorf("ethtool statistics of %s: %w", tg.name, err)
-	}
-	if !s.check(run, key, max(len(tg.keys), 1), err) {
-		tg.off = s.unavailable[key]
-		for _, k := range tg.keys {
-			s.series.Hold(k)
-		}
-		return
-	}
-	s.resolveTable(tg)
-	for i := range tg.table {
-		st := &tg.table[i]
-		raw, ok := stats[st.name]
-		if !ok {
-			continue
-		}
-		s.recordMonotonic(tg.keys[i], raw, tg.name, st.name, run.now, func(v int64) { st.record(s.mb, run.now, tg.name, v) })
-	}
-}
-
-// portGauge is an attribute file of a port read as a gauge on every scrape: what feeds it, how it
-// parses and what it records.
-type portGauge struct {
-	file    string
-	enabled func(metadata.MetricsConfig) bool
-	// points is how many points the file feeds (what a failed read costs).
-	points int
-	// parse returns the file's value and, for rate, the lane count.
-	parse  func(path string, b []byte) (v, extra int64, err error)
-	record func(mb *metadata.MetricsBuilder, now pcommon.Timestamp, port string, v, extra int64)
-}
-
-// portGauges are the gauges of every port: state and phys_state print "%d: %s" and rate
-// "<Gb/s> Gb/sec (<lanes>X <speed>)" (core sysfs.c state_show, phys_state_show, rate_show).
-var portGauges = []portGauge{
-	{
-		file: "state", points: 1, parse: parseState,
-		enabled: func(m metadata.MetricsConfig) bool { return m.RnicPortState.Enabled },
-		record: func(mb *metadata.MetricsBuilder, now pcommon.Timestamp, port string, v, _ int64) {
-			mb.RecordRnicPortStateDataPoint(now, v, port)
-		},
-	},
-	{
-		file: "phys_state", points: 1, parse: parseState,
-		enabled: func(m metadata.MetricsConfig) bool { return m.RnicPortPhysicalState.Enabled },
-		record: func(mb *metadata.MetricsBuilder, now pcommon.Timestamp, port string, v, _ int64) {
-			mb.RecordRnicPortPhysicalStateDataPoint(now, v, port)
-		},
-	},
-	{
-		file: "rate", points: 2, parse: parseRate,
-		enabled: func(m metadata.MetricsConfig) bool { return m.RnicPortRate.Enabled || m.RnicPortWidth.Enabled },
-		record: func(mb *metadata.MetricsBuilder, now pcommon.Timestamp, port string, v, lanes int64) {
-			mb.RecordRnicPortRateDataPoint(now, v, port)
-			if lanes > 0 {
-				mb.RecordRnicPortWidthDataPoint(now, lanes, port)
-			}
-		},
-	},
-}
-
-// parseState fits portGauge.parse.
-func parseState(path string, b []byte) (int64, int64, error) {
-	v, err := parseStateID(path, b)
-	return v, 0, err
-}
-
-// parseStateID parses a state or phys_state file: "4: ACTIVE", "5: LinkUp".
-func parseStateID(path string, b []byte) (int64, error) {
-	id, _, ok := bytes.Cut(b, []byte(":"))
-	if !ok {
-		return 0, &sysfs.ValueError{Path: path, Value: string(b), Err: errors.New(`want "<id>: <name>"`)}
-	}
-	v, err := strconv.ParseInt(string(bytes.TrimSpace(id)), 10, 64)
-	if err != nil {
-		return 0, &sysfs.ValueError{Path: path, Value: string(b), Err: err}
-	}
-	return v, nil
-}
-
-// parseRate parses the rate file: "<Gb/s> Gb/sec (<lanes>X <speed>)", e.g. "100 Gb/sec (4X EDR)",
-// "2.5 Gb/sec (1X SDR)", "25 Gb/sec (1X EDR)" (core sysfs.c rate_show). Gb is 10^9 bits. An
-// unpopulated port may print "0 GB/sec" or omit the lane part; both parse, with lanes 0.
-func parseRate(path string, b []byte) (bytesPerSecond, lanes int64, err error) {
-	fields := bytes.Fields(b)
-	if len(fields) < 2 {
-		return 0, 0, &sysfs.ValueError{Path: path, Value: string(b), Err: errors.New(`want "<n> Gb/sec (<lanes>X <speed>)"`)}
-	}
-	gbps, perr := strconv.ParseFloat(string(fields[0]), 64)
-	// The fastest link there is runs at 1.6 Tb/s; anything not in [0, 1e5] Gb/s (NaN included) is garbage.
-	if perr != nil || !(gbps >= 0 && gbps <= 1e5) {
-		return 0, 0, &sysfs.ValueError{Path: path, Value: string(b), Err: errors.New("bad rate")}
-	}
-	if len(fields) >= 4 && eightBTenB[string(bytes.TrimSuffix(fields[3], []byte(")")))] {
-		// rate_show prints the signalling rate; SDR, DDR and QDR are 8b/10b coded, so the data
-		// rate is 80 % of it (FDR10 and later use 64b/66b or better, about the data rate).
-		gbps *= 0.8
-	}
-	bytesPerSecond = int64(gbps * 1e9 / 8)
-	if len(fields) >= 3 {
-		l := bytes.TrimPrefix(fields[2], []byte("("))
-		if x := bytes.IndexByte(l, 'X'); x > 0 {
-			if n, err := strconv.ParseInt(string(l[:x]), 10, 64); err == nil && n > 0 {
-				lanes = n
-			}
-		}
-	}
-	return bytesPerSecond, lanes, nil
-}
-
-// eightBTenB are the InfiniBand speeds with 8b/10b line coding (IBA vol 2, 5.2.2; core sysfs.c
-// rate_show prints 25/50/100 deci-Gb/s per lane for them).
-var eightBTenB = map[string]bool{"SDR": true, "DDR": true, "QDR": true}

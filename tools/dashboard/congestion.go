@@ -35,6 +35,10 @@ func (g *gen) congestion() {
 		target{
 			expr:   `sum by (host_name, device, direction, priority) (rate(rnic_pfc_pause_frames_total{host_name=~"$node"}[$__rate_interval]))`,
 			legend: "{{host_name}} {{device}} {{direction}} prio {{priority}}",
+		},
+		target{
+			expr:   `sum by (host_name, device, direction, priority) (rate(rnic_pfc_pause_transitions_total{host_name=~"$node"}[$__rate_interval]))`,
+			legend: "{{host_name}} {{device}} {{direction}} prio {{priority}} pause episodes",
 		}))
 	g.add(g.timeSeries("Time paused per priority",
 		"Share of time each priority was paused (ethtool rx/tx_prio<p>_pause_duration, microseconds per second). Near 100% on receive during a pause storm.",

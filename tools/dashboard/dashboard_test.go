@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,7 +78,7 @@ func TestDashboardShape(t *testing.T) {
 	for _, v := range d.Templating.List {
 		vars[v.Name] = v.Type
 	}
-	assert.Equal(t, map[string]string{"datasource": "datasource", "traces": "datasource", "node": "query"}, vars)
+	assert.Equal(t, map[string]string{"datasource": "datasource", "traces": "datasource", "node": "query", "job": "query", "pod": "query"}, vars)
 
 	ids := map[int]string{}
 	exprs := 0
@@ -116,4 +117,48 @@ func TestResolve(t *testing.T) {
 	q := Query{Expr: `rate(interconnect_io_bytes_total{host_name=~"$node"}[$__rate_interval])`}
 	assert.Equal(t, `rate(interconnect_io_bytes_total{host_name=~".+"}[1m])`, q.Resolve("", "1m"))
 	assert.Equal(t, `rate(interconnect_io_bytes_total{host_name=~"gpu-node\\.a"}[10s])`, q.Resolve("gpu-node.a", "10s"))
+}
+
+// TestOwnerVariables: $job and $pod list the owners of the selected nodes from the owner
+// receiver's series, and each "Whose bytes" panel shows only the selected owners of its kind; All
+// stands for any owner of that kind.
+func TestOwnerVariables(t *testing.T) {
+	b, err := JSON()
+	require.NoError(t, err)
+	var d struct {
+		Templating struct {
+			List []struct {
+				Name     string `json:"name"`
+				Query    any    `json:"query"`
+				Multi    bool   `json:"multi"`
+				AllValue string `json:"allValue"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	require.NoError(t, json.Unmarshal(b, &d))
+	queries := map[string]any{}
+	for _, v := range d.Templating.List {
+		if v.Name == "job" || v.Name == "pod" {
+			queries[v.Name] = v.Query
+			assert.True(t, v.Multi, v.Name)
+			assert.Equal(t, AllOwners, v.AllValue, v.Name)
+		}
+	}
+	assert.Equal(t, map[string]any{
+		"job": `label_values(interconnect_owner{owner_kind="job", host_name=~"$node"}, job_id)`,
+		"pod": `label_values(interconnect_owner{owner_kind="pod", host_name=~"$node"}, k8s_pod_name)`,
+	}, queries)
+
+	qs, err := Queries()
+	require.NoError(t, err)
+	uses := map[string]string{}
+	for _, q := range qs {
+		for _, v := range []string{`job_id=~"$job"`, `k8s_pod_name=~"$pod"`} {
+			if strings.Contains(q.Expr, v) {
+				uses[q.Panel] = v
+			}
+		}
+	}
+	assert.Equal(t, map[string]string{"Bytes/s per job and component": `job_id=~"$job"`, "Bytes/s per pod and component": `k8s_pod_name=~"$pod"`}, uses)
+	assert.Contains(t, Query{Expr: `x{job_id=~"$job", k8s_pod_name=~"$pod"}`}.Resolve("", "1m"), `job_id=~".+", k8s_pod_name=~".+"`)
 }

@@ -31,6 +31,13 @@ func (g *gen) devices() {
 			legend: legend,
 		}))
 
+	g.add(g.timeSeries("RDMA bytes/s by operation",
+		"Where the driver splits the port's bytes by operation (AWS EFA): two-sided send/receive, RDMA write, RDMA read. A part of the RDMA bytes above, never to be added to them.",
+		"Bps", 12, 8,
+		target{
+			expr:   `sum by (host_name, device, direction, operation) (rate(rnic_operation_io_bytes_total{host_name=~"$node"}[$__rate_interval]))`,
+			legend: "{{host_name}} {{device}} {{operation}} {{direction}}",
+		}))
 	g.add(g.timeSeries("CPU PCIe per IIO stack / root port",
 		"Bytes through the CPU's PCIe root complex (uncore IIO). receive = device to CPU (DMA writes into host memory), transmit = CPU to device. Busy during healthy GPUDirect RDMA means the traffic is not peer-to-peer.",
 		"Bps", 12, 8, target{expr: ioByDevice("cpu_pcie"), legend: legend}))
@@ -50,7 +57,7 @@ func (g *gen) devices() {
 	g.add(g.timeSeries("GPU links per GPU: PCIe, NVLink, C2C",
 		"Bytes through each GPU's PCIe link (transmit = GPU to host side), over all its NVLink links, and over the chip-to-chip link of Grace Hopper / Grace Blackwell.",
 		"Bps", 12, 8, target{
-			expr:   `sum by (host_name, device, component, direction) (rate(interconnect_io_bytes_total{host_name=~"$node", component=~"gpu_pcie|gpu_nvlink|gpu_c2c"}[$__rate_interval]))`,
+			expr:   `sum by (host_name, device, component, direction) (rate(interconnect_io_bytes_total{host_name=~"$node", component=~"gpu_pcie|gpu_nvlink|gpu_c2c|gpu_xgmi"}[$__rate_interval]))`,
 			legend: "{{host_name}} {{device}} {{component}} {{direction}}",
 		}))
 }

@@ -239,7 +239,7 @@ func TestQueriesParse(t *testing.T) {
 	require.NotEmpty(t, qs)
 	for _, q := range qs {
 		for _, m := range variableRE.FindAllStringSubmatch(q.Expr, -1) {
-			assert.Contains(t, []string{"node", "__rate_interval"}, m[1], "%s: unknown variable in %s", q.Panel, q.Expr)
+			assert.Contains(t, []string{"node", "job", "pod", "__rate_interval"}, m[1], "%s: unknown variable in %s", q.Panel, q.Expr)
 		}
 		for _, node := range []string{"", "gpu-node-1.cluster.local"} {
 			expr := q.Resolve(node, "1m")

@@ -28,7 +28,7 @@ func Queries() ([]Query, error) {
 }
 
 // Resolve returns the expression as Grafana would send it to Prometheus for the given node
-// (empty: all nodes) and rate interval (a PromQL duration such as "1m"). Grafana computes
+// (empty: all nodes), every job and pod ($job, $pod: All) and rate interval (a PromQL duration such as "1m"). Grafana computes
 // $__rate_interval as max(4 x scrape interval, step + scrape interval); a test that replays at
 // a 1 s collection interval can pass "10s".
 func (q Query) Resolve(node, rateInterval string) string {
@@ -41,5 +41,7 @@ func (q Query) Resolve(node, rateInterval string) string {
 	return strings.NewReplacer(
 		"$__rate_interval", rateInterval,
 		"$node", n,
+		"$job", AllOwners,
+		"$pod", AllOwners,
 	).Replace(q.Expr)
 }

@@ -22,6 +22,8 @@ var paperSeries = []struct{ legend, name, color string }{
 	{"gpu_nvlink receive", "NVLink RX", "light-yellow"},
 	{"gpu_c2c transmit", "C2C TX", "#0a7d7d"},
 	{"gpu_c2c receive", "C2C RX", "#7fd1d1"},
+	{"gpu_xgmi transmit", "XGMI TX", "#b5651d"},
+	{"gpu_xgmi receive", "XGMI RX", "#e0a878"},
 }
 
 // paperView is InterconnectLens' figure: every component and direction of one node on one time

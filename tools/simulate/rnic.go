@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
@@ -88,7 +89,8 @@ func rnicTree(tr scenario.Traffic) []recording.Entry {
 	}
 	devs := []testfs.RDMADevice{rdmaDevice(nicPath, nicNUMA, ibDev, netdevNm, rateString(tr))}
 	if tr.SecondNIC {
-		devs = append(devs, rdmaDevice(nic2Path, "0", ibDev2, netdev2Nm, rateString(tr)))
+		rate, lanes := tr.SecondRate()
+		devs = append(devs, rdmaDevice(nic2Path, "0", ibDev2, netdev2Nm, fmt.Sprintf("%d Gb/sec (%dX EDR)", int(rate), lanes)))
 	}
 	if err := t.RDMANode(devs); err != nil {
 		panic(err) // every device above has a name
@@ -131,7 +133,7 @@ func rdmaDevice(pciPath, numa, name, netdev, rate string) testfs.RDMADevice {
 	}
 	return testfs.RDMADevice{
 		Name: name, PCIPath: pciPath, NUMA: numa,
-		Attrs: map[string]string{"fw_ver": "22.39.1002", "hca_type": "MT4125", "node_guid": "b83f:d203:00a1:b2c4", "board_id": "MT_0000000359"},
+		Attrs: map[string]string{"fw_ver": "22.39.1002", "hca_type": scenario.HCAType, "node_guid": "b83f:d203:00a1:b2c4", "board_id": "MT_0000000359"},
 		Ports: []testfs.RDMAPort{{
 			Num: 1, LinkLayer: "Ethernet", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: rate,
 			Counters: testfs.ExtendedCounters(0, 0, 0, 0),
@@ -153,6 +155,23 @@ type rnicCounters struct {
 	tx, rx, ndTx, ndRx, wait, cnpSent, cnpHandled, ecn float64
 	rxPause, txPause, rxPauseUs, stormWarn, stormErr   float64
 	nd2Tx, nd2Rx                                       float64
+
+	// bursts, for a case of scenario.BurstCases, shapes the RDMA bytes and makes every sample
+	// carry the fast sampler's sub-interval samples (burstSubSamples); start and interval place
+	// them on the recording's time axis.
+	bursts   *scenario.Bursts
+	start    time.Time
+	interval time.Duration
+}
+
+// newRNICCounters returns the counters of case c, whose recording starts at start and samples
+// every interval.
+func newRNICCounters(c scenario.Case, start time.Time, interval time.Duration) rnicCounters {
+	rc := rnicCounters{start: start, interval: interval}
+	if b, ok := scenario.BurstsOf(c); ok {
+		rc.bursts = &b
+	}
+	return rc
 }
 
 // step advances the counters by one interval of dt seconds and returns the files the receiver
@@ -164,10 +183,19 @@ func (c *rnicCounters) step(tr scenario.Traffic, i, node int, dt float64) (map[s
 		pinned = 0 // congested: the port runs at the limit, not at the loop's ripple
 	}
 	ripple := 1 + (w-1)*pinned
+	if c.bursts != nil {
+		ripple = 1 // the bursts are the shape; they do not wobble
+	}
 	c.tx += tr.RNICTx * ripple * dt
 	c.rx += tr.RNICRx * ripple * dt
 	c.ndTx += tr.NetdevTx * ripple * dt
 	c.ndRx += tr.NetdevRx * ripple * dt
+	var subs *recording.SubSamples
+	if c.bursts != nil {
+		subs = c.burstSubSamples(tr, i)
+		c.tx = c.bursts.Bytes(time.Duration(i+1) * c.interval)
+		c.rx = c.tx
+	}
 	// port_xmit_wait is 32 bits wide and stops at all ones (IBA 16.1.3.5): a storm saturates it.
 	c.wait = math.Min(c.wait+tr.XmitWaitPerSec*dt, math.MaxUint32)
 	c.cnpSent += tr.CNPSentPerSec * dt
@@ -230,6 +258,27 @@ func (c *rnicCounters) step(tr scenario.Traffic, i, node int, dt float64) (map[s
 		eth2["rx_bytes_phy"] = uint64(c.nd2Rx * 1.015)
 		stats[netdev2Nm] = eth2
 	}
-	b, _ := json.Marshal(recording.RNICSample{Ethtool: stats})
+	b, _ := json.Marshal(recording.RNICSample{Ethtool: stats, Bursts: subs})
 	return files, b
+}
+
+// burstSubSamples are the fast sampler's readings within sample i, every bursts.Sample up to and
+// including the sample's own time: the port's PMA data counters (4-octet words, as the files
+// count) in the burst shape, both directions alike (a ring AllReduce sends and receives its
+// bucket at once), and the netdev's bytes at its steady rate.
+func (c *rnicCounters) burstSubSamples(tr scenario.Traffic, i int) *recording.SubSamples {
+	port := "sys/class/infiniband/" + ibDev + "/ports/1/counters/"
+	nd := "sys/class/net/" + netdevNm + "/statistics/"
+	subs := &recording.SubSamples{Period: recording.Duration(c.bursts.Sample)}
+	from := time.Duration(i) * c.interval
+	for e := from + c.bursts.Sample; e <= from+c.interval; e += c.bursts.Sample {
+		words := uint64(c.bursts.Bytes(e) / 4)
+		subs.Add(c.start.Add(e), map[string]uint64{
+			port + "port_xmit_data": words,
+			port + "port_rcv_data":  words,
+			nd + "tx_bytes":         uint64(c.ndTx + tr.NetdevTx*(e-from-c.interval).Seconds()),
+			nd + "rx_bytes":         uint64(c.ndRx + tr.NetdevRx*(e-from-c.interval).Seconds()),
+		})
+	}
+	return subs
 }

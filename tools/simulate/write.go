@@ -26,7 +26,10 @@ type Options struct {
 }
 
 // Write writes the recordings of every case and returns their paths.
-func Write(o Options) ([]string, error) {
+func Write(o Options) ([]string, error) { return WriteCases(o, scenario.Cases()) }
+
+// WriteCases writes the recordings of cases and returns their paths.
+func WriteCases(o Options, cases []scenario.Case) ([]string, error) {
 	if o.Interval <= 0 || o.Samples < 2 {
 		return nil, fmt.Errorf("simulate: need an interval and at least 2 samples")
 	}
@@ -38,7 +41,7 @@ func Write(o Options) ([]string, error) {
 		return nil, err
 	}
 	var paths []string
-	for _, c := range scenario.Cases() {
+	for _, c := range cases {
 		dir := filepath.Join(o.Dir, c.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -88,7 +91,7 @@ func writeNode(o Options, host *uncoreHost, c scenario.Case, n int, dir, node st
 		if err := gw.Write(recording.Record{Time: o.Start, Facts: gpuFacts(n, o.Interval)}); err != nil {
 			return err
 		}
-		var rc rnicCounters
+		rc := newRNICCounters(c, o.Start, o.Interval)
 		var uc uncoreCounters
 		dt := o.Interval.Seconds()
 		for i := range o.Samples {

@@ -27,11 +27,14 @@
     write: { cpu_memory: '#5e3c99', gpu_memory: '#b2abd2' },
   };
   const dashes = { rnic: [], netdev: [2, 3], cpu_pcie: [10, 4], cpu_memory: [], gpu_pcie: [6, 2, 2, 2], gpu_nvlink: [1, 2], gpu_c2c: [4, 4], gpu_memory: [8, 2] };
+  const ncclColours = ['#e7298a', '#ce1256', '#df65b0', '#980043'];
   const portColours = ['#d62728', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#7f7f7f'];
 
   function styleFor(meta, i) {
     if (meta.axis === 'ratio') return { stroke: '#b2182b', dash: [3, 3], width: 1.5 };
     if (meta.axis === 'events') return { stroke: portColours[i % portColours.length], dash: [], width: 1.5 };
+    // NCCL's bus bandwidth per collective type (nccl.collective.last_bus_bandwidth): magenta, dotted.
+    if (meta.component === 'nccl') return { stroke: ncclColours[i % ncclColours.length], dash: [2, 2], width: 2.5 };
     const byDir = palette[meta.direction] || {};
     return { stroke: byDir[meta.component] || '#555', dash: dashes[meta.component] || [], width: meta.component === 'rnic' ? 2.5 : 1.75 };
   }
@@ -289,6 +292,8 @@
     pfc_storm: ['PFC pause storm', 'bad', '#8c564b'],
     link_degraded: ['Link trained down', 'warn', '#e2b93b'],
     gpudirect_not_ready: ['GPUDirect RDMA not ready', 'warn', '#bcbd22'],
+    collective_slow: ['NCCL collective slow', 'bad', '#e7298a'],
+    collective_stalled: ['NCCL communicator stalled', 'bad', '#67001f'],
   };
   function verdictInfo(v) { return verdicts[v] || [v, 'warn', '#7f7f7f']; }
 
@@ -334,10 +339,10 @@
     chips('evidence', d.evidence, 'ratio');
     const o = state.view.observed;
     chips('observed', {
-      rdma_share_of_network: o.rdma_share_of_network,
-      cpu_pcie_per_network_byte: o.cpu_pcie_per_network_byte,
-      host_memory_per_network_byte: o.host_memory_per_network_byte,
-      rdma_transmit_line_share: o.rdma_transmit_line_share,
+      mean_rdma_bytes_per_network_byte: o.mean_rdma_bytes_per_network_byte,
+      mean_cpu_pcie_bytes_per_network_byte: o.mean_cpu_pcie_bytes_per_network_byte,
+      mean_host_memory_bytes_per_network_byte: o.mean_host_memory_bytes_per_network_byte,
+      mean_rdma_transmit_bytes_per_line_byte: o.mean_rdma_transmit_bytes_per_line_byte,
     }, 'ratio');
   }
 

@@ -49,9 +49,19 @@
  *     DCGM_FP64_BLANK). FAKE_DCGM_GPM_PCIE=1: from the third read they hold a since-boot total
  *     (5e12 / 7e12 bytes at start) growing at the rates below.
  *   - 285 C2C_LINK_QUANTITY is 0: an H100 SXM without C2C link, though C2C is listed.
+ *   - The per-link NVLink rates 1040-1075 (DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES): 18 links, links
+ *     0-15 at 62.5 MB/s each way (summing to the aggregate 1011/1012), links 16 and 17 at 0.
  *   - FAKE_DCGM_REALTIME=1: history follows the wall clock, one sample a second from the first
  *     connect to now, PCIe TX (g+1)*1000 B/s and RX 2000 B/s, so that a running collector sees
  *     bytes grow at those rates.
+ *
+ * Link health, FAKE_DCGM_NVLINK5=1: GPU 0 is a GB200's Blackwell GPU, GPU 1 an H100 (dcgm_fields.h,
+ *   go-dcgm v1.4611.0, "NVLink5+ only ... Not supported on NVLink4 and earlier").
+ *   - GPU 0: the NVLink5 error counters 1204-1214 and 1219 hold field id x 10 plus 5 per latest read
+ *     (1204 reads 12045, 12050, ...), the BER ratios 1216 / 1218 are the doubles 2.5e-9 / 1e-15,
+ *     and the C2C error counters 1400-1402 hold 7, 0 and 1 plus one per latest read for 1401.
+ *   - GPU 1: every one of them is DCGM_INT64_NOT_SUPPORTED / DCGM_FP64_NOT_SUPPORTED.
+ *   Without the knob they are blank, as on a hostengine that never watched them.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -328,6 +338,40 @@ dcgmReturn_t dcgmUpdateAllFields(dcgmHandle_t h, int waitForUpdate) {
 }
 
 /* fillLatest writes the scripted latest value of one field of one GPU. */
+/* healthReads counts the latest reads of field 1204 per GPU: the link-health counters grow with it. */
+static int healthReads[DCGM_MAX_NUM_DEVICES];
+
+/* fillHealth fills the link-health fields of FAKE_DCGM_NVLINK5 (see the header) and returns 1, or
+ * returns 0 for any other field or without the knob. */
+static int fillHealth(unsigned int gpu, unsigned short field, dcgmFieldValue_v2 *v) {
+    int counter = (field >= DCGM_FI_DEV_NVLINK_RX_PACKET_MALFORMED_TOTAL && field <= DCGM_FI_DEV_NVLINK_RX_SYMBOL_ERROR_TOTAL &&
+                   field != DCGM_FI_DEV_NVLINK_RECOVERY_SUCCESSFUL_TOTAL) ||
+                  field == DCGM_FI_DEV_NVLINK_EFFECTIVE_ERROR_TOTAL;
+    int ber = field == DCGM_FI_DEV_NVLINK_SYMBOL_BER_RATIO || field == DCGM_FI_DEV_NVLINK_EFFECTIVE_BER_RATIO;
+    int c2c = field >= DCGM_FI_DEV_C2C_LINK_ERROR_TOTAL && field <= DCGM_FI_DEV_C2C_LINK_REPLAY_ERROR_B2B_TOTAL;
+    if (!(counter || ber || c2c) || !envInt("FAKE_DCGM_NVLINK5", 0) || gpu >= DCGM_MAX_NUM_DEVICES) return 0;
+    if (gpu != 0) {
+        if (ber) {
+            v->fieldType = DCGM_FT_DOUBLE;
+            v->value.dbl = DCGM_FP64_NOT_SUPPORTED;
+        } else {
+            v->value.i64 = DCGM_INT64_NOT_SUPPORTED;
+        }
+        return 1;
+    }
+    if (field == DCGM_FI_DEV_NVLINK_RX_PACKET_MALFORMED_TOTAL) healthReads[gpu]++;
+    if (ber) {
+        v->fieldType = DCGM_FT_DOUBLE;
+        v->value.dbl = field == DCGM_FI_DEV_NVLINK_SYMBOL_BER_RATIO ? 2.5e-9 : 1e-15;
+    } else if (c2c) {
+        v->value.i64 = field == DCGM_FI_DEV_C2C_LINK_ERROR_TOTAL ? 7
+                     : field == DCGM_FI_DEV_C2C_LINK_REPLAY_ERROR_TOTAL ? healthReads[gpu] : 1;
+    } else {
+        v->value.i64 = 10LL * field + 5LL * healthReads[gpu];
+    }
+    return 1;
+}
+
 static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2 *v) {
     memset(v, 0, sizeof *v);
     v->version = dcgmFieldValue_version2;
@@ -394,7 +438,10 @@ static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2
         }
         return;
     case DCGM_FI_PROF_DRAM_ACTIVE: v->fieldType = DCGM_FT_DOUBLE; v->value.dbl = 0.125; return;
-    default: v->value.i64 = DCGM_INT64_BLANK; return;
+    default:
+        if (fillHealth(gpu, field, v)) return;
+        v->value.i64 = DCGM_INT64_BLANK;
+        return;
     }
 }
 
@@ -439,6 +486,14 @@ static int historySample(unsigned int gpu, unsigned short field, long long base,
             return 1;
         }
         return 0;
+    }
+    if (hopper && field >= DCGM_FI_PROF_NVLINK_L0_TX_BYTES && field <= DCGM_FI_PROF_NVLINK_L17_RX_BYTES) {
+        /* An H100 SXM's 18 links, 16 of them carrying 62.5 MB/s each way (their sum is the
+         * aggregate 1011/1012, 1e9 B/s) and links 16 and 17 idle: a link that carries nothing
+         * while its peers carry traffic. */
+        int link = (field - DCGM_FI_PROF_NVLINK_L0_TX_BYTES) / 2;
+        v->value.i64 = link < 16 ? 62500000LL : 0;
+        return 1;
     }
     return 0;
 }

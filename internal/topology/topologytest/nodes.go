@@ -186,5 +186,40 @@ func Nodes() map[string]testfs.PCINode {
 	nic := &nx.RootBuses[0].RootPorts[0].Children[0].Children[1].Children[0]
 	nic.Width, nic.Speed = 8, 16
 	nodes["nic-x8"] = nx
+
+	// bf3-slot-x8: a BlueField-3 (15b3:a2dc behind the card's own PCIe switch, ports 15b3:197b,
+	// pci.ids) whose slot link, between the host's root port and the card's upstream port, trained
+	// to x8 while the card-internal link to the NIC function runs at full x16 Gen5. The kernel's
+	// pcie_bandwidth_available() (drivers/pci/pci.c) walks every link up to the root and takes the
+	// narrowest; so does the degraded check.
+	bf := OnePair()
+	bf.RootBuses = append(bf.RootBuses, testfs.PCIRootBus{Name: "pci0000:a0", NUMANode: 0, RootPorts: []testfs.PCIFunction{{
+		Address: "0000:a0:01.0", Vendor: 0x8086, DevID: 0x352a, Class: bridgeClass, IOMMUGroup: -1,
+		Speed: 32, MaxSpeed: 32, Width: 8, MaxWidth: 16,
+		Children: []testfs.PCIFunction{{
+			Address: "0000:a1:00.0", Vendor: 0x15b3, DevID: 0x197b, Class: bridgeClass, IOMMUGroup: -1,
+			Speed: 32, MaxSpeed: 32, Width: 8, MaxWidth: 16,
+			Children: []testfs.PCIFunction{{
+				Address: "0000:a2:00.0", Vendor: 0x15b3, DevID: 0x197b, Class: bridgeClass, IOMMUGroup: -1,
+				Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16,
+				Children: []testfs.PCIFunction{{
+					Address: "0000:a3:00.0", Vendor: 0x15b3, DevID: 0xa2dc, Class: ibClass, IOMMUGroup: 12, RDMA: "mlx5_1",
+					Speed: 32, MaxSpeed: 32, Width: 16, MaxWidth: 16,
+				}},
+			}},
+		}},
+	}}})
+	bf.IOMMUGroupType[12] = "identity"
+	nodes["bf3-slot-x8"] = bf
+
+	// mi300x: an AMD Instinct MI300X (1002:74a1, class 0x120000 processing accelerator, pci.ids)
+	// and a ConnectX-7 behind one switch, amdgpu loaded and no NVIDIA driver, kernel 6.8: amdgpu
+	// exports VRAM over dma-buf (amdgpu_dma_buf.c), so the pair is ready without nvidia-peermem.
+	mi := OnePair()
+	gpu := &mi.RootBuses[0].RootPorts[0].Children[0].Children[0].Children[0]
+	gpu.Vendor, gpu.DevID, gpu.Class = 0x1002, 0x74a1, 0x120000
+	mi.Modules = []string{"amdgpu", "mlx5_core", "mlx5_ib"}
+	mi.NVIDIAVersion, mi.NVIDIAProcVersion = "", ""
+	nodes["mi300x"] = mi
 	return nodes
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/pushsink"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/internal/pushsink"
 )
 
 // Fairness of the comparison:

@@ -29,6 +29,7 @@ import (
 type options struct {
 	mode         string
 	push         string
+	bursts       string
 	nodeExporter string
 	collector    string
 	distConfig   string
@@ -65,7 +66,7 @@ func main() {
 	flag.StringVar(&o.nodeExporter, "node-exporter", ".tools/node_exporter", "node_exporter binary (v1.12.1 from the Go module proxy)")
 	flag.StringVar(&o.collector, "collector", "bin/otelcol-iclens", "the otelcol-iclens binary (make build)")
 	flag.StringVar(&o.distConfig, "config", "distributions/otelcol-iclens/config.yaml", "overhead mode: the distribution's configuration")
-	flag.DurationVar(&o.period, "period", 50*time.Millisecond, "compare mode: scrape period of both (node_exporter's /metrics fetch, the collector's collection_interval)")
+	flag.DurationVar(&o.period, "period", 100*time.Millisecond, "compare mode: scrape period of both (node_exporter's /metrics fetch, the collector's collection_interval; the rnic receiver's collection_interval is at least 100ms)")
 	flag.IntVar(&o.scrapes, "scrapes", 1000, "compare mode: scrapes of each program for the CPU time, split over -rounds")
 	flag.IntVar(&o.rounds, "rounds", 4, "compare mode: alternating rounds (node_exporter, collector, collector, node_exporter, ...)")
 	flag.IntVar(&o.straceN, "strace-scrapes", 20, "compare mode: node_exporter scrapes traced to count the files it opens")
@@ -76,6 +77,7 @@ func main() {
 	flag.BoolVar(&o.replay, "replay", true, "overhead mode: the cpuuncore and gpu receivers replay the simulator's healthy AllReduce recordings (this machine has no uncore PMU or GPU), so all three receivers do their work")
 	flag.BoolVar(&o.baseline, "baseline", true, "overhead mode: also measure the collector on a node without hardware, at each interval")
 	flag.StringVar(&o.push, "push", pushRemoteWrite+","+pushOTLP, "compare mode: push paths measured in the same rounds (the rnic receiver delivering every scrape to a local sink, with the examples' write-ahead log / persistent queue); overhead mode: one push path added to the distribution config (empty: none)")
+	flag.StringVar(&o.bursts, "bursts", "10ms,100ms", "overhead mode: periods of the rnic receiver's fast sampler (bursts.period), each measured at the first interval beside the row without it (empty: none)")
 	flag.Var(&o.sets, "set", "a collector --set option for both modes, repeatable (receivers::rnic::slow_interval=0s reads every counter on every scrape)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (fixture, configs, logs, strace output)")
 	flag.Parse()

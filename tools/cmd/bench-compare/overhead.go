@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/pushsink"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/internal/pushsink"
 	"github.com/otelcol-iclens/otelcol-iclens/tools/simulate"
 )
 
@@ -31,7 +31,8 @@ func overhead(o options, tmp, root string) error {
 		root     string
 		node     string
 		devices  bool
-		push     string // a push path added to the distribution config (-push)
+		push     string        // a push path added to the distribution config (-push)
+		bursts   time.Duration // the rnic receiver's bursts.period (-bursts), 0: off
 	}
 	var runs []run
 	for s := range strings.SplitSeq(o.intervals, ",") {
@@ -39,15 +40,27 @@ func overhead(o options, tmp, root string) error {
 		if err != nil || d <= 0 {
 			return fmt.Errorf("-intervals: bad duration %q", s)
 		}
-		runs = append(runs, run{d, root, "fixture (8 RoCE ports)", true, ""})
+		runs = append(runs, run{d, root, "fixture (8 RoCE ports)", true, "", 0})
 	}
 	// Each push path (-push), at the first interval: the distribution config plus the push
 	// exporter with the examples' persistent queue or write-ahead log, delivering to a sink.
 	first := runs[0].interval
 	for kind := range strings.SplitSeq(o.push, ",") {
 		if kind = strings.TrimSpace(kind); kind != "" {
-			runs = append(runs, run{first, root, "fixture, + push " + kind, true, kind})
+			runs = append(runs, run{first, root, "fixture, + push " + kind, true, kind, 0})
 		}
+	}
+	// The fast sampler at each period (-bursts), at the first interval: beside runs[0], the same
+	// collector without it, the difference is what the sampler costs.
+	for s := range strings.SplitSeq(o.bursts, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 || d >= first {
+			return fmt.Errorf("-bursts: want periods above 0 and below the first interval %s, got %q", first, s)
+		}
+		runs = append(runs, run{first, root, "fixture, bursts " + d.String(), true, "", d})
 	}
 	if o.baseline {
 		empty := filepath.Join(tmp, "empty")
@@ -55,8 +68,8 @@ func overhead(o options, tmp, root string) error {
 			return err
 		}
 		for _, r := range slices.Clone(runs) {
-			if r.push == "" {
-				runs = append(runs, run{r.interval, empty, "no hardware (empty root)", false, ""})
+			if r.push == "" && r.bursts == 0 {
+				runs = append(runs, run{r.interval, empty, "no hardware (empty root)", false, "", 0})
 			}
 		}
 	}
@@ -114,6 +127,9 @@ func overhead(o options, tmp, root string) error {
 		args = append(args, "--set=receivers::gpu::dcgm::sample_interval="+min(rn.interval, time.Second).String())
 		if rn.devices {
 			args = append(args, replaySets...)
+		}
+		if rn.bursts > 0 {
+			args = append(args, "--set=receivers::rnic::bursts::period="+rn.bursts.String())
 		}
 		args = append(args, o.sets.args()...)
 		if rn.push != "" {
@@ -210,6 +226,7 @@ func overhead(o options, tmp, root string) error {
 		target := "-"
 		switch {
 		case !r.devices:
+		case r.bursts > 0:
 		case r.interval == time.Second:
 			target = verdict(r.cpuPct < 0.1) + " (<0.1%)"
 		case r.interval == 100*time.Millisecond:
@@ -219,6 +236,16 @@ func overhead(o options, tmp, root string) error {
 			fmt.Sprintf("%s / %s", r.cpu.Round(100*time.Microsecond), r.elapsed.Round(time.Second)), mib(r.rssKiB), mib(r.hwmKiB), target)
 	}
 	fmt.Println("\nCPU time: the sum of the threads' run time in /proc/<pid>/task/*/schedstat (ns)")
+	for _, r := range rows {
+		if r.bursts > 0 && rows[0].bursts == 0 && r.interval == rows[0].interval {
+			added := r.cpuPct - rows[0].cpuPct
+			target := ""
+			if r.bursts == 10*time.Millisecond {
+				target = ", target <= 1%: " + verdict(added <= 1)
+			}
+			fmt.Printf("fast sampler at %s: %+.3f %% of a core beside the row without it%s\n", r.bursts, added, target)
+		}
+	}
 	if len(rows) > 0 && len(rows[0].said) > 0 {
 		fmt.Println("what the idle receivers said (first run):")
 		for _, line := range rows[0].said {

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/pushsink"
+	"github.com/otelcol-iclens/otelcol-iclens/tools/internal/pushsink"
 )
 
 // The push paths a collector under test can deliver to, each into a sink in this process
-// (internal/pushsink; its CPU is the backend's, not counted).
+// (tools/internal/pushsink; its CPU is the backend's, not counted).
 const (
 	pushRemoteWrite = pushsink.RemoteWrite
 	pushOTLP        = pushsink.OTLP

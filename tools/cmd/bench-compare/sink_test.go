@@ -23,7 +23,7 @@ func TestPushOverlayValidates(t *testing.T) {
 	}
 	dir := t.TempDir()
 	base := filepath.Join(dir, "compare.yaml")
-	require.NoError(t, os.WriteFile(base, fmt.Appendf(nil, collectorCompareConfig, "50ms", dir, "127.0.0.1:9", true), 0o644))
+	require.NoError(t, os.WriteFile(base, fmt.Appendf(nil, collectorCompareConfig, "100ms", dir, "127.0.0.1:9", true), 0o644))
 	dist := filepath.Join("..", "..", "..", "distributions", "otelcol-iclens", "config.yaml")
 	for _, kind := range []string{pushRemoteWrite, pushOTLP} {
 		for name, c := range map[string]struct{ cfg, processors, exporters, extensions string }{

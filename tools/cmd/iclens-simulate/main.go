@@ -22,17 +22,29 @@ func main() {
 	config := flag.String("collector-config", "", "also write a collector configuration that replays every case here")
 	exporter := flag.String("exporter", simulate.ExportPrometheus, "exporter of that configuration: prometheus (serve) or remote_write (push)")
 	flag.Parse()
-	paths, err := simulate.Write(simulate.Options{Dir: *out, Interval: *interval, Samples: *samples, UncoreFixture: *fixture})
+	// The cases, and those whose NCCL job the nccl receiver reads from the Inspector's dumps.
+	opts := simulate.Options{Dir: *out, Interval: *interval, Samples: *samples, UncoreFixture: *fixture}
+	nccl := simulate.NCCLSources{Cases: map[string]bool{}}
+	// The bursty case (scenario.BurstCases) is not judged with Cases; the demo shows it.
+	cases := append(scenario.Cases(), scenario.BurstCases()...)
+	for _, c := range simulate.SteadyNCCLCases() {
+		cases = append(cases, c)
+		nccl.Cases[c.Name] = true
+	}
+	paths, err := simulate.WriteCases(opts, cases)
+	if err == nil {
+		_, err = simulate.WriteNCCL(opts)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iclens-simulate:", err)
 		os.Exit(1)
 	}
-	for _, c := range scenario.Cases() {
+	for _, c := range cases {
 		fmt.Printf("%-18s %s\n", c.Name, c.Note)
 	}
-	fmt.Printf("%d recordings in %s\n", len(paths), *out)
+	fmt.Printf("%d recordings in %s, and the NCCL Inspector dumps of %d cases\n", len(paths), *out, len(nccl.Cases))
 	if *config != "" {
-		cfg, err := simulate.CollectorConfig(*out, *interval, *exporter)
+		cfg, err := simulate.CollectorConfigWithNCCL(*out, *interval, *exporter, cases, nccl)
 		if err == nil {
 			err = os.WriteFile(*config, []byte(cfg), 0o644)
 		}

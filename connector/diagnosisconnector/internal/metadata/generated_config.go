@@ -12,8 +12,12 @@ import (
 type DiagnosisEvidenceMetricAttributeKey string
 
 const (
-	DiagnosisEvidenceMetricAttributeKeyRatio  DiagnosisEvidenceMetricAttributeKey = "ratio"
-	DiagnosisEvidenceMetricAttributeKeyDevice DiagnosisEvidenceMetricAttributeKey = "device"
+	DiagnosisEvidenceMetricAttributeKeyRatio            DiagnosisEvidenceMetricAttributeKey = "ratio"
+	DiagnosisEvidenceMetricAttributeKeyDevice           DiagnosisEvidenceMetricAttributeKey = "device"
+	DiagnosisEvidenceMetricAttributeKeyOwnerKind        DiagnosisEvidenceMetricAttributeKey = "owner.kind"
+	DiagnosisEvidenceMetricAttributeKeyJobID            DiagnosisEvidenceMetricAttributeKey = "job.id"
+	DiagnosisEvidenceMetricAttributeKeyK8sNamespaceName DiagnosisEvidenceMetricAttributeKey = "k8s.namespace.name"
+	DiagnosisEvidenceMetricAttributeKeyK8sPodName       DiagnosisEvidenceMetricAttributeKey = "k8s.pod.name"
 )
 
 // DiagnosisEvidenceMetricConfig provides config for the diagnosis.evidence metric.
@@ -42,9 +46,9 @@ func (ms *DiagnosisEvidenceMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *DiagnosisEvidenceMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiagnosisEvidenceMetricAttributeKeyRatio, DiagnosisEvidenceMetricAttributeKeyDevice:
+		case DiagnosisEvidenceMetricAttributeKeyRatio, DiagnosisEvidenceMetricAttributeKeyDevice, DiagnosisEvidenceMetricAttributeKeyOwnerKind, DiagnosisEvidenceMetricAttributeKeyJobID, DiagnosisEvidenceMetricAttributeKeyK8sNamespaceName, DiagnosisEvidenceMetricAttributeKeyK8sPodName:
 		default:
-			return fmt.Errorf("metric diagnosis.evidence doesn't have an attribute %v, valid attributes: [ratio, device]", val)
+			return fmt.Errorf("metric diagnosis.evidence doesn't have an attribute %v, valid attributes: [ratio, device, owner.kind, job.id, k8s.namespace.name, k8s.pod.name]", val)
 		}
 	}
 
@@ -61,8 +65,12 @@ func (ms *DiagnosisEvidenceMetricConfig) Validate() error {
 type DiagnosisVerdictMetricAttributeKey string
 
 const (
-	DiagnosisVerdictMetricAttributeKeyVerdict DiagnosisVerdictMetricAttributeKey = "verdict"
-	DiagnosisVerdictMetricAttributeKeyDevice  DiagnosisVerdictMetricAttributeKey = "device"
+	DiagnosisVerdictMetricAttributeKeyVerdict          DiagnosisVerdictMetricAttributeKey = "verdict"
+	DiagnosisVerdictMetricAttributeKeyDevice           DiagnosisVerdictMetricAttributeKey = "device"
+	DiagnosisVerdictMetricAttributeKeyOwnerKind        DiagnosisVerdictMetricAttributeKey = "owner.kind"
+	DiagnosisVerdictMetricAttributeKeyJobID            DiagnosisVerdictMetricAttributeKey = "job.id"
+	DiagnosisVerdictMetricAttributeKeyK8sNamespaceName DiagnosisVerdictMetricAttributeKey = "k8s.namespace.name"
+	DiagnosisVerdictMetricAttributeKeyK8sPodName       DiagnosisVerdictMetricAttributeKey = "k8s.pod.name"
 )
 
 // DiagnosisVerdictMetricConfig provides config for the diagnosis.verdict metric.
@@ -91,9 +99,9 @@ func (ms *DiagnosisVerdictMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *DiagnosisVerdictMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiagnosisVerdictMetricAttributeKeyVerdict, DiagnosisVerdictMetricAttributeKeyDevice:
+		case DiagnosisVerdictMetricAttributeKeyVerdict, DiagnosisVerdictMetricAttributeKeyDevice, DiagnosisVerdictMetricAttributeKeyOwnerKind, DiagnosisVerdictMetricAttributeKeyJobID, DiagnosisVerdictMetricAttributeKeyK8sNamespaceName, DiagnosisVerdictMetricAttributeKeyK8sPodName:
 		default:
-			return fmt.Errorf("metric diagnosis.verdict doesn't have an attribute %v, valid attributes: [verdict, device]", val)
+			return fmt.Errorf("metric diagnosis.verdict doesn't have an attribute %v, valid attributes: [verdict, device, owner.kind, job.id, k8s.namespace.name, k8s.pod.name]", val)
 		}
 	}
 
@@ -117,12 +125,12 @@ func DefaultMetricsConfig() MetricsConfig {
 		DiagnosisEvidence: DiagnosisEvidenceMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiagnosisEvidenceMetricAttributeKey{DiagnosisEvidenceMetricAttributeKeyRatio, DiagnosisEvidenceMetricAttributeKeyDevice},
+			EnabledAttributes:   []DiagnosisEvidenceMetricAttributeKey{DiagnosisEvidenceMetricAttributeKeyRatio, DiagnosisEvidenceMetricAttributeKeyDevice, DiagnosisEvidenceMetricAttributeKeyOwnerKind, DiagnosisEvidenceMetricAttributeKeyJobID, DiagnosisEvidenceMetricAttributeKeyK8sNamespaceName, DiagnosisEvidenceMetricAttributeKeyK8sPodName},
 		},
 		DiagnosisVerdict: DiagnosisVerdictMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiagnosisVerdictMetricAttributeKey{DiagnosisVerdictMetricAttributeKeyVerdict, DiagnosisVerdictMetricAttributeKeyDevice},
+			EnabledAttributes:   []DiagnosisVerdictMetricAttributeKey{DiagnosisVerdictMetricAttributeKeyVerdict, DiagnosisVerdictMetricAttributeKeyDevice, DiagnosisVerdictMetricAttributeKeyOwnerKind, DiagnosisVerdictMetricAttributeKeyJobID, DiagnosisVerdictMetricAttributeKeyK8sNamespaceName, DiagnosisVerdictMetricAttributeKeyK8sPodName},
 		},
 	}
 }

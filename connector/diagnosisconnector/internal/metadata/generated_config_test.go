@@ -29,12 +29,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiagnosisEvidence: DiagnosisEvidenceMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiagnosisEvidenceMetricAttributeKey{DiagnosisEvidenceMetricAttributeKeyRatio, DiagnosisEvidenceMetricAttributeKeyDevice},
+						EnabledAttributes:   []DiagnosisEvidenceMetricAttributeKey{DiagnosisEvidenceMetricAttributeKeyRatio, DiagnosisEvidenceMetricAttributeKeyDevice, DiagnosisEvidenceMetricAttributeKeyOwnerKind, DiagnosisEvidenceMetricAttributeKeyJobID, DiagnosisEvidenceMetricAttributeKeyK8sNamespaceName, DiagnosisEvidenceMetricAttributeKeyK8sPodName},
 					},
 					DiagnosisVerdict: DiagnosisVerdictMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiagnosisVerdictMetricAttributeKey{DiagnosisVerdictMetricAttributeKeyVerdict, DiagnosisVerdictMetricAttributeKeyDevice},
+						EnabledAttributes:   []DiagnosisVerdictMetricAttributeKey{DiagnosisVerdictMetricAttributeKeyVerdict, DiagnosisVerdictMetricAttributeKeyDevice, DiagnosisVerdictMetricAttributeKeyOwnerKind, DiagnosisVerdictMetricAttributeKeyJobID, DiagnosisVerdictMetricAttributeKeyK8sNamespaceName, DiagnosisVerdictMetricAttributeKeyK8sPodName},
 					},
 				},
 			},
@@ -46,12 +46,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiagnosisEvidence: DiagnosisEvidenceMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiagnosisEvidenceMetricAttributeKey{DiagnosisEvidenceMetricAttributeKeyRatio, DiagnosisEvidenceMetricAttributeKeyDevice},
+						EnabledAttributes:   []DiagnosisEvidenceMetricAttributeKey{DiagnosisEvidenceMetricAttributeKeyRatio, DiagnosisEvidenceMetricAttributeKeyDevice, DiagnosisEvidenceMetricAttributeKeyOwnerKind, DiagnosisEvidenceMetricAttributeKeyJobID, DiagnosisEvidenceMetricAttributeKeyK8sNamespaceName, DiagnosisEvidenceMetricAttributeKeyK8sPodName},
 					},
 					DiagnosisVerdict: DiagnosisVerdictMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiagnosisVerdictMetricAttributeKey{DiagnosisVerdictMetricAttributeKeyVerdict, DiagnosisVerdictMetricAttributeKeyDevice},
+						EnabledAttributes:   []DiagnosisVerdictMetricAttributeKey{DiagnosisVerdictMetricAttributeKeyVerdict, DiagnosisVerdictMetricAttributeKeyDevice, DiagnosisVerdictMetricAttributeKeyOwnerKind, DiagnosisVerdictMetricAttributeKeyJobID, DiagnosisVerdictMetricAttributeKeyK8sNamespaceName, DiagnosisVerdictMetricAttributeKeyK8sPodName},
 					},
 				},
 			},
@@ -70,7 +70,7 @@ func TestDiagnosisEvidenceMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []DiagnosisEvidenceMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric diagnosis.evidence doesn't have an attribute invalid, valid attributes: [ratio, device]")
+	require.ErrorContains(t, cfg.Validate(), "metric diagnosis.evidence doesn't have an attribute invalid, valid attributes: [ratio, device, owner.kind, job.id, k8s.namespace.name, k8s.pod.name]")
 
 	cfg = DefaultMetricsConfig().DiagnosisEvidence
 	cfg.AggregationStrategy = "invalid"
@@ -82,7 +82,7 @@ func TestDiagnosisVerdictMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []DiagnosisVerdictMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric diagnosis.verdict doesn't have an attribute invalid, valid attributes: [verdict, device]")
+	require.ErrorContains(t, cfg.Validate(), "metric diagnosis.verdict doesn't have an attribute invalid, valid attributes: [verdict, device, owner.kind, job.id, k8s.namespace.name, k8s.pod.name]")
 
 	cfg = DefaultMetricsConfig().DiagnosisVerdict
 	cfg.AggregationStrategy = "invalid"

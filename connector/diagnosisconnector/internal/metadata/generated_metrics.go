@@ -31,9 +31,14 @@ const (
 	AttributeRatioNetworkLineShare
 	AttributeRatioGpuPcieLineShare
 	AttributeRatioPathPcieWritePerRdmaByte
+	AttributeRatioPathPcieWriteBeyondIPPerRdmaByte
+	AttributeRatioCPUPcieWritePerGpuByte
+	AttributeRatioHostMemoryPerGpuByte
+	AttributeRatioGpuPcieTransmitShare
 	AttributeRatioCongestionMarksPerPacket
 	AttributeRatioPauseTimeShare
 	AttributeRatioPauseFramesPerGbps
+	AttributeRatioCollectiveBusBandwidthPathShare
 )
 
 // String returns the string representation of the AttributeRatio.
@@ -55,29 +60,44 @@ func (av AttributeRatio) String() string {
 		return "gpu_pcie_line_share"
 	case AttributeRatioPathPcieWritePerRdmaByte:
 		return "path_pcie_write_per_rdma_byte"
+	case AttributeRatioPathPcieWriteBeyondIPPerRdmaByte:
+		return "path_pcie_write_beyond_ip_per_rdma_byte"
+	case AttributeRatioCPUPcieWritePerGpuByte:
+		return "cpu_pcie_write_per_gpu_byte"
+	case AttributeRatioHostMemoryPerGpuByte:
+		return "host_memory_per_gpu_byte"
+	case AttributeRatioGpuPcieTransmitShare:
+		return "gpu_pcie_transmit_share"
 	case AttributeRatioCongestionMarksPerPacket:
 		return "congestion_marks_per_packet"
 	case AttributeRatioPauseTimeShare:
 		return "pause_time_share"
 	case AttributeRatioPauseFramesPerGbps:
 		return "pause_frames_per_gbps"
+	case AttributeRatioCollectiveBusBandwidthPathShare:
+		return "collective_bus_bandwidth_path_share"
 	}
 	return ""
 }
 
 // MapAttributeRatio is a helper map of string to AttributeRatio attribute value.
 var MapAttributeRatio = map[string]AttributeRatio{
-	"rdma_share_of_network":           AttributeRatioRdmaShareOfNetwork,
-	"cpu_pcie_per_network_byte":       AttributeRatioCPUPciePerNetworkByte,
-	"cpu_pcie_write_per_network_byte": AttributeRatioCPUPcieWritePerNetworkByte,
-	"host_memory_per_network_byte":    AttributeRatioHostMemoryPerNetworkByte,
-	"rdma_transmit_line_share":        AttributeRatioRdmaTransmitLineShare,
-	"network_line_share":              AttributeRatioNetworkLineShare,
-	"gpu_pcie_line_share":             AttributeRatioGpuPcieLineShare,
-	"path_pcie_write_per_rdma_byte":   AttributeRatioPathPcieWritePerRdmaByte,
-	"congestion_marks_per_packet":     AttributeRatioCongestionMarksPerPacket,
-	"pause_time_share":                AttributeRatioPauseTimeShare,
-	"pause_frames_per_gbps":           AttributeRatioPauseFramesPerGbps,
+	"rdma_share_of_network":                   AttributeRatioRdmaShareOfNetwork,
+	"cpu_pcie_per_network_byte":               AttributeRatioCPUPciePerNetworkByte,
+	"cpu_pcie_write_per_network_byte":         AttributeRatioCPUPcieWritePerNetworkByte,
+	"host_memory_per_network_byte":            AttributeRatioHostMemoryPerNetworkByte,
+	"rdma_transmit_line_share":                AttributeRatioRdmaTransmitLineShare,
+	"network_line_share":                      AttributeRatioNetworkLineShare,
+	"gpu_pcie_line_share":                     AttributeRatioGpuPcieLineShare,
+	"path_pcie_write_per_rdma_byte":           AttributeRatioPathPcieWritePerRdmaByte,
+	"path_pcie_write_beyond_ip_per_rdma_byte": AttributeRatioPathPcieWriteBeyondIPPerRdmaByte,
+	"cpu_pcie_write_per_gpu_byte":             AttributeRatioCPUPcieWritePerGpuByte,
+	"host_memory_per_gpu_byte":                AttributeRatioHostMemoryPerGpuByte,
+	"gpu_pcie_transmit_share":                 AttributeRatioGpuPcieTransmitShare,
+	"congestion_marks_per_packet":             AttributeRatioCongestionMarksPerPacket,
+	"pause_time_share":                        AttributeRatioPauseTimeShare,
+	"pause_frames_per_gbps":                   AttributeRatioPauseFramesPerGbps,
+	"collective_bus_bandwidth_path_share":     AttributeRatioCollectiveBusBandwidthPathShare,
 }
 
 // AttributeVerdict specifies the value verdict attribute.
@@ -93,6 +113,8 @@ const (
 	AttributeVerdictLinkDegraded
 	AttributeVerdictGpudirectNotReady
 	AttributeVerdictIdle
+	AttributeVerdictCollectiveSlow
+	AttributeVerdictCollectiveStalled
 )
 
 // String returns the string representation of the AttributeVerdict.
@@ -114,6 +136,10 @@ func (av AttributeVerdict) String() string {
 		return "gpudirect_not_ready"
 	case AttributeVerdictIdle:
 		return "idle"
+	case AttributeVerdictCollectiveSlow:
+		return "collective_slow"
+	case AttributeVerdictCollectiveStalled:
+		return "collective_stalled"
 	}
 	return ""
 }
@@ -128,16 +154,18 @@ var MapAttributeVerdict = map[string]AttributeVerdict{
 	"link_degraded":       AttributeVerdictLinkDegraded,
 	"gpudirect_not_ready": AttributeVerdictGpudirectNotReady,
 	"idle":                AttributeVerdictIdle,
+	"collective_slow":     AttributeVerdictCollectiveSlow,
+	"collective_stalled":  AttributeVerdictCollectiveStalled,
 }
 
 var MetricsInfo = metricsInfo{
 	DiagnosisEvidence: metricInfo{
 		Name:       "diagnosis.evidence",
-		Attributes: []string{"ratio", "device"},
+		Attributes: []string{"ratio", "device", "owner.kind", "job.id", "k8s.namespace.name", "k8s.pod.name"},
 	},
 	DiagnosisVerdict: metricInfo{
 		Name:       "diagnosis.verdict",
-		Attributes: []string{"verdict", "device"},
+		Attributes: []string{"verdict", "device", "owner.kind", "job.id", "k8s.namespace.name", "k8s.pod.name"},
 	},
 }
 
@@ -168,7 +196,7 @@ func (m *metricDiagnosisEvidence) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiagnosisEvidence) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, ratioAttributeValue string, deviceAttributeValue string) {
+func (m *metricDiagnosisEvidence) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, ratioAttributeValue string, deviceAttributeValue string, ownerKindAttributeValue string, jobIDAttributeValue string, k8sNamespaceNameAttributeValue string, k8sPodNameAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -181,6 +209,18 @@ func (m *metricDiagnosisEvidence) recordDataPoint(start pcommon.Timestamp, ts pc
 	}
 	if slices.Contains(m.config.EnabledAttributes, DiagnosisEvidenceMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiagnosisEvidenceMetricAttributeKeyOwnerKind) {
+		dp.Attributes().PutStr("owner.kind", ownerKindAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiagnosisEvidenceMetricAttributeKeyJobID) {
+		dp.Attributes().PutStr("job.id", jobIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiagnosisEvidenceMetricAttributeKeyK8sNamespaceName) {
+		dp.Attributes().PutStr("k8s.namespace.name", k8sNamespaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiagnosisEvidenceMetricAttributeKeyK8sPodName) {
+		dp.Attributes().PutStr("k8s.pod.name", k8sPodNameAttributeValue)
 	}
 
 	var s string
@@ -253,14 +293,14 @@ type metricDiagnosisVerdict struct {
 // init fills diagnosis.verdict metric with initial data.
 func (m *metricDiagnosisVerdict) init() {
 	m.data.SetName("diagnosis.verdict")
-	m.data.SetDescription("1 while the verdict holds, 0 for each enabled verdict that was evaluated and does not hold; one point per node (and device) and evaluation.")
+	m.data.SetDescription("1 while the verdict holds, 0 for each enabled verdict that was evaluated and does not hold; one point per node (and device) and evaluation, and with per_owner one per pod or job of the node (device empty, the owner attributes set).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiagnosisVerdict) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, verdictAttributeValue string, deviceAttributeValue string) {
+func (m *metricDiagnosisVerdict) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, verdictAttributeValue string, deviceAttributeValue string, ownerKindAttributeValue string, jobIDAttributeValue string, k8sNamespaceNameAttributeValue string, k8sPodNameAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -273,6 +313,18 @@ func (m *metricDiagnosisVerdict) recordDataPoint(start pcommon.Timestamp, ts pco
 	}
 	if slices.Contains(m.config.EnabledAttributes, DiagnosisVerdictMetricAttributeKeyDevice) {
 		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiagnosisVerdictMetricAttributeKeyOwnerKind) {
+		dp.Attributes().PutStr("owner.kind", ownerKindAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiagnosisVerdictMetricAttributeKeyJobID) {
+		dp.Attributes().PutStr("job.id", jobIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiagnosisVerdictMetricAttributeKeyK8sNamespaceName) {
+		dp.Attributes().PutStr("k8s.namespace.name", k8sNamespaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiagnosisVerdictMetricAttributeKeyK8sPodName) {
+		dp.Attributes().PutStr("k8s.pod.name", k8sPodNameAttributeValue)
 	}
 
 	var s string
@@ -461,13 +513,13 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordDiagnosisEvidenceDataPoint adds a data point to diagnosis.evidence metric.
-func (mb *MetricsBuilder) RecordDiagnosisEvidenceDataPoint(ts pcommon.Timestamp, val float64, ratioAttributeValue AttributeRatio, deviceAttributeValue string) {
-	mb.metricDiagnosisEvidence.recordDataPoint(mb.startTime, ts, val, ratioAttributeValue.String(), deviceAttributeValue)
+func (mb *MetricsBuilder) RecordDiagnosisEvidenceDataPoint(ts pcommon.Timestamp, val float64, ratioAttributeValue AttributeRatio, deviceAttributeValue string, ownerKindAttributeValue string, jobIDAttributeValue string, k8sNamespaceNameAttributeValue string, k8sPodNameAttributeValue string) {
+	mb.metricDiagnosisEvidence.recordDataPoint(mb.startTime, ts, val, ratioAttributeValue.String(), deviceAttributeValue, ownerKindAttributeValue, jobIDAttributeValue, k8sNamespaceNameAttributeValue, k8sPodNameAttributeValue)
 }
 
 // RecordDiagnosisVerdictDataPoint adds a data point to diagnosis.verdict metric.
-func (mb *MetricsBuilder) RecordDiagnosisVerdictDataPoint(ts pcommon.Timestamp, val int64, verdictAttributeValue AttributeVerdict, deviceAttributeValue string) {
-	mb.metricDiagnosisVerdict.recordDataPoint(mb.startTime, ts, val, verdictAttributeValue.String(), deviceAttributeValue)
+func (mb *MetricsBuilder) RecordDiagnosisVerdictDataPoint(ts pcommon.Timestamp, val int64, verdictAttributeValue AttributeVerdict, deviceAttributeValue string, ownerKindAttributeValue string, jobIDAttributeValue string, k8sNamespaceNameAttributeValue string, k8sPodNameAttributeValue string) {
+	mb.metricDiagnosisVerdict.recordDataPoint(mb.startTime, ts, val, verdictAttributeValue.String(), deviceAttributeValue, ownerKindAttributeValue, jobIDAttributeValue, k8sNamespaceNameAttributeValue, k8sPodNameAttributeValue)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

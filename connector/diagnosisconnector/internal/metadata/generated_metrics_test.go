@@ -70,15 +70,15 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiagnosisEvidenceDataPoint(ts, 1, AttributeRatioRdmaShareOfNetwork, "device-val")
+			mb.RecordDiagnosisEvidenceDataPoint(ts, 1, AttributeRatioRdmaShareOfNetwork, "device-val", "owner.kind-val", "job.id-val", "k8s.namespace.name-val", "k8s.pod.name-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiagnosisEvidenceDataPoint(ts, 3, AttributeRatioCPUPciePerNetworkByte, "device-val-2")
+				mb.RecordDiagnosisEvidenceDataPoint(ts, 3, AttributeRatioCPUPciePerNetworkByte, "device-val-2", "owner.kind-val-2", "job.id-val-2", "k8s.namespace.name-val-2", "k8s.pod.name-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiagnosisVerdictDataPoint(ts, 1, AttributeVerdictHealthyGpudirect, "device-val")
+			mb.RecordDiagnosisVerdictDataPoint(ts, 1, AttributeVerdictHealthyGpudirect, "device-val", "owner.kind-val", "job.id-val", "k8s.namespace.name-val", "k8s.pod.name-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiagnosisVerdictDataPoint(ts, 3, AttributeVerdictTCPFallback, "device-val-2")
+				mb.RecordDiagnosisVerdictDataPoint(ts, 3, AttributeVerdictTCPFallback, "device-val-2", "owner.kind-val-2", "job.id-val-2", "k8s.namespace.name-val-2", "k8s.pod.name-val-2")
 			}
 
 			res := pcommon.NewResource()
@@ -132,6 +132,18 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						ownerKindAttrVal, ok := dp.Attributes().Get("owner.kind")
+						assert.True(t, ok)
+						assert.Equal(t, "owner.kind-val", ownerKindAttrVal.Str())
+						jobIDAttrVal, ok := dp.Attributes().Get("job.id")
+						assert.True(t, ok)
+						assert.Equal(t, "job.id-val", jobIDAttrVal.Str())
+						k8sNamespaceNameAttrVal, ok := dp.Attributes().Get("k8s.namespace.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.namespace.name-val", k8sNamespaceNameAttrVal.Str())
+						k8sPodNameAttrVal, ok := dp.Attributes().Get("k8s.pod.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.name-val", k8sPodNameAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["diagnosis.evidence"], "Found a duplicate in the metrics slice: diagnosis.evidence")
 						validatedMetrics["diagnosis.evidence"] = true
@@ -157,6 +169,14 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("owner.kind")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("job.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("k8s.namespace.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("k8s.pod.name")
+						assert.False(t, ok)
 					}
 				case "diagnosis.verdict":
 					if tt.name != "reaggregate_set" {
@@ -164,7 +184,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["diagnosis.verdict"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while the verdict holds, 0 for each enabled verdict that was evaluated and does not hold; one point per node (and device) and evaluation.", mi.Description())
+						assert.Equal(t, "1 while the verdict holds, 0 for each enabled verdict that was evaluated and does not hold; one point per node (and device) and evaluation, and with per_owner one per pod or job of the node (device empty, the owner attributes set).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -177,12 +197,24 @@ func TestMetricsBuilder(t *testing.T) {
 						deviceAttrVal, ok := dp.Attributes().Get("device")
 						assert.True(t, ok)
 						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						ownerKindAttrVal, ok := dp.Attributes().Get("owner.kind")
+						assert.True(t, ok)
+						assert.Equal(t, "owner.kind-val", ownerKindAttrVal.Str())
+						jobIDAttrVal, ok := dp.Attributes().Get("job.id")
+						assert.True(t, ok)
+						assert.Equal(t, "job.id-val", jobIDAttrVal.Str())
+						k8sNamespaceNameAttrVal, ok := dp.Attributes().Get("k8s.namespace.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.namespace.name-val", k8sNamespaceNameAttrVal.Str())
+						k8sPodNameAttrVal, ok := dp.Attributes().Get("k8s.pod.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.name-val", k8sPodNameAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["diagnosis.verdict"], "Found a duplicate in the metrics slice: diagnosis.verdict")
 						validatedMetrics["diagnosis.verdict"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while the verdict holds, 0 for each enabled verdict that was evaluated and does not hold; one point per node (and device) and evaluation.", mi.Description())
+						assert.Equal(t, "1 while the verdict holds, 0 for each enabled verdict that was evaluated and does not hold; one point per node (and device) and evaluation, and with per_owner one per pod or job of the node (device empty, the owner attributes set).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -201,6 +233,14 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("verdict")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("owner.kind")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("job.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("k8s.namespace.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("k8s.pod.name")
 						assert.False(t, ok)
 					}
 				}

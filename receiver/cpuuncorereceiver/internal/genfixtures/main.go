@@ -384,6 +384,103 @@ func vm(t tree) {
 	t.pmu("software", 1, "", nil, nil)
 }
 
+// sprHBM: Xeon CPU Max 9480 (Sapphire Rapids with HBM2e, model 0x8f, 56 cores), 2 sockets: the spr
+// host plus the HBM memory controllers' PMUs. named=true: Linux 6.12, uncore_hbm_<box>
+// (f8a86a9bb5f7, v6.11: spr_uncore_hbm .name "hbm", SPR_UNCORE_COMMON_FORMAT = the SPR raw
+// format, no events); named=false: Linux 6.6, the generic uncore_type_14_<box> (14: the index of
+// spr_uncore_hbm in spr_uncores[]; generic_uncore_formats_attr). 8 HBM boxes per die, numbered
+// without gaps, are assumed (inference: 4 HBM2e stacks per socket, box ids from the discovery
+// table).
+func sprHBM(t tree, named bool) {
+	spr(t, false)
+	t.File("proc/cpuinfo", cpuinfo("GenuineIntel", 6, 0x8f, "Intel(R) Xeon(R) CPU Max 9480"))
+	generic := map[string]string{"event": "config:0-7", "umask": "config:8-15", "edge": "config:18", "inv": "config:23", "thresh": "config:24-31"}
+	for i := 0; i < 8; i++ {
+		if named {
+			t.pmu(fmt.Sprintf("uncore_hbm_%d", i), 120+i, "0,56", sprIMCFormat, nil)
+		} else {
+			t.pmu(fmt.Sprintf("uncore_type_14_%d", i), 120+i, "0,56", generic, nil)
+		}
+	}
+}
+
+// cspmu writes one arm_cspmu PMU as drivers/perf/arm_cspmu/arm_cspmu.c lays it out: the PMU device
+// is a child of its APMT platform device "arm-cs-arch-pmu.<APMT node id>" (drivers/acpi/arm64/
+// apmt.c DEV_NAME, platform_device_alloc; the PMU's .parent = cspmu->dev), with identifier (the
+// PMIIDR, "%x\n", arm_cspmu_get_identifier), cpumask and associated_cpus (arm_cspmu_cpumask_show,
+// cpumap_print_to_pagebuf list form, "\n"), format/<field> ("%s\n", device_show_string) and
+// events/<name> ("event=0x%llx\n", arm_cspmu_sysfs_event_show; no .scale, no .unit).
+func (t tree) cspmu(name string, apmtID, typ int, pmiidr uint32, cpumask, associated string, formats map[string]string, events map[string]uint64) {
+	dir := fmt.Sprintf("sys/devices/platform/arm-cs-arch-pmu.%d/%s", apmtID, name)
+	t.File(dir+"/type", fmt.Sprintf("%d\n", typ))
+	t.File(dir+"/identifier", fmt.Sprintf("%x\n", pmiidr))
+	t.File(dir+"/cpumask", cpumask+"\n")
+	t.File(dir+"/associated_cpus", associated+"\n")
+	t.File(dir+"/perf_event_mux_interval_ms", "4\n")
+	t.File(dir+"/format/event", "config:0-32\n") // ARM_CSPMU_FORMAT_EVENT_ATTR
+	for f, v := range formats {
+		t.File(dir+"/format/"+f, v+"\n")
+	}
+	for e, v := range events {
+		t.File(dir+"/events/"+e, fmt.Sprintf("event=0x%x\n", v))
+	}
+	t.Link("sys/bus/event_source/devices/"+name, fmt.Sprintf("../../../devices/platform/arm-cs-arch-pmu.%d/%s", apmtID, name))
+}
+
+// Event tables of nvidia_cspmu.c (torvalds/linux drivers/perf/arm_cspmu/nvidia_cspmu.c):
+// scf_pmu_event_attrs (a subset: the memory data events and two unused ones as decoys) and
+// mcf_pmu_event_attrs (all of it), both with the cycle counter ARM_CSPMU_EVT_CYCLES_DEFAULT
+// (1 << 32).
+var (
+	scfEvents = map[string]uint64{
+		"bus_cycles": 0x1d, "scf_cache": 0xf2, "gmem_rd_data": 0x16d, "gmem_wr_total_bytes": 0x1a0,
+		"remote_socket_wr_total_bytes": 0x1a1, "remote_socket_rd_data": 0x1a2,
+		"cmem_rd_data": 0x1a5, "cmem_rd_access": 0x1a6, "cmem_wb_data": 0x1ab, "cmem_wr_data": 0x1b1,
+		"cmem_wr_total_bytes": 0x1db, "cycles": 1 << 32,
+	}
+	mcfEvents = map[string]uint64{
+		"rd_bytes_loc": 0x0, "rd_bytes_rem": 0x1, "wr_bytes_loc": 0x2, "wr_bytes_rem": 0x3,
+		"total_bytes_loc": 0x4, "total_bytes_rem": 0x5, "rd_req_loc": 0x6, "rd_req_rem": 0x7,
+		"wr_req_loc": 0x8, "wr_req_rem": 0x9, "total_req_loc": 0xa, "total_req_rem": 0xb,
+		"rd_cum_outs_loc": 0xc, "rd_cum_outs_rem": 0xd, "cycles": 1 << 32,
+	}
+)
+
+// grace: NVIDIA Grace Hopper (sockets 1: GH200) or two Grace Blackwell superchips of a GB200
+// compute tray (sockets 2), 72 Neoverse V2 cores per Grace, Linux 6.8 (arm_cspmu with the
+// nvidia_cspmu backend). cpuinfo as arch/arm64/kernel/cpuinfo.c c_show prints it (no vendor_id:
+// "CPU implementer", "CPU part" 0xd4f = ARM_CPU_PART_NEOVERSE_V2), cpu0's MIDR in
+// regs/identification/midr_el1 ("0x%016llx\n", cpuregs_attr). Socket s has CPUs 72s..72s+71 on
+// NUMA node s; the Hopper's HBM is a CPU-less NUMA node (node 1 on a GH200: an empty cpulist).
+// Per socket the NVIDIA PMUs of nvidia_cspmu.c nv_cspmu_match, named with the socket's node
+// (NAME_FMT_SOCKET): nvidia_scf_pmu_s (PMIIDR product 0x2cf), nvidia_pcie_pmu_s (0x103, format
+// root_port config1:0-9), nvidia_nvlink_c2c1_pmu_s (0x104) and _c2c0_pmu_s (0x105, port
+// config1:0-1), nvidia_cnvlink_pmu_s (0x106, rem_socket config1:0-3); implementer 0x36b. APMT
+// node ids and PMU type numbers are inferred (any value works). The core PMU armv8_pmuv3_0 has no
+// cpumask (a decoy).
+func grace(t tree, sockets int) {
+	t.File("proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs sb paca pacg dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svebf16 i8mm bf16 dgh bti\n"+
+		"CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\nCPU revision\t: 0\n\n"+
+		"processor\t: 1\nBogoMIPS\t: 2000.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n\n")
+	t.File("sys/devices/system/cpu/cpu0/regs/identification/midr_el1", "0x00000000410fd4f0\n")
+	t.pmu("armv8_pmuv3_0", 8, "", map[string]string{"event": "config:0-15"}, nil)
+	for s := 0; s < sockets; s++ {
+		first := 72 * s
+		t.cpu(first, s, s)
+		t.File(fmt.Sprintf("sys/devices/system/node/node%d/cpulist", s), fmt.Sprintf("%d-%d\n", first, first+71))
+		cpumask, associated := fmt.Sprint(first), fmt.Sprintf("%d-%d", first, first+71)
+		id := 5 * s
+		t.cspmu(fmt.Sprintf("nvidia_scf_pmu_%d", s), id, 20+id, 0x2cf0036b, cpumask, associated, nil, scfEvents)
+		t.cspmu(fmt.Sprintf("nvidia_pcie_pmu_%d", s), id+1, 21+id, 0x1030036b, cpumask, associated, map[string]string{"root_port": "config1:0-9"}, mcfEvents)
+		t.cspmu(fmt.Sprintf("nvidia_nvlink_c2c1_pmu_%d", s), id+2, 22+id, 0x1040036b, cpumask, associated, map[string]string{"port": "config1:0-1"}, mcfEvents)
+		t.cspmu(fmt.Sprintf("nvidia_nvlink_c2c0_pmu_%d", s), id+3, 23+id, 0x1050036b, cpumask, associated, map[string]string{"port": "config1:0-1"}, mcfEvents)
+		t.cspmu(fmt.Sprintf("nvidia_cnvlink_pmu_%d", s), id+4, 24+id, 0x1060036b, cpumask, associated, map[string]string{"rem_socket": "config1:0-3"}, mcfEvents)
+	}
+	if sockets == 1 {
+		t.File("sys/devices/system/node/node1/cpulist", "\n") // the Hopper's HBM: memory only
+	}
+}
+
 func main() {
 	for name, build := range map[string]func(tree){
 		"skx": skx, "icx": func(t tree) { icx(t, false) }, "icx_v5.15": func(t tree) { icx(t, true) },
@@ -392,6 +489,8 @@ func main() {
 		"srf": func(t tree) { srf(t, false) }, "srf_unpatched": func(t tree) { srf(t, true) },
 		"gnr_v6.6": gnrGeneric, "gnr_v6.8": gnrV68, "spr_snc2": sprSNC2,
 		"zen4": func(t tree) { zen4(t, false) }, "zen4_v6.1": func(t tree) { zen4(t, true) }, "zen3": zen3, "vm": vm, "resctrl": resctrl,
+		"spr_hbm": func(t tree) { sprHBM(t, true) }, "spr_hbm_v6.6": func(t tree) { sprHBM(t, false) },
+		"gh200": func(t tree) { grace(t, 1) }, "gb200": func(t tree) { grace(t, 2) },
 	} {
 		root := filepath.Join("testdata", name)
 		must(os.RemoveAll(root))

@@ -8,6 +8,56 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// GpuC2cErrorsMetricAttributeKey specifies the key of an attribute for the gpu.c2c.errors metric.
+type GpuC2cErrorsMetricAttributeKey string
+
+const (
+	GpuC2cErrorsMetricAttributeKeyDevice   GpuC2cErrorsMetricAttributeKey = "device"
+	GpuC2cErrorsMetricAttributeKeyPciBusID GpuC2cErrorsMetricAttributeKey = "pci.bus_id"
+	GpuC2cErrorsMetricAttributeKeyC2cError GpuC2cErrorsMetricAttributeKey = "c2c.error"
+)
+
+// GpuC2cErrorsMetricConfig provides config for the gpu.c2c.errors metric.
+type GpuC2cErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuC2cErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuC2cErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuC2cErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuC2cErrorsMetricAttributeKeyDevice, GpuC2cErrorsMetricAttributeKeyPciBusID, GpuC2cErrorsMetricAttributeKeyC2cError:
+		default:
+			return fmt.Errorf("metric gpu.c2c.errors doesn't have an attribute %v, valid attributes: [device, pci.bus_id, c2c.error]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // GpuDramActiveMetricAttributeKey specifies the key of an attribute for the gpu.dram.active metric.
 type GpuDramActiveMetricAttributeKey string
 
@@ -196,6 +246,208 @@ func (ms *GpuMemoryCopyUtilizationMetricConfig) Validate() error {
 		case GpuMemoryCopyUtilizationMetricAttributeKeyDevice, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID:
 		default:
 			return fmt.Errorf("metric gpu.memory.copy_utilization doesn't have an attribute %v, valid attributes: [device, pci.bus_id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// GpuNvlinkBitErrorRateMetricAttributeKey specifies the key of an attribute for the gpu.nvlink.bit_error_rate metric.
+type GpuNvlinkBitErrorRateMetricAttributeKey string
+
+const (
+	GpuNvlinkBitErrorRateMetricAttributeKeyDevice    GpuNvlinkBitErrorRateMetricAttributeKey = "device"
+	GpuNvlinkBitErrorRateMetricAttributeKeyPciBusID  GpuNvlinkBitErrorRateMetricAttributeKey = "pci.bus_id"
+	GpuNvlinkBitErrorRateMetricAttributeKeyNvlinkBer GpuNvlinkBitErrorRateMetricAttributeKey = "nvlink.ber"
+)
+
+// GpuNvlinkBitErrorRateMetricConfig provides config for the gpu.nvlink.bit_error_rate metric.
+type GpuNvlinkBitErrorRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuNvlinkBitErrorRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuNvlinkBitErrorRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuNvlinkBitErrorRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuNvlinkBitErrorRateMetricAttributeKeyDevice, GpuNvlinkBitErrorRateMetricAttributeKeyPciBusID, GpuNvlinkBitErrorRateMetricAttributeKeyNvlinkBer:
+		default:
+			return fmt.Errorf("metric gpu.nvlink.bit_error_rate doesn't have an attribute %v, valid attributes: [device, pci.bus_id, nvlink.ber]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// GpuNvlinkErrorsMetricAttributeKey specifies the key of an attribute for the gpu.nvlink.errors metric.
+type GpuNvlinkErrorsMetricAttributeKey string
+
+const (
+	GpuNvlinkErrorsMetricAttributeKeyDevice      GpuNvlinkErrorsMetricAttributeKey = "device"
+	GpuNvlinkErrorsMetricAttributeKeyPciBusID    GpuNvlinkErrorsMetricAttributeKey = "pci.bus_id"
+	GpuNvlinkErrorsMetricAttributeKeyNvlinkError GpuNvlinkErrorsMetricAttributeKey = "nvlink.error"
+)
+
+// GpuNvlinkErrorsMetricConfig provides config for the gpu.nvlink.errors metric.
+type GpuNvlinkErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuNvlinkErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuNvlinkErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuNvlinkErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuNvlinkErrorsMetricAttributeKeyDevice, GpuNvlinkErrorsMetricAttributeKeyPciBusID, GpuNvlinkErrorsMetricAttributeKeyNvlinkError:
+		default:
+			return fmt.Errorf("metric gpu.nvlink.errors doesn't have an attribute %v, valid attributes: [device, pci.bus_id, nvlink.error]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// GpuNvlinkLinkErrorsMetricAttributeKey specifies the key of an attribute for the gpu.nvlink.link.errors metric.
+type GpuNvlinkLinkErrorsMetricAttributeKey string
+
+const (
+	GpuNvlinkLinkErrorsMetricAttributeKeyDevice      GpuNvlinkLinkErrorsMetricAttributeKey = "device"
+	GpuNvlinkLinkErrorsMetricAttributeKeyPciBusID    GpuNvlinkLinkErrorsMetricAttributeKey = "pci.bus_id"
+	GpuNvlinkLinkErrorsMetricAttributeKeyLink        GpuNvlinkLinkErrorsMetricAttributeKey = "link"
+	GpuNvlinkLinkErrorsMetricAttributeKeyNvlinkError GpuNvlinkLinkErrorsMetricAttributeKey = "nvlink.error"
+)
+
+// GpuNvlinkLinkErrorsMetricConfig provides config for the gpu.nvlink.link.errors metric.
+type GpuNvlinkLinkErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuNvlinkLinkErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuNvlinkLinkErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuNvlinkLinkErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuNvlinkLinkErrorsMetricAttributeKeyDevice, GpuNvlinkLinkErrorsMetricAttributeKeyPciBusID, GpuNvlinkLinkErrorsMetricAttributeKeyLink, GpuNvlinkLinkErrorsMetricAttributeKeyNvlinkError:
+		default:
+			return fmt.Errorf("metric gpu.nvlink.link.errors doesn't have an attribute %v, valid attributes: [device, pci.bus_id, link, nvlink.error]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// GpuNvlinkLinkIoMetricAttributeKey specifies the key of an attribute for the gpu.nvlink.link.io metric.
+type GpuNvlinkLinkIoMetricAttributeKey string
+
+const (
+	GpuNvlinkLinkIoMetricAttributeKeyDevice    GpuNvlinkLinkIoMetricAttributeKey = "device"
+	GpuNvlinkLinkIoMetricAttributeKeyPciBusID  GpuNvlinkLinkIoMetricAttributeKey = "pci.bus_id"
+	GpuNvlinkLinkIoMetricAttributeKeyLink      GpuNvlinkLinkIoMetricAttributeKey = "link"
+	GpuNvlinkLinkIoMetricAttributeKeyDirection GpuNvlinkLinkIoMetricAttributeKey = "direction"
+)
+
+// GpuNvlinkLinkIoMetricConfig provides config for the gpu.nvlink.link.io metric.
+type GpuNvlinkLinkIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuNvlinkLinkIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuNvlinkLinkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuNvlinkLinkIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuNvlinkLinkIoMetricAttributeKeyDevice, GpuNvlinkLinkIoMetricAttributeKeyPciBusID, GpuNvlinkLinkIoMetricAttributeKeyLink, GpuNvlinkLinkIoMetricAttributeKeyDirection:
+		default:
+			return fmt.Errorf("metric gpu.nvlink.link.io doesn't have an attribute %v, valid attributes: [device, pci.bus_id, link, direction]", val)
 		}
 	}
 
@@ -655,10 +907,15 @@ func (ms *InterconnectIoMetricConfig) Validate() error {
 
 // MetricsConfig provides config for gpu metrics.
 type MetricsConfig struct {
+	GpuC2cErrors             GpuC2cErrorsMetricConfig             `mapstructure:"gpu.c2c.errors"`
 	GpuDramActive            GpuDramActiveMetricConfig            `mapstructure:"gpu.dram.active"`
 	GpuGraphicsEngineActive  GpuGraphicsEngineActiveMetricConfig  `mapstructure:"gpu.graphics_engine.active"`
 	GpuInfo                  GpuInfoMetricConfig                  `mapstructure:"gpu.info"`
 	GpuMemoryCopyUtilization GpuMemoryCopyUtilizationMetricConfig `mapstructure:"gpu.memory.copy_utilization"`
+	GpuNvlinkBitErrorRate    GpuNvlinkBitErrorRateMetricConfig    `mapstructure:"gpu.nvlink.bit_error_rate"`
+	GpuNvlinkErrors          GpuNvlinkErrorsMetricConfig          `mapstructure:"gpu.nvlink.errors"`
+	GpuNvlinkLinkErrors      GpuNvlinkLinkErrorsMetricConfig      `mapstructure:"gpu.nvlink.link.errors"`
+	GpuNvlinkLinkIo          GpuNvlinkLinkIoMetricConfig          `mapstructure:"gpu.nvlink.link.io"`
 	GpuPcieLinkGeneration    GpuPcieLinkGenerationMetricConfig    `mapstructure:"gpu.pcie.link.generation"`
 	GpuPcieLinkMaxGeneration GpuPcieLinkMaxGenerationMetricConfig `mapstructure:"gpu.pcie.link.max_generation"`
 	GpuPcieLinkMaxWidth      GpuPcieLinkMaxWidthMetricConfig      `mapstructure:"gpu.pcie.link.max_width"`
@@ -672,6 +929,11 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		GpuC2cErrors: GpuC2cErrorsMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []GpuC2cErrorsMetricAttributeKey{GpuC2cErrorsMetricAttributeKeyDevice, GpuC2cErrorsMetricAttributeKeyPciBusID, GpuC2cErrorsMetricAttributeKeyC2cError},
+		},
 		GpuDramActive: GpuDramActiveMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -691,6 +953,26 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID},
+		},
+		GpuNvlinkBitErrorRate: GpuNvlinkBitErrorRateMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []GpuNvlinkBitErrorRateMetricAttributeKey{GpuNvlinkBitErrorRateMetricAttributeKeyDevice, GpuNvlinkBitErrorRateMetricAttributeKeyPciBusID, GpuNvlinkBitErrorRateMetricAttributeKeyNvlinkBer},
+		},
+		GpuNvlinkErrors: GpuNvlinkErrorsMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []GpuNvlinkErrorsMetricAttributeKey{GpuNvlinkErrorsMetricAttributeKeyDevice, GpuNvlinkErrorsMetricAttributeKeyPciBusID, GpuNvlinkErrorsMetricAttributeKeyNvlinkError},
+		},
+		GpuNvlinkLinkErrors: GpuNvlinkLinkErrorsMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []GpuNvlinkLinkErrorsMetricAttributeKey{GpuNvlinkLinkErrorsMetricAttributeKeyDevice, GpuNvlinkLinkErrorsMetricAttributeKeyPciBusID, GpuNvlinkLinkErrorsMetricAttributeKeyLink, GpuNvlinkLinkErrorsMetricAttributeKeyNvlinkError},
+		},
+		GpuNvlinkLinkIo: GpuNvlinkLinkIoMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []GpuNvlinkLinkIoMetricAttributeKey{GpuNvlinkLinkIoMetricAttributeKeyDevice, GpuNvlinkLinkIoMetricAttributeKeyPciBusID, GpuNvlinkLinkIoMetricAttributeKeyLink, GpuNvlinkLinkIoMetricAttributeKeyDirection},
 		},
 		GpuPcieLinkGeneration: GpuPcieLinkGenerationMetricConfig{
 			Enabled:             true,

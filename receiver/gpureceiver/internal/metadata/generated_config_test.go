@@ -26,6 +26,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					GpuC2cErrors: GpuC2cErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuC2cErrorsMetricAttributeKey{GpuC2cErrorsMetricAttributeKeyDevice, GpuC2cErrorsMetricAttributeKeyPciBusID, GpuC2cErrorsMetricAttributeKeyC2cError},
+					},
 					GpuDramActive: GpuDramActiveMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -45,6 +50,26 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID},
+					},
+					GpuNvlinkBitErrorRate: GpuNvlinkBitErrorRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []GpuNvlinkBitErrorRateMetricAttributeKey{GpuNvlinkBitErrorRateMetricAttributeKeyDevice, GpuNvlinkBitErrorRateMetricAttributeKeyPciBusID, GpuNvlinkBitErrorRateMetricAttributeKeyNvlinkBer},
+					},
+					GpuNvlinkErrors: GpuNvlinkErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuNvlinkErrorsMetricAttributeKey{GpuNvlinkErrorsMetricAttributeKeyDevice, GpuNvlinkErrorsMetricAttributeKeyPciBusID, GpuNvlinkErrorsMetricAttributeKeyNvlinkError},
+					},
+					GpuNvlinkLinkErrors: GpuNvlinkLinkErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuNvlinkLinkErrorsMetricAttributeKey{GpuNvlinkLinkErrorsMetricAttributeKeyDevice, GpuNvlinkLinkErrorsMetricAttributeKeyPciBusID, GpuNvlinkLinkErrorsMetricAttributeKeyLink, GpuNvlinkLinkErrorsMetricAttributeKeyNvlinkError},
+					},
+					GpuNvlinkLinkIo: GpuNvlinkLinkIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuNvlinkLinkIoMetricAttributeKey{GpuNvlinkLinkIoMetricAttributeKeyDevice, GpuNvlinkLinkIoMetricAttributeKeyPciBusID, GpuNvlinkLinkIoMetricAttributeKeyLink, GpuNvlinkLinkIoMetricAttributeKeyDirection},
 					},
 					GpuPcieLinkGeneration: GpuPcieLinkGenerationMetricConfig{
 						Enabled:             true,
@@ -98,6 +123,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					GpuC2cErrors: GpuC2cErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuC2cErrorsMetricAttributeKey{GpuC2cErrorsMetricAttributeKeyDevice, GpuC2cErrorsMetricAttributeKeyPciBusID, GpuC2cErrorsMetricAttributeKeyC2cError},
+					},
 					GpuDramActive: GpuDramActiveMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -117,6 +147,26 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []GpuMemoryCopyUtilizationMetricAttributeKey{GpuMemoryCopyUtilizationMetricAttributeKeyDevice, GpuMemoryCopyUtilizationMetricAttributeKeyPciBusID},
+					},
+					GpuNvlinkBitErrorRate: GpuNvlinkBitErrorRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []GpuNvlinkBitErrorRateMetricAttributeKey{GpuNvlinkBitErrorRateMetricAttributeKeyDevice, GpuNvlinkBitErrorRateMetricAttributeKeyPciBusID, GpuNvlinkBitErrorRateMetricAttributeKeyNvlinkBer},
+					},
+					GpuNvlinkErrors: GpuNvlinkErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuNvlinkErrorsMetricAttributeKey{GpuNvlinkErrorsMetricAttributeKeyDevice, GpuNvlinkErrorsMetricAttributeKeyPciBusID, GpuNvlinkErrorsMetricAttributeKeyNvlinkError},
+					},
+					GpuNvlinkLinkErrors: GpuNvlinkLinkErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuNvlinkLinkErrorsMetricAttributeKey{GpuNvlinkLinkErrorsMetricAttributeKeyDevice, GpuNvlinkLinkErrorsMetricAttributeKeyPciBusID, GpuNvlinkLinkErrorsMetricAttributeKeyLink, GpuNvlinkLinkErrorsMetricAttributeKeyNvlinkError},
+					},
+					GpuNvlinkLinkIo: GpuNvlinkLinkIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuNvlinkLinkIoMetricAttributeKey{GpuNvlinkLinkIoMetricAttributeKeyDevice, GpuNvlinkLinkIoMetricAttributeKeyPciBusID, GpuNvlinkLinkIoMetricAttributeKeyLink, GpuNvlinkLinkIoMetricAttributeKeyDirection},
 					},
 					GpuPcieLinkGeneration: GpuPcieLinkGenerationMetricConfig{
 						Enabled:             false,
@@ -170,11 +220,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuDramActiveMetricConfig{}, GpuGraphicsEngineActiveMetricConfig{}, GpuInfoMetricConfig{}, GpuMemoryCopyUtilizationMetricConfig{}, GpuPcieLinkGenerationMetricConfig{}, GpuPcieLinkMaxGenerationMetricConfig{}, GpuPcieLinkMaxWidthMetricConfig{}, GpuPcieLinkWidthMetricConfig{}, GpuPcieReplaysMetricConfig{}, GpuSmActiveMetricConfig{}, GpuUtilizationMetricConfig{}, GpuXidErrorsMetricConfig{}, InterconnectIoMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuC2cErrorsMetricConfig{}, GpuDramActiveMetricConfig{}, GpuGraphicsEngineActiveMetricConfig{}, GpuInfoMetricConfig{}, GpuMemoryCopyUtilizationMetricConfig{}, GpuNvlinkBitErrorRateMetricConfig{}, GpuNvlinkErrorsMetricConfig{}, GpuNvlinkLinkErrorsMetricConfig{}, GpuNvlinkLinkIoMetricConfig{}, GpuPcieLinkGenerationMetricConfig{}, GpuPcieLinkMaxGenerationMetricConfig{}, GpuPcieLinkMaxWidthMetricConfig{}, GpuPcieLinkWidthMetricConfig{}, GpuPcieReplaysMetricConfig{}, GpuSmActiveMetricConfig{}, GpuUtilizationMetricConfig{}, GpuXidErrorsMetricConfig{}, InterconnectIoMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestGpuC2cErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuC2cErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuC2cErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.c2c.errors doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, c2c.error]")
+
+	cfg = DefaultMetricsConfig().GpuC2cErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestGpuDramActiveMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().GpuDramActive
 	require.NoError(t, cfg.Validate())
@@ -219,6 +281,54 @@ func TestGpuMemoryCopyUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric gpu.memory.copy_utilization doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuMemoryCopyUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestGpuNvlinkBitErrorRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuNvlinkBitErrorRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuNvlinkBitErrorRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.nvlink.bit_error_rate doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, nvlink.ber]")
+
+	cfg = DefaultMetricsConfig().GpuNvlinkBitErrorRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestGpuNvlinkErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuNvlinkErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuNvlinkErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.nvlink.errors doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, nvlink.error]")
+
+	cfg = DefaultMetricsConfig().GpuNvlinkErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestGpuNvlinkLinkErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuNvlinkLinkErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuNvlinkLinkErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.nvlink.link.errors doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, link, nvlink.error]")
+
+	cfg = DefaultMetricsConfig().GpuNvlinkLinkErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestGpuNvlinkLinkIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuNvlinkLinkIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuNvlinkLinkIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.nvlink.link.io doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, link, direction]")
+
+	cfg = DefaultMetricsConfig().GpuNvlinkLinkIo
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -19,6 +19,36 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeC2cError specifies the value c2c.error attribute.
+type AttributeC2cError int
+
+const (
+	_ AttributeC2cError = iota
+	AttributeC2cErrorCrc
+	AttributeC2cErrorReplay
+	AttributeC2cErrorReplayBackToBack
+)
+
+// String returns the string representation of the AttributeC2cError.
+func (av AttributeC2cError) String() string {
+	switch av {
+	case AttributeC2cErrorCrc:
+		return "crc"
+	case AttributeC2cErrorReplay:
+		return "replay"
+	case AttributeC2cErrorReplayBackToBack:
+		return "replay_back_to_back"
+	}
+	return ""
+}
+
+// MapAttributeC2cError is a helper map of string to AttributeC2cError attribute value.
+var MapAttributeC2cError = map[string]AttributeC2cError{
+	"crc":                 AttributeC2cErrorCrc,
+	"replay":              AttributeC2cErrorReplay,
+	"replay_back_to_back": AttributeC2cErrorReplayBackToBack,
+}
+
 // AttributeComponent specifies the value component attribute.
 type AttributeComponent int
 
@@ -27,6 +57,7 @@ const (
 	AttributeComponentGpuPcie
 	AttributeComponentGpuNvlink
 	AttributeComponentGpuC2c
+	AttributeComponentGpuXgmi
 )
 
 // String returns the string representation of the AttributeComponent.
@@ -38,6 +69,8 @@ func (av AttributeComponent) String() string {
 		return "gpu_nvlink"
 	case AttributeComponentGpuC2c:
 		return "gpu_c2c"
+	case AttributeComponentGpuXgmi:
+		return "gpu_xgmi"
 	}
 	return ""
 }
@@ -47,6 +80,7 @@ var MapAttributeComponent = map[string]AttributeComponent{
 	"gpu_pcie":   AttributeComponentGpuPcie,
 	"gpu_nvlink": AttributeComponentGpuNvlink,
 	"gpu_c2c":    AttributeComponentGpuC2c,
+	"gpu_xgmi":   AttributeComponentGpuXgmi,
 }
 
 // AttributeDirection specifies the value direction attribute.
@@ -75,6 +109,102 @@ var MapAttributeDirection = map[string]AttributeDirection{
 	"receive":  AttributeDirectionReceive,
 }
 
+// AttributeNvlinkBer specifies the value nvlink.ber attribute.
+type AttributeNvlinkBer int
+
+const (
+	_ AttributeNvlinkBer = iota
+	AttributeNvlinkBerSymbol
+	AttributeNvlinkBerEffective
+)
+
+// String returns the string representation of the AttributeNvlinkBer.
+func (av AttributeNvlinkBer) String() string {
+	switch av {
+	case AttributeNvlinkBerSymbol:
+		return "symbol"
+	case AttributeNvlinkBerEffective:
+		return "effective"
+	}
+	return ""
+}
+
+// MapAttributeNvlinkBer is a helper map of string to AttributeNvlinkBer attribute value.
+var MapAttributeNvlinkBer = map[string]AttributeNvlinkBer{
+	"symbol":    AttributeNvlinkBerSymbol,
+	"effective": AttributeNvlinkBerEffective,
+}
+
+// AttributeNvlinkError specifies the value nvlink.error attribute.
+type AttributeNvlinkError int
+
+const (
+	_ AttributeNvlinkError = iota
+	AttributeNvlinkErrorCrc
+	AttributeNvlinkErrorReplay
+	AttributeNvlinkErrorRecovery
+	AttributeNvlinkErrorRxMalformed
+	AttributeNvlinkErrorRxBufferOverrun
+	AttributeNvlinkErrorRxError
+	AttributeNvlinkErrorRxRemote
+	AttributeNvlinkErrorRxGeneral
+	AttributeNvlinkErrorLocalIntegrity
+	AttributeNvlinkErrorTxDiscard
+	AttributeNvlinkErrorRecoveryFailed
+	AttributeNvlinkErrorSymbol
+	AttributeNvlinkErrorEffective
+)
+
+// String returns the string representation of the AttributeNvlinkError.
+func (av AttributeNvlinkError) String() string {
+	switch av {
+	case AttributeNvlinkErrorCrc:
+		return "crc"
+	case AttributeNvlinkErrorReplay:
+		return "replay"
+	case AttributeNvlinkErrorRecovery:
+		return "recovery"
+	case AttributeNvlinkErrorRxMalformed:
+		return "rx_malformed"
+	case AttributeNvlinkErrorRxBufferOverrun:
+		return "rx_buffer_overrun"
+	case AttributeNvlinkErrorRxError:
+		return "rx_error"
+	case AttributeNvlinkErrorRxRemote:
+		return "rx_remote"
+	case AttributeNvlinkErrorRxGeneral:
+		return "rx_general"
+	case AttributeNvlinkErrorLocalIntegrity:
+		return "local_integrity"
+	case AttributeNvlinkErrorTxDiscard:
+		return "tx_discard"
+	case AttributeNvlinkErrorRecoveryFailed:
+		return "recovery_failed"
+	case AttributeNvlinkErrorSymbol:
+		return "symbol"
+	case AttributeNvlinkErrorEffective:
+		return "effective"
+	}
+	return ""
+}
+
+// MapAttributeNvlinkError is a helper map of string to AttributeNvlinkError attribute value.
+var MapAttributeNvlinkError = map[string]AttributeNvlinkError{
+	"crc":               AttributeNvlinkErrorCrc,
+	"replay":            AttributeNvlinkErrorReplay,
+	"recovery":          AttributeNvlinkErrorRecovery,
+	"rx_malformed":      AttributeNvlinkErrorRxMalformed,
+	"rx_buffer_overrun": AttributeNvlinkErrorRxBufferOverrun,
+	"rx_error":          AttributeNvlinkErrorRxError,
+	"rx_remote":         AttributeNvlinkErrorRxRemote,
+	"rx_general":        AttributeNvlinkErrorRxGeneral,
+	"local_integrity":   AttributeNvlinkErrorLocalIntegrity,
+	"tx_discard":        AttributeNvlinkErrorTxDiscard,
+	"recovery_failed":   AttributeNvlinkErrorRecoveryFailed,
+	"symbol":            AttributeNvlinkErrorSymbol,
+	"effective":         AttributeNvlinkErrorEffective,
+}
+
 // AttributeSource specifies the value source attribute.
 type AttributeSource int
 
@@ -82,6 +212,7 @@ const (
 	_ AttributeSource = iota
 	AttributeSourceDcgm
 	AttributeSourceNvml
+	AttributeSourceAmdgpu
 )
 
 // String returns the string representation of the AttributeSource.
@@ -91,17 +222,24 @@ func (av AttributeSource) String() string {
 		return "dcgm"
 	case AttributeSourceNvml:
 		return "nvml"
+	case AttributeSourceAmdgpu:
+		return "amdgpu"
 	}
 	return ""
 }
 
 // MapAttributeSource is a helper map of string to AttributeSource attribute value.
 var MapAttributeSource = map[string]AttributeSource{
-	"dcgm": AttributeSourceDcgm,
-	"nvml": AttributeSourceNvml,
+	"dcgm":   AttributeSourceDcgm,
+	"nvml":   AttributeSourceNvml,
+	"amdgpu": AttributeSourceAmdgpu,
 }
 
 var MetricsInfo = metricsInfo{
+	GpuC2cErrors: metricInfo{
+		Name:       "gpu.c2c.errors",
+		Attributes: []string{"device", "pci.bus_id", "c2c.error"},
+	},
 	GpuDramActive: metricInfo{
 		Name:       "gpu.dram.active",
 		Attributes: []string{"device", "pci.bus_id"},
@@ -117,6 +255,22 @@ var MetricsInfo = metricsInfo{
 	GpuMemoryCopyUtilization: metricInfo{
 		Name:       "gpu.memory.copy_utilization",
 		Attributes: []string{"device", "pci.bus_id"},
+	},
+	GpuNvlinkBitErrorRate: metricInfo{
+		Name:       "gpu.nvlink.bit_error_rate",
+		Attributes: []string{"device", "pci.bus_id", "nvlink.ber"},
+	},
+	GpuNvlinkErrors: metricInfo{
+		Name:       "gpu.nvlink.errors",
+		Attributes: []string{"device", "pci.bus_id", "nvlink.error"},
+	},
+	GpuNvlinkLinkErrors: metricInfo{
+		Name:       "gpu.nvlink.link.errors",
+		Attributes: []string{"device", "pci.bus_id", "link", "nvlink.error"},
+	},
+	GpuNvlinkLinkIo: metricInfo{
+		Name:       "gpu.nvlink.link.io",
+		Attributes: []string{"device", "pci.bus_id", "link", "direction"},
 	},
 	GpuPcieLinkGeneration: metricInfo{
 		Name:       "gpu.pcie.link.generation",
@@ -157,10 +311,15 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	GpuC2cErrors             metricInfo
 	GpuDramActive            metricInfo
 	GpuGraphicsEngineActive  metricInfo
 	GpuInfo                  metricInfo
 	GpuMemoryCopyUtilization metricInfo
+	GpuNvlinkBitErrorRate    metricInfo
+	GpuNvlinkErrors          metricInfo
+	GpuNvlinkLinkErrors      metricInfo
+	GpuNvlinkLinkIo          metricInfo
 	GpuPcieLinkGeneration    metricInfo
 	GpuPcieLinkMaxGeneration metricInfo
 	GpuPcieLinkMaxWidth      metricInfo
@@ -177,6 +336,103 @@ type metricInfo struct {
 	Attributes []string
 }
 
+type metricGpuC2cErrors struct {
+	data          pmetric.Metric           // data buffer for generated metric.
+	config        GpuC2cErrorsMetricConfig // metric config provided by user.
+	capacity      int                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.c2c.errors metric with initial data.
+func (m *metricGpuC2cErrors) init() {
+	m.data.SetName("gpu.c2c.errors")
+	m.data.SetDescription("Errors of the GPU's C2C link to its Grace CPU (GH200, GB200), by kind (DCGM DCGM_FI_DEV_C2C_LINK_ERROR_TOTAL, _REPLAY_ERROR_TOTAL, _REPLAY_ERROR_B2B_TOTAL, 1400-1402); opt-in, three series per GPU with a C2C link. Replays climbing while interconnect.io gpu_c2c carries less than usual is a C2C link to look at.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuC2cErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, c2cErrorAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuC2cErrorsMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuC2cErrorsMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuC2cErrorsMetricAttributeKeyC2cError) {
+		dp.Attributes().PutStr("c2c.error", c2cErrorAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuC2cErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuC2cErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuC2cErrors(cfg GpuC2cErrorsMetricConfig) metricGpuC2cErrors {
+	m := metricGpuC2cErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricGpuDramActive struct {
 	data          pmetric.Metric            // data buffer for generated metric.
 	config        GpuDramActiveMetricConfig // metric config provided by user.
@@ -187,7 +443,7 @@ type metricGpuDramActive struct {
 // init fills gpu.dram.active metric with initial data.
 func (m *metricGpuDramActive) init() {
 	m.data.SetName("gpu.dram.active")
-	m.data.SetDescription("Fraction of cycles the device memory interface was busy sending or receiving data (DCGM_FI_PROF_DRAM_ACTIVE, NVML GPM DRAM bandwidth utilisation); not a byte count, and read and write cannot be told apart.")
+	m.data.SetDescription("Fraction of cycles the device memory interface was busy sending or receiving data (DCGM_FI_PROF_DRAM_ACTIVE, NVML GPM DRAM bandwidth utilisation, amdgpu gpu_metrics average_umc_activity); not a byte count, and read and write cannot be told apart.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -549,6 +805,398 @@ func (m *metricGpuMemoryCopyUtilization) emit(metrics pmetric.MetricSlice) {
 
 func newMetricGpuMemoryCopyUtilization(cfg GpuMemoryCopyUtilizationMetricConfig) metricGpuMemoryCopyUtilization {
 	m := metricGpuMemoryCopyUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricGpuNvlinkBitErrorRate struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        GpuNvlinkBitErrorRateMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []float64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.nvlink.bit_error_rate metric with initial data.
+func (m *metricGpuNvlinkBitErrorRate) init() {
+	m.data.SetName("gpu.nvlink.bit_error_rate")
+	m.data.SetDescription("The GPU's NVLink bit error rate over all its links, before forward error correction (symbol) and after it (effective), as DCGM decodes them (DCGM_FI_DEV_NVLINK_SYMBOL_BER_RATIO 1216, _EFFECTIVE_BER_RATIO 1218; NVLink5 only); opt-in, two series per GPU.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuNvlinkBitErrorRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string, nvlinkBerAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkBitErrorRateMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkBitErrorRateMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkBitErrorRateMetricAttributeKeyNvlinkBer) {
+		dp.Attributes().PutStr("nvlink.ber", nvlinkBerAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuNvlinkBitErrorRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuNvlinkBitErrorRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuNvlinkBitErrorRate(cfg GpuNvlinkBitErrorRateMetricConfig) metricGpuNvlinkBitErrorRate {
+	m := metricGpuNvlinkBitErrorRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricGpuNvlinkErrors struct {
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        GpuNvlinkErrorsMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.nvlink.errors metric with initial data.
+func (m *metricGpuNvlinkErrors) init() {
+	m.data.SetName("gpu.nvlink.errors")
+	m.data.SetDescription("NVLink errors of the GPU over all its links, by kind (DCGM's NVLink5 counters 1204-1214 and 1219, which dcgm_fields.h says return the aggregate across all links and are not supported on NVLink4 and earlier, where the GPU has none of these series; gpu.nvlink.link.errors has the data-link errors per link there); opt-in, 11 series per NVLink5 GPU.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuNvlinkErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, nvlinkErrorAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkErrorsMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkErrorsMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkErrorsMetricAttributeKeyNvlinkError) {
+		dp.Attributes().PutStr("nvlink.error", nvlinkErrorAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuNvlinkErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuNvlinkErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuNvlinkErrors(cfg GpuNvlinkErrorsMetricConfig) metricGpuNvlinkErrors {
+	m := metricGpuNvlinkErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricGpuNvlinkLinkErrors struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        GpuNvlinkLinkErrorsMetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.nvlink.link.errors metric with initial data.
+func (m *metricGpuNvlinkLinkErrors) init() {
+	m.data.SetName("gpu.nvlink.link.errors")
+	m.data.SetDescription("Data-link errors of one NVLink link (NVML FI_DEV_NVLINK_ERROR_DL_CRC, _DL_REPLAY, _DL_RECOVERY, 163/161/162, with the link as scopeId; unsupported on Blackwell and later); opt-in, 54 series for an 18-link GPU. A link whose errors climb while its peers' do not is the one to reseat.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuNvlinkLinkErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, linkAttributeValue int64, nvlinkErrorAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkLinkErrorsMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkLinkErrorsMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkLinkErrorsMetricAttributeKeyLink) {
+		dp.Attributes().PutInt("link", linkAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkLinkErrorsMetricAttributeKeyNvlinkError) {
+		dp.Attributes().PutStr("nvlink.error", nvlinkErrorAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuNvlinkLinkErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuNvlinkLinkErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuNvlinkLinkErrors(cfg GpuNvlinkLinkErrorsMetricConfig) metricGpuNvlinkLinkErrors {
+	m := metricGpuNvlinkLinkErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricGpuNvlinkLinkIo struct {
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        GpuNvlinkLinkIoMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.nvlink.link.io metric with initial data.
+func (m *metricGpuNvlinkLinkIo) init() {
+	m.data.SetName("gpu.nvlink.link.io")
+	m.data.SetDescription("Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample; interconnect.io component=gpu_nvlink is the GPU's aggregate.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuNvlinkLinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, linkAttributeValue int64, directionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkLinkIoMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkLinkIoMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkLinkIoMetricAttributeKeyLink) {
+		dp.Attributes().PutInt("link", linkAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuNvlinkLinkIoMetricAttributeKeyDirection) {
+		dp.Attributes().PutStr("direction", directionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuNvlinkLinkIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuNvlinkLinkIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuNvlinkLinkIo(cfg GpuNvlinkLinkIoMetricConfig) metricGpuNvlinkLinkIo {
+	m := metricGpuNvlinkLinkIo{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -935,7 +1583,7 @@ type metricGpuPcieReplays struct {
 // init fills gpu.pcie.replays metric with initial data.
 func (m *metricGpuPcieReplays) init() {
 	m.data.SetName("gpu.pcie.replays")
-	m.data.SetDescription("PCIe replays (link-level retransmissions) of the GPU's link; a rising count means a bad link or riser (DCGM_FI_DEV_PCIE_REPLAY_COUNTER, NVML PcieReplayCounter).")
+	m.data.SetDescription("PCIe replays (link-level retransmissions) of the GPU's link; a rising count means a bad link or riser (DCGM_FI_DEV_PCIE_REPLAY_COUNTER, NVML PcieReplayCounter, amdgpu gpu_metrics pcie_replay_count_acc).")
 	m.data.SetUnit("{replay}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1411,10 +2059,15 @@ type MetricsBuilder struct {
 	metricsCapacity                int                  // maximum observed number of metrics per resource.
 	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
 	buildInfo                      component.BuildInfo  // contains version information.
+	metricGpuC2cErrors             metricGpuC2cErrors
 	metricGpuDramActive            metricGpuDramActive
 	metricGpuGraphicsEngineActive  metricGpuGraphicsEngineActive
 	metricGpuInfo                  metricGpuInfo
 	metricGpuMemoryCopyUtilization metricGpuMemoryCopyUtilization
+	metricGpuNvlinkBitErrorRate    metricGpuNvlinkBitErrorRate
+	metricGpuNvlinkErrors          metricGpuNvlinkErrors
+	metricGpuNvlinkLinkErrors      metricGpuNvlinkLinkErrors
+	metricGpuNvlinkLinkIo          metricGpuNvlinkLinkIo
 	metricGpuPcieLinkGeneration    metricGpuPcieLinkGeneration
 	metricGpuPcieLinkMaxGeneration metricGpuPcieLinkMaxGeneration
 	metricGpuPcieLinkMaxWidth      metricGpuPcieLinkMaxWidth
@@ -1449,10 +2102,15 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer:                  pmetric.NewMetrics(),
 		buildInfo:                      settings.BuildInfo,
+		metricGpuC2cErrors:             newMetricGpuC2cErrors(mbc.Metrics.GpuC2cErrors),
 		metricGpuDramActive:            newMetricGpuDramActive(mbc.Metrics.GpuDramActive),
 		metricGpuGraphicsEngineActive:  newMetricGpuGraphicsEngineActive(mbc.Metrics.GpuGraphicsEngineActive),
 		metricGpuInfo:                  newMetricGpuInfo(mbc.Metrics.GpuInfo),
 		metricGpuMemoryCopyUtilization: newMetricGpuMemoryCopyUtilization(mbc.Metrics.GpuMemoryCopyUtilization),
+		metricGpuNvlinkBitErrorRate:    newMetricGpuNvlinkBitErrorRate(mbc.Metrics.GpuNvlinkBitErrorRate),
+		metricGpuNvlinkErrors:          newMetricGpuNvlinkErrors(mbc.Metrics.GpuNvlinkErrors),
+		metricGpuNvlinkLinkErrors:      newMetricGpuNvlinkLinkErrors(mbc.Metrics.GpuNvlinkLinkErrors),
+		metricGpuNvlinkLinkIo:          newMetricGpuNvlinkLinkIo(mbc.Metrics.GpuNvlinkLinkIo),
 		metricGpuPcieLinkGeneration:    newMetricGpuPcieLinkGeneration(mbc.Metrics.GpuPcieLinkGeneration),
 		metricGpuPcieLinkMaxGeneration: newMetricGpuPcieLinkMaxGeneration(mbc.Metrics.GpuPcieLinkMaxGeneration),
 		metricGpuPcieLinkMaxWidth:      newMetricGpuPcieLinkMaxWidth(mbc.Metrics.GpuPcieLinkMaxWidth),
@@ -1528,10 +2186,15 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricGpuC2cErrors.emit(ils.Metrics())
 	mb.metricGpuDramActive.emit(ils.Metrics())
 	mb.metricGpuGraphicsEngineActive.emit(ils.Metrics())
 	mb.metricGpuInfo.emit(ils.Metrics())
 	mb.metricGpuMemoryCopyUtilization.emit(ils.Metrics())
+	mb.metricGpuNvlinkBitErrorRate.emit(ils.Metrics())
+	mb.metricGpuNvlinkErrors.emit(ils.Metrics())
+	mb.metricGpuNvlinkLinkErrors.emit(ils.Metrics())
+	mb.metricGpuNvlinkLinkIo.emit(ils.Metrics())
 	mb.metricGpuPcieLinkGeneration.emit(ils.Metrics())
 	mb.metricGpuPcieLinkMaxGeneration.emit(ils.Metrics())
 	mb.metricGpuPcieLinkMaxWidth.emit(ils.Metrics())
@@ -1562,6 +2225,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
+// RecordGpuC2cErrorsDataPoint adds a data point to gpu.c2c.errors metric.
+func (mb *MetricsBuilder) RecordGpuC2cErrorsDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, c2cErrorAttributeValue AttributeC2cError) {
+	mb.metricGpuC2cErrors.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, c2cErrorAttributeValue.String())
+}
+
 // RecordGpuDramActiveDataPoint adds a data point to gpu.dram.active metric.
 func (mb *MetricsBuilder) RecordGpuDramActiveDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	mb.metricGpuDramActive.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
@@ -1580,6 +2248,26 @@ func (mb *MetricsBuilder) RecordGpuInfoDataPoint(ts pcommon.Timestamp, val int64
 // RecordGpuMemoryCopyUtilizationDataPoint adds a data point to gpu.memory.copy_utilization metric.
 func (mb *MetricsBuilder) RecordGpuMemoryCopyUtilizationDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	mb.metricGpuMemoryCopyUtilization.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
+}
+
+// RecordGpuNvlinkBitErrorRateDataPoint adds a data point to gpu.nvlink.bit_error_rate metric.
+func (mb *MetricsBuilder) RecordGpuNvlinkBitErrorRateDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string, nvlinkBerAttributeValue AttributeNvlinkBer) {
+	mb.metricGpuNvlinkBitErrorRate.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, nvlinkBerAttributeValue.String())
+}
+
+// RecordGpuNvlinkErrorsDataPoint adds a data point to gpu.nvlink.errors metric.
+func (mb *MetricsBuilder) RecordGpuNvlinkErrorsDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, nvlinkErrorAttributeValue AttributeNvlinkError) {
+	mb.metricGpuNvlinkErrors.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, nvlinkErrorAttributeValue.String())
+}
+
+// RecordGpuNvlinkLinkErrorsDataPoint adds a data point to gpu.nvlink.link.errors metric.
+func (mb *MetricsBuilder) RecordGpuNvlinkLinkErrorsDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, linkAttributeValue int64, nvlinkErrorAttributeValue AttributeNvlinkError) {
+	mb.metricGpuNvlinkLinkErrors.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, linkAttributeValue, nvlinkErrorAttributeValue.String())
+}
+
+// RecordGpuNvlinkLinkIoDataPoint adds a data point to gpu.nvlink.link.io metric.
+func (mb *MetricsBuilder) RecordGpuNvlinkLinkIoDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, linkAttributeValue int64, directionAttributeValue AttributeDirection) {
+	mb.metricGpuNvlinkLinkIo.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, linkAttributeValue, directionAttributeValue.String())
 }
 
 // RecordGpuPcieLinkGenerationDataPoint adds a data point to gpu.pcie.link.generation metric.

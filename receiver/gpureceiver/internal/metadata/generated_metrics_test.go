@@ -58,10 +58,15 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["gpu.c2c.errors"] = mb.metricGpuC2cErrors.config.AggregationStrategy
 			aggMap["gpu.dram.active"] = mb.metricGpuDramActive.config.AggregationStrategy
 			aggMap["gpu.graphics_engine.active"] = mb.metricGpuGraphicsEngineActive.config.AggregationStrategy
 			aggMap["gpu.info"] = mb.metricGpuInfo.config.AggregationStrategy
 			aggMap["gpu.memory.copy_utilization"] = mb.metricGpuMemoryCopyUtilization.config.AggregationStrategy
+			aggMap["gpu.nvlink.bit_error_rate"] = mb.metricGpuNvlinkBitErrorRate.config.AggregationStrategy
+			aggMap["gpu.nvlink.errors"] = mb.metricGpuNvlinkErrors.config.AggregationStrategy
+			aggMap["gpu.nvlink.link.errors"] = mb.metricGpuNvlinkLinkErrors.config.AggregationStrategy
+			aggMap["gpu.nvlink.link.io"] = mb.metricGpuNvlinkLinkIo.config.AggregationStrategy
 			aggMap["gpu.pcie.link.generation"] = mb.metricGpuPcieLinkGeneration.config.AggregationStrategy
 			aggMap["gpu.pcie.link.max_generation"] = mb.metricGpuPcieLinkMaxGeneration.config.AggregationStrategy
 			aggMap["gpu.pcie.link.max_width"] = mb.metricGpuPcieLinkMaxWidth.config.AggregationStrategy
@@ -79,6 +84,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+
+			allMetricsCount++
+			mb.RecordGpuC2cErrorsDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributeC2cErrorCrc)
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuC2cErrorsDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributeC2cErrorReplay)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordGpuDramActiveDataPoint(ts, 1, "device-val", "pci.bus_id-val")
@@ -102,6 +113,30 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordGpuMemoryCopyUtilizationDataPoint(ts, 1, "device-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordGpuMemoryCopyUtilizationDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordGpuNvlinkBitErrorRateDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributeNvlinkBerSymbol)
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuNvlinkBitErrorRateDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributeNvlinkBerEffective)
+			}
+
+			allMetricsCount++
+			mb.RecordGpuNvlinkErrorsDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributeNvlinkErrorCrc)
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuNvlinkErrorsDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", AttributeNvlinkErrorReplay)
+			}
+
+			allMetricsCount++
+			mb.RecordGpuNvlinkLinkErrorsDataPoint(ts, 1, "device-val", "pci.bus_id-val", 4, AttributeNvlinkErrorCrc)
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuNvlinkLinkErrorsDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", 5, AttributeNvlinkErrorReplay)
+			}
+
+			allMetricsCount++
+			mb.RecordGpuNvlinkLinkIoDataPoint(ts, 1, "device-val", "pci.bus_id-val", 4, AttributeDirectionTransmit)
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuNvlinkLinkIoDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", 5, AttributeDirectionReceive)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -161,10 +196,15 @@ func TestMetricsBuilder(t *testing.T) {
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricGpuC2cErrors.aggDataPoints)
 				assert.Empty(t, mb.metricGpuDramActive.aggDataPoints)
 				assert.Empty(t, mb.metricGpuGraphicsEngineActive.aggDataPoints)
 				assert.Empty(t, mb.metricGpuInfo.aggDataPoints)
 				assert.Empty(t, mb.metricGpuMemoryCopyUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricGpuNvlinkBitErrorRate.aggDataPoints)
+				assert.Empty(t, mb.metricGpuNvlinkErrors.aggDataPoints)
+				assert.Empty(t, mb.metricGpuNvlinkLinkErrors.aggDataPoints)
+				assert.Empty(t, mb.metricGpuNvlinkLinkIo.aggDataPoints)
 				assert.Empty(t, mb.metricGpuPcieLinkGeneration.aggDataPoints)
 				assert.Empty(t, mb.metricGpuPcieLinkMaxGeneration.aggDataPoints)
 				assert.Empty(t, mb.metricGpuPcieLinkMaxWidth.aggDataPoints)
@@ -201,13 +241,67 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "gpu.c2c.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.c2c.errors"], "Found a duplicate in the metrics slice: gpu.c2c.errors")
+						validatedMetrics["gpu.c2c.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors of the GPU's C2C link to its Grace CPU (GH200, GB200), by kind (DCGM DCGM_FI_DEV_C2C_LINK_ERROR_TOTAL, _REPLAY_ERROR_TOTAL, _REPLAY_ERROR_B2B_TOTAL, 1400-1402); opt-in, three series per GPU with a C2C link. Replays climbing while interconnect.io gpu_c2c carries less than usual is a C2C link to look at.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						c2cErrorAttrVal, ok := dp.Attributes().Get("c2c.error")
+						assert.True(t, ok)
+						assert.Equal(t, "crc", c2cErrorAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.c2c.errors"], "Found a duplicate in the metrics slice: gpu.c2c.errors")
+						validatedMetrics["gpu.c2c.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors of the GPU's C2C link to its Grace CPU (GH200, GB200), by kind (DCGM DCGM_FI_DEV_C2C_LINK_ERROR_TOTAL, _REPLAY_ERROR_TOTAL, _REPLAY_ERROR_B2B_TOTAL, 1400-1402); opt-in, three series per GPU with a C2C link. Replays climbing while interconnect.io gpu_c2c carries less than usual is a C2C link to look at.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["gpu.c2c.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("c2c.error")
+						assert.False(t, ok)
+					}
 				case "gpu.dram.active":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["gpu.dram.active"], "Found a duplicate in the metrics slice: gpu.dram.active")
 						validatedMetrics["gpu.dram.active"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Fraction of cycles the device memory interface was busy sending or receiving data (DCGM_FI_PROF_DRAM_ACTIVE, NVML GPM DRAM bandwidth utilisation); not a byte count, and read and write cannot be told apart.", mi.Description())
+						assert.Equal(t, "Fraction of cycles the device memory interface was busy sending or receiving data (DCGM_FI_PROF_DRAM_ACTIVE, NVML GPM DRAM bandwidth utilisation, amdgpu gpu_metrics average_umc_activity); not a byte count, and read and write cannot be told apart.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -225,7 +319,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["gpu.dram.active"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Fraction of cycles the device memory interface was busy sending or receiving data (DCGM_FI_PROF_DRAM_ACTIVE, NVML GPM DRAM bandwidth utilisation); not a byte count, and read and write cannot be told apart.", mi.Description())
+						assert.Equal(t, "Fraction of cycles the device memory interface was busy sending or receiving data (DCGM_FI_PROF_DRAM_ACTIVE, NVML GPM DRAM bandwidth utilisation, amdgpu gpu_metrics average_umc_activity); not a byte count, and read and write cannot be told apart.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -399,6 +493,228 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+					}
+				case "gpu.nvlink.bit_error_rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.nvlink.bit_error_rate"], "Found a duplicate in the metrics slice: gpu.nvlink.bit_error_rate")
+						validatedMetrics["gpu.nvlink.bit_error_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's NVLink bit error rate over all its links, before forward error correction (symbol) and after it (effective), as DCGM decodes them (DCGM_FI_DEV_NVLINK_SYMBOL_BER_RATIO 1216, _EFFECTIVE_BER_RATIO 1218; NVLink5 only); opt-in, two series per GPU.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						nvlinkBerAttrVal, ok := dp.Attributes().Get("nvlink.ber")
+						assert.True(t, ok)
+						assert.Equal(t, "symbol", nvlinkBerAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.nvlink.bit_error_rate"], "Found a duplicate in the metrics slice: gpu.nvlink.bit_error_rate")
+						validatedMetrics["gpu.nvlink.bit_error_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's NVLink bit error rate over all its links, before forward error correction (symbol) and after it (effective), as DCGM decodes them (DCGM_FI_DEV_NVLINK_SYMBOL_BER_RATIO 1216, _EFFECTIVE_BER_RATIO 1218; NVLink5 only); opt-in, two series per GPU.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["gpu.nvlink.bit_error_rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nvlink.ber")
+						assert.False(t, ok)
+					}
+				case "gpu.nvlink.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.nvlink.errors"], "Found a duplicate in the metrics slice: gpu.nvlink.errors")
+						validatedMetrics["gpu.nvlink.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NVLink errors of the GPU over all its links, by kind (DCGM's NVLink5 counters 1204-1214 and 1219, which dcgm_fields.h says return the aggregate across all links and are not supported on NVLink4 and earlier, where the GPU has none of these series; gpu.nvlink.link.errors has the data-link errors per link there); opt-in, 11 series per NVLink5 GPU.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						nvlinkErrorAttrVal, ok := dp.Attributes().Get("nvlink.error")
+						assert.True(t, ok)
+						assert.Equal(t, "crc", nvlinkErrorAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.nvlink.errors"], "Found a duplicate in the metrics slice: gpu.nvlink.errors")
+						validatedMetrics["gpu.nvlink.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NVLink errors of the GPU over all its links, by kind (DCGM's NVLink5 counters 1204-1214 and 1219, which dcgm_fields.h says return the aggregate across all links and are not supported on NVLink4 and earlier, where the GPU has none of these series; gpu.nvlink.link.errors has the data-link errors per link there); opt-in, 11 series per NVLink5 GPU.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["gpu.nvlink.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nvlink.error")
+						assert.False(t, ok)
+					}
+				case "gpu.nvlink.link.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.nvlink.link.errors"], "Found a duplicate in the metrics slice: gpu.nvlink.link.errors")
+						validatedMetrics["gpu.nvlink.link.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Data-link errors of one NVLink link (NVML FI_DEV_NVLINK_ERROR_DL_CRC, _DL_REPLAY, _DL_RECOVERY, 163/161/162, with the link as scopeId; unsupported on Blackwell and later); opt-in, 54 series for an 18-link GPU. A link whose errors climb while its peers' do not is the one to reseat.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						linkAttrVal, ok := dp.Attributes().Get("link")
+						assert.True(t, ok)
+						assert.EqualValues(t, 4, linkAttrVal.Int())
+						nvlinkErrorAttrVal, ok := dp.Attributes().Get("nvlink.error")
+						assert.True(t, ok)
+						assert.Equal(t, "crc", nvlinkErrorAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.nvlink.link.errors"], "Found a duplicate in the metrics slice: gpu.nvlink.link.errors")
+						validatedMetrics["gpu.nvlink.link.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Data-link errors of one NVLink link (NVML FI_DEV_NVLINK_ERROR_DL_CRC, _DL_REPLAY, _DL_RECOVERY, 163/161/162, with the link as scopeId; unsupported on Blackwell and later); opt-in, 54 series for an 18-link GPU. A link whose errors climb while its peers' do not is the one to reseat.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["gpu.nvlink.link.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("link")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nvlink.error")
+						assert.False(t, ok)
+					}
+				case "gpu.nvlink.link.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.nvlink.link.io"], "Found a duplicate in the metrics slice: gpu.nvlink.link.io")
+						validatedMetrics["gpu.nvlink.link.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample; interconnect.io component=gpu_nvlink is the GPU's aggregate.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						linkAttrVal, ok := dp.Attributes().Get("link")
+						assert.True(t, ok)
+						assert.EqualValues(t, 4, linkAttrVal.Int())
+						directionAttrVal, ok := dp.Attributes().Get("direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", directionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.nvlink.link.io"], "Found a duplicate in the metrics slice: gpu.nvlink.link.io")
+						validatedMetrics["gpu.nvlink.link.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample; interconnect.io component=gpu_nvlink is the GPU's aggregate.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["gpu.nvlink.link.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("link")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("direction")
 						assert.False(t, ok)
 					}
 				case "gpu.pcie.link.generation":
@@ -587,7 +903,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["gpu.pcie.replays"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "PCIe replays (link-level retransmissions) of the GPU's link; a rising count means a bad link or riser (DCGM_FI_DEV_PCIE_REPLAY_COUNTER, NVML PcieReplayCounter).", mi.Description())
+						assert.Equal(t, "PCIe replays (link-level retransmissions) of the GPU's link; a rising count means a bad link or riser (DCGM_FI_DEV_PCIE_REPLAY_COUNTER, NVML PcieReplayCounter, amdgpu gpu_metrics pcie_replay_count_acc).", mi.Description())
 						assert.Equal(t, "{replay}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -607,7 +923,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["gpu.pcie.replays"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "PCIe replays (link-level retransmissions) of the GPU's link; a rising count means a bad link or riser (DCGM_FI_DEV_PCIE_REPLAY_COUNTER, NVML PcieReplayCounter).", mi.Description())
+						assert.Equal(t, "PCIe replays (link-level retransmissions) of the GPU's link; a rising count means a bad link or riser (DCGM_FI_DEV_PCIE_REPLAY_COUNTER, NVML PcieReplayCounter, amdgpu gpu_metrics pcie_replay_count_acc).", mi.Description())
 						assert.Equal(t, "{replay}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

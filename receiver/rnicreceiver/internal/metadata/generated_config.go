@@ -26,6 +26,46 @@ func (ms *InterconnectIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// RnicBurstPeakRateMetricConfig provides config for the rnic.burst.peak_rate metric.
+type RnicBurstPeakRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *RnicBurstPeakRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// RnicBurstTimeAboveMetricConfig provides config for the rnic.burst.time_above metric.
+type RnicBurstTimeAboveMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *RnicBurstTimeAboveMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // RnicCounterSaturatedMetricConfig provides config for the rnic.counter.saturated metric.
 type RnicCounterSaturatedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -53,6 +93,26 @@ type RnicDriverCounterMetricConfig struct {
 }
 
 func (ms *RnicDriverCounterMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// RnicOperationIoMetricConfig provides config for the rnic.operation.io metric.
+type RnicOperationIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *RnicOperationIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -173,6 +233,26 @@ type RnicPfcPauseFramesMetricConfig struct {
 }
 
 func (ms *RnicPfcPauseFramesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// RnicPfcPauseTransitionsMetricConfig provides config for the rnic.pfc.pause_transitions metric.
+type RnicPfcPauseTransitionsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *RnicPfcPauseTransitionsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -629,14 +709,18 @@ func (ms *RnicTransportEventsMetricConfig) Unmarshal(parser *confmap.Conf) error
 // MetricsConfig provides config for rnic metrics.
 type MetricsConfig struct {
 	InterconnectIo             InterconnectIoMetricConfig             `mapstructure:"interconnect.io"`
+	RnicBurstPeakRate          RnicBurstPeakRateMetricConfig          `mapstructure:"rnic.burst.peak_rate"`
+	RnicBurstTimeAbove         RnicBurstTimeAboveMetricConfig         `mapstructure:"rnic.burst.time_above"`
 	RnicCounterSaturated       RnicCounterSaturatedMetricConfig       `mapstructure:"rnic.counter.saturated"`
 	RnicDriverCounter          RnicDriverCounterMetricConfig          `mapstructure:"rnic.driver.counter"`
+	RnicOperationIo            RnicOperationIoMetricConfig            `mapstructure:"rnic.operation.io"`
 	RnicPackets                RnicPacketsMetricConfig                `mapstructure:"rnic.packets"`
 	RnicPauseDuration          RnicPauseDurationMetricConfig          `mapstructure:"rnic.pause.duration"`
 	RnicPauseFrames            RnicPauseFramesMetricConfig            `mapstructure:"rnic.pause.frames"`
 	RnicPauseStormEvents       RnicPauseStormEventsMetricConfig       `mapstructure:"rnic.pause.storm_events"`
 	RnicPfcPauseDuration       RnicPfcPauseDurationMetricConfig       `mapstructure:"rnic.pfc.pause_duration"`
 	RnicPfcPauseFrames         RnicPfcPauseFramesMetricConfig         `mapstructure:"rnic.pfc.pause_frames"`
+	RnicPfcPauseTransitions    RnicPfcPauseTransitionsMetricConfig    `mapstructure:"rnic.pfc.pause_transitions"`
 	RnicPhyDiscards            RnicPhyDiscardsMetricConfig            `mapstructure:"rnic.phy.discards"`
 	RnicPhyIo                  RnicPhyIoMetricConfig                  `mapstructure:"rnic.phy.io"`
 	RnicPortErrors             RnicPortErrorsMetricConfig             `mapstructure:"rnic.port.errors"`
@@ -666,11 +750,20 @@ func DefaultMetricsConfig() MetricsConfig {
 		InterconnectIo: InterconnectIoMetricConfig{
 			Enabled: true,
 		},
+		RnicBurstPeakRate: RnicBurstPeakRateMetricConfig{
+			Enabled: true,
+		},
+		RnicBurstTimeAbove: RnicBurstTimeAboveMetricConfig{
+			Enabled: true,
+		},
 		RnicCounterSaturated: RnicCounterSaturatedMetricConfig{
 			Enabled: true,
 		},
 		RnicDriverCounter: RnicDriverCounterMetricConfig{
 			Enabled: false,
+		},
+		RnicOperationIo: RnicOperationIoMetricConfig{
+			Enabled: true,
 		},
 		RnicPackets: RnicPacketsMetricConfig{
 			Enabled: true,
@@ -688,6 +781,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		RnicPfcPauseFrames: RnicPfcPauseFramesMetricConfig{
+			Enabled: true,
+		},
+		RnicPfcPauseTransitions: RnicPfcPauseTransitionsMetricConfig{
 			Enabled: true,
 		},
 		RnicPhyDiscards: RnicPhyDiscardsMetricConfig{

@@ -29,10 +29,19 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					InterconnectIo: InterconnectIoMetricConfig{
 						Enabled: true,
 					},
+					RnicBurstPeakRate: RnicBurstPeakRateMetricConfig{
+						Enabled: true,
+					},
+					RnicBurstTimeAbove: RnicBurstTimeAboveMetricConfig{
+						Enabled: true,
+					},
 					RnicCounterSaturated: RnicCounterSaturatedMetricConfig{
 						Enabled: true,
 					},
 					RnicDriverCounter: RnicDriverCounterMetricConfig{
+						Enabled: true,
+					},
+					RnicOperationIo: RnicOperationIoMetricConfig{
 						Enabled: true,
 					},
 					RnicPackets: RnicPacketsMetricConfig{
@@ -51,6 +60,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: true,
 					},
 					RnicPfcPauseFrames: RnicPfcPauseFramesMetricConfig{
+						Enabled: true,
+					},
+					RnicPfcPauseTransitions: RnicPfcPauseTransitionsMetricConfig{
 						Enabled: true,
 					},
 					RnicPhyDiscards: RnicPhyDiscardsMetricConfig{
@@ -129,10 +141,19 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					InterconnectIo: InterconnectIoMetricConfig{
 						Enabled: false,
 					},
+					RnicBurstPeakRate: RnicBurstPeakRateMetricConfig{
+						Enabled: false,
+					},
+					RnicBurstTimeAbove: RnicBurstTimeAboveMetricConfig{
+						Enabled: false,
+					},
 					RnicCounterSaturated: RnicCounterSaturatedMetricConfig{
 						Enabled: false,
 					},
 					RnicDriverCounter: RnicDriverCounterMetricConfig{
+						Enabled: false,
+					},
+					RnicOperationIo: RnicOperationIoMetricConfig{
 						Enabled: false,
 					},
 					RnicPackets: RnicPacketsMetricConfig{
@@ -151,6 +172,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: false,
 					},
 					RnicPfcPauseFrames: RnicPfcPauseFramesMetricConfig{
+						Enabled: false,
+					},
+					RnicPfcPauseTransitions: RnicPfcPauseTransitionsMetricConfig{
 						Enabled: false,
 					},
 					RnicPhyDiscards: RnicPhyDiscardsMetricConfig{
@@ -226,7 +250,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(InterconnectIoMetricConfig{}, RnicCounterSaturatedMetricConfig{}, RnicDriverCounterMetricConfig{}, RnicPacketsMetricConfig{}, RnicPauseDurationMetricConfig{}, RnicPauseFramesMetricConfig{}, RnicPauseStormEventsMetricConfig{}, RnicPfcPauseDurationMetricConfig{}, RnicPfcPauseFramesMetricConfig{}, RnicPhyDiscardsMetricConfig{}, RnicPhyIoMetricConfig{}, RnicPortErrorsMetricConfig{}, RnicPortInfoMetricConfig{}, RnicPortPhysicalStateMetricConfig{}, RnicPortRateMetricConfig{}, RnicPortStateMetricConfig{}, RnicPortWidthMetricConfig{}, RnicPortXmitWaitMetricConfig{}, RnicRoceCnpMetricConfig{}, RnicRoceEcnMarkedMetricConfig{}, RnicTopologyAcsRedirectMetricConfig{}, RnicTopologyGpuDistanceMetricConfig{}, RnicTopologyGpudirectReadyMetricConfig{}, RnicTopologyIommuMetricConfig{}, RnicTopologyLinkDegradedMetricConfig{}, RnicTopologyLinkSpeedMetricConfig{}, RnicTopologyLinkWidthMetricConfig{}, RnicTopologyNearestRnicMetricConfig{}, RnicTopologyPeerMemoryMetricConfig{}, RnicTransportErrorsMetricConfig{}, RnicTransportEventsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(InterconnectIoMetricConfig{}, RnicBurstPeakRateMetricConfig{}, RnicBurstTimeAboveMetricConfig{}, RnicCounterSaturatedMetricConfig{}, RnicDriverCounterMetricConfig{}, RnicOperationIoMetricConfig{}, RnicPacketsMetricConfig{}, RnicPauseDurationMetricConfig{}, RnicPauseFramesMetricConfig{}, RnicPauseStormEventsMetricConfig{}, RnicPfcPauseDurationMetricConfig{}, RnicPfcPauseFramesMetricConfig{}, RnicPfcPauseTransitionsMetricConfig{}, RnicPhyDiscardsMetricConfig{}, RnicPhyIoMetricConfig{}, RnicPortErrorsMetricConfig{}, RnicPortInfoMetricConfig{}, RnicPortPhysicalStateMetricConfig{}, RnicPortRateMetricConfig{}, RnicPortStateMetricConfig{}, RnicPortWidthMetricConfig{}, RnicPortXmitWaitMetricConfig{}, RnicRoceCnpMetricConfig{}, RnicRoceEcnMarkedMetricConfig{}, RnicTopologyAcsRedirectMetricConfig{}, RnicTopologyGpuDistanceMetricConfig{}, RnicTopologyGpudirectReadyMetricConfig{}, RnicTopologyIommuMetricConfig{}, RnicTopologyLinkDegradedMetricConfig{}, RnicTopologyLinkSpeedMetricConfig{}, RnicTopologyLinkWidthMetricConfig{}, RnicTopologyNearestRnicMetricConfig{}, RnicTopologyPeerMemoryMetricConfig{}, RnicTransportErrorsMetricConfig{}, RnicTransportEventsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

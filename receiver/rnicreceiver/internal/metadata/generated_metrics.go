@@ -202,6 +202,36 @@ var MapAttributeMechanism = map[string]AttributeMechanism{
 	"dma_buf":        AttributeMechanismDmaBuf,
 }
 
+// AttributeOperation specifies the value operation attribute.
+type AttributeOperation int
+
+const (
+	_ AttributeOperation = iota
+	AttributeOperationSend
+	AttributeOperationRdmaRead
+	AttributeOperationRdmaWrite
+)
+
+// String returns the string representation of the AttributeOperation.
+func (av AttributeOperation) String() string {
+	switch av {
+	case AttributeOperationSend:
+		return "send"
+	case AttributeOperationRdmaRead:
+		return "rdma_read"
+	case AttributeOperationRdmaWrite:
+		return "rdma_write"
+	}
+	return ""
+}
+
+// MapAttributeOperation is a helper map of string to AttributeOperation attribute value.
+var MapAttributeOperation = map[string]AttributeOperation{
+	"send":       AttributeOperationSend,
+	"rdma_read":  AttributeOperationRdmaRead,
+	"rdma_write": AttributeOperationRdmaWrite,
+}
+
 // AttributePcieLinkBound specifies the value pcie.link.bound attribute.
 type AttributePcieLinkBound int
 
@@ -301,6 +331,14 @@ var MetricsInfo = metricsInfo{
 		Name:       "interconnect.io",
 		Attributes: []string{"component", "direction", "device", "pci.bus_id", "numa.node"},
 	},
+	RnicBurstPeakRate: metricInfo{
+		Name:       "rnic.burst.peak_rate",
+		Attributes: []string{"component", "direction", "device", "burst.window"},
+	},
+	RnicBurstTimeAbove: metricInfo{
+		Name:       "rnic.burst.time_above",
+		Attributes: []string{"component", "direction", "device", "burst.share"},
+	},
 	RnicCounterSaturated: metricInfo{
 		Name:       "rnic.counter.saturated",
 		Attributes: []string{"device", "counter"},
@@ -308,6 +346,10 @@ var MetricsInfo = metricsInfo{
 	RnicDriverCounter: metricInfo{
 		Name:       "rnic.driver.counter",
 		Attributes: []string{"device", "counter", "counter.source"},
+	},
+	RnicOperationIo: metricInfo{
+		Name:       "rnic.operation.io",
+		Attributes: []string{"device", "operation", "direction"},
 	},
 	RnicPackets: metricInfo{
 		Name:       "rnic.packets",
@@ -331,6 +373,10 @@ var MetricsInfo = metricsInfo{
 	},
 	RnicPfcPauseFrames: metricInfo{
 		Name:       "rnic.pfc.pause_frames",
+		Attributes: []string{"device", "direction", "priority"},
+	},
+	RnicPfcPauseTransitions: metricInfo{
+		Name:       "rnic.pfc.pause_transitions",
 		Attributes: []string{"device", "direction", "priority"},
 	},
 	RnicPhyDiscards: metricInfo{
@@ -425,14 +471,18 @@ var MetricsInfo = metricsInfo{
 
 type metricsInfo struct {
 	InterconnectIo             metricInfo
+	RnicBurstPeakRate          metricInfo
+	RnicBurstTimeAbove         metricInfo
 	RnicCounterSaturated       metricInfo
 	RnicDriverCounter          metricInfo
+	RnicOperationIo            metricInfo
 	RnicPackets                metricInfo
 	RnicPauseDuration          metricInfo
 	RnicPauseFrames            metricInfo
 	RnicPauseStormEvents       metricInfo
 	RnicPfcPauseDuration       metricInfo
 	RnicPfcPauseFrames         metricInfo
+	RnicPfcPauseTransitions    metricInfo
 	RnicPhyDiscards            metricInfo
 	RnicPhyIo                  metricInfo
 	RnicPortErrors             metricInfo
@@ -512,6 +562,118 @@ func (m *metricInterconnectIo) emit(metrics pmetric.MetricSlice) {
 
 func newMetricInterconnectIo(cfg InterconnectIoMetricConfig) metricInterconnectIo {
 	m := metricInterconnectIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicBurstPeakRate struct {
+	data     pmetric.Metric                // data buffer for generated metric.
+	config   RnicBurstPeakRateMetricConfig // metric config provided by user.
+	capacity int                           // max observed number of data points added to the metric.
+}
+
+// init fills rnic.burst.peak_rate metric with initial data.
+func (m *metricRnicBurstPeakRate) init() {
+	m.data.SetName("rnic.burst.peak_rate")
+	m.data.SetDescription("The highest rate of the port's bytes over one sampling window of the fast sampler (bursts.period) among the windows that ended in the collection interval; emitted only with bursts.period set. A 10 s average of 30 % hides a link saturated for 40 ms of every training step; this does not.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricRnicBurstPeakRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, componentAttributeValue string, directionAttributeValue string, deviceAttributeValue string, burstWindowAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+	dp.Attributes().PutStr("component", componentAttributeValue)
+	dp.Attributes().PutStr("direction", directionAttributeValue)
+	dp.Attributes().PutStr("device", deviceAttributeValue)
+	dp.Attributes().PutStr("burst.window", burstWindowAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicBurstPeakRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicBurstPeakRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicBurstPeakRate(cfg RnicBurstPeakRateMetricConfig) metricRnicBurstPeakRate {
+	m := metricRnicBurstPeakRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicBurstTimeAbove struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   RnicBurstTimeAboveMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills rnic.burst.time_above metric with initial data.
+func (m *metricRnicBurstTimeAbove) init() {
+	m.data.SetName("rnic.burst.time_above")
+	m.data.SetDescription("Time the port's bytes ran at or above a share of its line rate (rnic.port.rate), counted over the fast sampler's windows (the sum of the windows whose rate reached the share); emitted only with bursts.period set and a known rate. One series per share in bursts.shares.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricRnicBurstTimeAbove) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, componentAttributeValue string, directionAttributeValue string, deviceAttributeValue string, burstShareAttributeValue float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+	dp.Attributes().PutStr("component", componentAttributeValue)
+	dp.Attributes().PutStr("direction", directionAttributeValue)
+	dp.Attributes().PutStr("device", deviceAttributeValue)
+	dp.Attributes().PutDouble("burst.share", burstShareAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicBurstTimeAbove) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicBurstTimeAbove) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicBurstTimeAbove(cfg RnicBurstTimeAboveMetricConfig) metricRnicBurstTimeAbove {
+	m := metricRnicBurstTimeAbove{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -621,6 +783,62 @@ func (m *metricRnicDriverCounter) emit(metrics pmetric.MetricSlice) {
 
 func newMetricRnicDriverCounter(cfg RnicDriverCounterMetricConfig) metricRnicDriverCounter {
 	m := metricRnicDriverCounter{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicOperationIo struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   RnicOperationIoMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills rnic.operation.io metric with initial data.
+func (m *metricRnicOperationIo) init() {
+	m.data.SetName("rnic.operation.io")
+	m.data.SetDescription("Bytes moved by the RDMA port per operation, where the driver splits them (AWS EFA: efa_verbs.c EFA_DEFINE_PORT_STATS send_bytes / recv_bytes, rdma_write_bytes / rdma_write_recv_bytes, rdma_read_resp_bytes / rdma_read_bytes). Transmit is what this port sent: its sends, its RDMA writes and its responses to remote reads; receive is the reverse. A part of interconnect.io{component=rnic}, never to be added to it.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricRnicOperationIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, operationAttributeValue string, directionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("device", deviceAttributeValue)
+	dp.Attributes().PutStr("operation", operationAttributeValue)
+	dp.Attributes().PutStr("direction", directionAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicOperationIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicOperationIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicOperationIo(cfg RnicOperationIoMetricConfig) metricRnicOperationIo {
+	m := metricRnicOperationIo{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -858,7 +1076,7 @@ type metricRnicPfcPauseDuration struct {
 // init fills rnic.pfc.pause_duration metric with initial data.
 func (m *metricRnicPfcPauseDuration) init() {
 	m.data.SetName("rnic.pfc.pause_duration")
-	m.data.SetDescription("Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).")
+	m.data.SetDescription("Time the port was paused per priority (ethtool statistics rx/tx_prio<p>_pause_duration on mlx5, pfc_pri<p>_rx/tx_duration_us on bnxt_en and bng_en; ice and i40e do not count it).")
 	m.data.SetUnit("us")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -914,7 +1132,7 @@ type metricRnicPfcPauseFrames struct {
 // init fills rnic.pfc.pause_frames metric with initial data.
 func (m *metricRnicPfcPauseFrames) init() {
 	m.data.SetName("rnic.pfc.pause_frames")
-	m.data.SetDescription("Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).")
+	m.data.SetDescription("Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rxp/txp_pfc_ena_frames_pri<p> on bng_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).")
 	m.data.SetUnit("{frame}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -953,6 +1171,62 @@ func (m *metricRnicPfcPauseFrames) emit(metrics pmetric.MetricSlice) {
 
 func newMetricRnicPfcPauseFrames(cfg RnicPfcPauseFramesMetricConfig) metricRnicPfcPauseFrames {
 	m := metricRnicPfcPauseFrames{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricRnicPfcPauseTransitions struct {
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   RnicPfcPauseTransitionsMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
+}
+
+// init fills rnic.pfc.pause_transitions metric with initial data.
+func (m *metricRnicPfcPauseTransitions) init() {
+	m.data.SetName("rnic.pfc.pause_transitions")
+	m.data.SetDescription("Transitions of a priority into the paused state (ethtool statistics pfc_pri<p>_rx/tx_transitions on bnxt_en and bng_en; divides rnic.pfc.pause_duration into pause episodes). Other drivers do not count it.")
+	m.data.SetUnit("{transition}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricRnicPfcPauseTransitions) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue string, priorityAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("device", deviceAttributeValue)
+	dp.Attributes().PutStr("direction", directionAttributeValue)
+	dp.Attributes().PutInt("priority", priorityAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricRnicPfcPauseTransitions) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricRnicPfcPauseTransitions) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricRnicPfcPauseTransitions(cfg RnicPfcPauseTransitionsMetricConfig) metricRnicPfcPauseTransitions {
+	m := metricRnicPfcPauseTransitions{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2161,14 +2435,18 @@ type MetricsBuilder struct {
 	metricsBuffer                    pmetric.Metrics      // accumulates metrics data before emitting.
 	buildInfo                        component.BuildInfo  // contains version information.
 	metricInterconnectIo             metricInterconnectIo
+	metricRnicBurstPeakRate          metricRnicBurstPeakRate
+	metricRnicBurstTimeAbove         metricRnicBurstTimeAbove
 	metricRnicCounterSaturated       metricRnicCounterSaturated
 	metricRnicDriverCounter          metricRnicDriverCounter
+	metricRnicOperationIo            metricRnicOperationIo
 	metricRnicPackets                metricRnicPackets
 	metricRnicPauseDuration          metricRnicPauseDuration
 	metricRnicPauseFrames            metricRnicPauseFrames
 	metricRnicPauseStormEvents       metricRnicPauseStormEvents
 	metricRnicPfcPauseDuration       metricRnicPfcPauseDuration
 	metricRnicPfcPauseFrames         metricRnicPfcPauseFrames
+	metricRnicPfcPauseTransitions    metricRnicPfcPauseTransitions
 	metricRnicPhyDiscards            metricRnicPhyDiscards
 	metricRnicPhyIo                  metricRnicPhyIo
 	metricRnicPortErrors             metricRnicPortErrors
@@ -2217,14 +2495,18 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricsBuffer:                    pmetric.NewMetrics(),
 		buildInfo:                        settings.BuildInfo,
 		metricInterconnectIo:             newMetricInterconnectIo(mbc.Metrics.InterconnectIo),
+		metricRnicBurstPeakRate:          newMetricRnicBurstPeakRate(mbc.Metrics.RnicBurstPeakRate),
+		metricRnicBurstTimeAbove:         newMetricRnicBurstTimeAbove(mbc.Metrics.RnicBurstTimeAbove),
 		metricRnicCounterSaturated:       newMetricRnicCounterSaturated(mbc.Metrics.RnicCounterSaturated),
 		metricRnicDriverCounter:          newMetricRnicDriverCounter(mbc.Metrics.RnicDriverCounter),
+		metricRnicOperationIo:            newMetricRnicOperationIo(mbc.Metrics.RnicOperationIo),
 		metricRnicPackets:                newMetricRnicPackets(mbc.Metrics.RnicPackets),
 		metricRnicPauseDuration:          newMetricRnicPauseDuration(mbc.Metrics.RnicPauseDuration),
 		metricRnicPauseFrames:            newMetricRnicPauseFrames(mbc.Metrics.RnicPauseFrames),
 		metricRnicPauseStormEvents:       newMetricRnicPauseStormEvents(mbc.Metrics.RnicPauseStormEvents),
 		metricRnicPfcPauseDuration:       newMetricRnicPfcPauseDuration(mbc.Metrics.RnicPfcPauseDuration),
 		metricRnicPfcPauseFrames:         newMetricRnicPfcPauseFrames(mbc.Metrics.RnicPfcPauseFrames),
+		metricRnicPfcPauseTransitions:    newMetricRnicPfcPauseTransitions(mbc.Metrics.RnicPfcPauseTransitions),
 		metricRnicPhyDiscards:            newMetricRnicPhyDiscards(mbc.Metrics.RnicPhyDiscards),
 		metricRnicPhyIo:                  newMetricRnicPhyIo(mbc.Metrics.RnicPhyIo),
 		metricRnicPortErrors:             newMetricRnicPortErrors(mbc.Metrics.RnicPortErrors),
@@ -2314,14 +2596,18 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
 	mb.metricInterconnectIo.emit(ils.Metrics())
+	mb.metricRnicBurstPeakRate.emit(ils.Metrics())
+	mb.metricRnicBurstTimeAbove.emit(ils.Metrics())
 	mb.metricRnicCounterSaturated.emit(ils.Metrics())
 	mb.metricRnicDriverCounter.emit(ils.Metrics())
+	mb.metricRnicOperationIo.emit(ils.Metrics())
 	mb.metricRnicPackets.emit(ils.Metrics())
 	mb.metricRnicPauseDuration.emit(ils.Metrics())
 	mb.metricRnicPauseFrames.emit(ils.Metrics())
 	mb.metricRnicPauseStormEvents.emit(ils.Metrics())
 	mb.metricRnicPfcPauseDuration.emit(ils.Metrics())
 	mb.metricRnicPfcPauseFrames.emit(ils.Metrics())
+	mb.metricRnicPfcPauseTransitions.emit(ils.Metrics())
 	mb.metricRnicPhyDiscards.emit(ils.Metrics())
 	mb.metricRnicPhyIo.emit(ils.Metrics())
 	mb.metricRnicPortErrors.emit(ils.Metrics())
@@ -2370,6 +2656,16 @@ func (mb *MetricsBuilder) RecordInterconnectIoDataPoint(ts pcommon.Timestamp, va
 	mb.metricInterconnectIo.recordDataPoint(mb.startTime, ts, val, componentAttributeValue.String(), directionAttributeValue.String(), deviceAttributeValue, pciBusIDAttributeValue, numaNodeAttributeValue)
 }
 
+// RecordRnicBurstPeakRateDataPoint adds a data point to rnic.burst.peak_rate metric.
+func (mb *MetricsBuilder) RecordRnicBurstPeakRateDataPoint(ts pcommon.Timestamp, val float64, componentAttributeValue AttributeComponent, directionAttributeValue AttributeDirection, deviceAttributeValue string, burstWindowAttributeValue string) {
+	mb.metricRnicBurstPeakRate.recordDataPoint(mb.startTime, ts, val, componentAttributeValue.String(), directionAttributeValue.String(), deviceAttributeValue, burstWindowAttributeValue)
+}
+
+// RecordRnicBurstTimeAboveDataPoint adds a data point to rnic.burst.time_above metric.
+func (mb *MetricsBuilder) RecordRnicBurstTimeAboveDataPoint(ts pcommon.Timestamp, val float64, componentAttributeValue AttributeComponent, directionAttributeValue AttributeDirection, deviceAttributeValue string, burstShareAttributeValue float64) {
+	mb.metricRnicBurstTimeAbove.recordDataPoint(mb.startTime, ts, val, componentAttributeValue.String(), directionAttributeValue.String(), deviceAttributeValue, burstShareAttributeValue)
+}
+
 // RecordRnicCounterSaturatedDataPoint adds a data point to rnic.counter.saturated metric.
 func (mb *MetricsBuilder) RecordRnicCounterSaturatedDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, counterAttributeValue string) {
 	mb.metricRnicCounterSaturated.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, counterAttributeValue)
@@ -2378,6 +2674,11 @@ func (mb *MetricsBuilder) RecordRnicCounterSaturatedDataPoint(ts pcommon.Timesta
 // RecordRnicDriverCounterDataPoint adds a data point to rnic.driver.counter metric.
 func (mb *MetricsBuilder) RecordRnicDriverCounterDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, counterAttributeValue string, counterSourceAttributeValue AttributeCounterSource) {
 	mb.metricRnicDriverCounter.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, counterAttributeValue, counterSourceAttributeValue.String())
+}
+
+// RecordRnicOperationIoDataPoint adds a data point to rnic.operation.io metric.
+func (mb *MetricsBuilder) RecordRnicOperationIoDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, operationAttributeValue AttributeOperation, directionAttributeValue AttributeDirection) {
+	mb.metricRnicOperationIo.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, operationAttributeValue.String(), directionAttributeValue.String())
 }
 
 // RecordRnicPacketsDataPoint adds a data point to rnic.packets metric.
@@ -2408,6 +2709,11 @@ func (mb *MetricsBuilder) RecordRnicPfcPauseDurationDataPoint(ts pcommon.Timesta
 // RecordRnicPfcPauseFramesDataPoint adds a data point to rnic.pfc.pause_frames metric.
 func (mb *MetricsBuilder) RecordRnicPfcPauseFramesDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue AttributeDirection, priorityAttributeValue int64) {
 	mb.metricRnicPfcPauseFrames.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, directionAttributeValue.String(), priorityAttributeValue)
+}
+
+// RecordRnicPfcPauseTransitionsDataPoint adds a data point to rnic.pfc.pause_transitions metric.
+func (mb *MetricsBuilder) RecordRnicPfcPauseTransitionsDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, directionAttributeValue AttributeDirection, priorityAttributeValue int64) {
+	mb.metricRnicPfcPauseTransitions.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, directionAttributeValue.String(), priorityAttributeValue)
 }
 
 // RecordRnicPhyDiscardsDataPoint adds a data point to rnic.phy.discards metric.

@@ -62,10 +62,19 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordInterconnectIoDataPoint(ts, 1, AttributeComponentRnic, AttributeDirectionTransmit, "device-val", "pci.bus_id-val", 9)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordRnicBurstPeakRateDataPoint(ts, 1, AttributeComponentRnic, AttributeDirectionTransmit, "device-val", "burst.window-val")
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicBurstTimeAboveDataPoint(ts, 1, AttributeComponentRnic, AttributeDirectionTransmit, "device-val", 11.100000)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordRnicCounterSaturatedDataPoint(ts, 1, "device-val", "counter-val")
 
 			allMetricsCount++
 			mb.RecordRnicDriverCounterDataPoint(ts, 1, "device-val", "counter-val", AttributeCounterSourceCounters)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicOperationIoDataPoint(ts, 1, "device-val", AttributeOperationSend, AttributeDirectionTransmit)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPacketsDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
@@ -84,6 +93,9 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPfcPauseFramesDataPoint(ts, 1, "device-val", AttributeDirectionTransmit, 8)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordRnicPfcPauseTransitionsDataPoint(ts, 1, "device-val", AttributeDirectionTransmit, 8)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordRnicPhyDiscardsDataPoint(ts, 1, "device-val", AttributeDirectionTransmit)
@@ -208,6 +220,56 @@ func TestMetricsBuilder(t *testing.T) {
 					numaNodeAttrVal, ok := dp.Attributes().Get("numa.node")
 					assert.True(t, ok)
 					assert.EqualValues(t, 9, numaNodeAttrVal.Int())
+				case "rnic.burst.peak_rate":
+					assert.False(t, validatedMetrics["rnic.burst.peak_rate"], "Found a duplicate in the metrics slice: rnic.burst.peak_rate")
+					validatedMetrics["rnic.burst.peak_rate"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The highest rate of the port's bytes over one sampling window of the fast sampler (bursts.period) among the windows that ended in the collection interval; emitted only with bursts.period set. A 10 s average of 30 % hides a link saturated for 40 ms of every training step; this does not.", mi.Description())
+					assert.Equal(t, "By/s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					componentAttrVal, ok := dp.Attributes().Get("component")
+					assert.True(t, ok)
+					assert.Equal(t, "rnic", componentAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					burstWindowAttrVal, ok := dp.Attributes().Get("burst.window")
+					assert.True(t, ok)
+					assert.Equal(t, "burst.window-val", burstWindowAttrVal.Str())
+				case "rnic.burst.time_above":
+					assert.False(t, validatedMetrics["rnic.burst.time_above"], "Found a duplicate in the metrics slice: rnic.burst.time_above")
+					validatedMetrics["rnic.burst.time_above"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Time the port's bytes ran at or above a share of its line rate (rnic.port.rate), counted over the fast sampler's windows (the sum of the windows whose rate reached the share); emitted only with bursts.period set and a known rate. One series per share in bursts.shares.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					componentAttrVal, ok := dp.Attributes().Get("component")
+					assert.True(t, ok)
+					assert.Equal(t, "rnic", componentAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					burstShareAttrVal, ok := dp.Attributes().Get("burst.share")
+					assert.True(t, ok)
+					assert.Equal(t, 11.100000, burstShareAttrVal.Double())
 				case "rnic.counter.saturated":
 					assert.False(t, validatedMetrics["rnic.counter.saturated"], "Found a duplicate in the metrics slice: rnic.counter.saturated")
 					validatedMetrics["rnic.counter.saturated"] = true
@@ -249,6 +311,29 @@ func TestMetricsBuilder(t *testing.T) {
 					counterSourceAttrVal, ok := dp.Attributes().Get("counter.source")
 					assert.True(t, ok)
 					assert.Equal(t, "counters", counterSourceAttrVal.Str())
+				case "rnic.operation.io":
+					assert.False(t, validatedMetrics["rnic.operation.io"], "Found a duplicate in the metrics slice: rnic.operation.io")
+					validatedMetrics["rnic.operation.io"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Bytes moved by the RDMA port per operation, where the driver splits them (AWS EFA: efa_verbs.c EFA_DEFINE_PORT_STATS send_bytes / recv_bytes, rdma_write_bytes / rdma_write_recv_bytes, rdma_read_resp_bytes / rdma_read_bytes). Transmit is what this port sent: its sends, its RDMA writes and its responses to remote reads; receive is the reverse. A part of interconnect.io{component=rnic}, never to be added to it.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					operationAttrVal, ok := dp.Attributes().Get("operation")
+					assert.True(t, ok)
+					assert.Equal(t, "send", operationAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
 				case "rnic.packets":
 					assert.False(t, validatedMetrics["rnic.packets"], "Found a duplicate in the metrics slice: rnic.packets")
 					validatedMetrics["rnic.packets"] = true
@@ -334,7 +419,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["rnic.pfc.pause_duration"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Time the port was paused per priority (mlx5 ethtool statistics rx/tx_prio<p>_pause_duration; other drivers do not count it).", mi.Description())
+					assert.Equal(t, "Time the port was paused per priority (ethtool statistics rx/tx_prio<p>_pause_duration on mlx5, pfc_pri<p>_rx/tx_duration_us on bnxt_en and bng_en; ice and i40e do not count it).", mi.Description())
 					assert.Equal(t, "us", mi.Unit())
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -357,8 +442,31 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["rnic.pfc.pause_frames"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
+					assert.Equal(t, "Priority flow control pause frames per priority (ethtool statistics of the port's netdev, or of each physical member of a RoCE LAG bond - rx/tx_prio<p>_pause on mlx5, rx/tx_pfc_ena_frames_pri<p> on bnxt_en, rxp/txp_pfc_ena_frames_pri<p> on bng_en, rx/tx_priority_<p>_xoff.nic on ice, port.rx/tx_priority_<p>_xoff_rx/tx on i40e).", mi.Description())
 					assert.Equal(t, "{frame}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					deviceAttrVal, ok := dp.Attributes().Get("device")
+					assert.True(t, ok)
+					assert.Equal(t, "device-val", deviceAttrVal.Str())
+					directionAttrVal, ok := dp.Attributes().Get("direction")
+					assert.True(t, ok)
+					assert.Equal(t, "transmit", directionAttrVal.Str())
+					priorityAttrVal, ok := dp.Attributes().Get("priority")
+					assert.True(t, ok)
+					assert.EqualValues(t, 8, priorityAttrVal.Int())
+				case "rnic.pfc.pause_transitions":
+					assert.False(t, validatedMetrics["rnic.pfc.pause_transitions"], "Found a duplicate in the metrics slice: rnic.pfc.pause_transitions")
+					validatedMetrics["rnic.pfc.pause_transitions"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Transitions of a priority into the paused state (ethtool statistics pfc_pri<p>_rx/tx_transitions on bnxt_en and bng_en; divides rnic.pfc.pause_duration into pause episodes). Other drivers do not count it.", mi.Description())
+					assert.Equal(t, "{transition}", mi.Unit())
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 					dp := mi.Sum().DataPoints().At(0)

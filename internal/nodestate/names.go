@@ -1,0 +1,83 @@
+package nodestate // import "github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
+
+// The receivers' metrics a node's state is made of (receiver/rnicreceiver, cpuuncorereceiver and
+// gpureceiver metadata.yaml).
+const (
+	MetricIO          = "interconnect.io"
+	MetricPackets     = "rnic.packets"
+	MetricCNP         = "rnic.roce.cnp"
+	MetricECN         = "rnic.roce.ecn_marked"
+	MetricPFCFrames   = "rnic.pfc.pause_frames"
+	MetricPFCDuration = "rnic.pfc.pause_duration"
+	MetricPauseFrames = "rnic.pause.frames"
+	MetricXmitWait    = "rnic.port.xmit_wait"
+	MetricPortRate    = "rnic.port.rate"
+	MetricPortWidth   = "rnic.port.width"
+	MetricPortState   = "rnic.port.state"
+	MetricPortInfo    = "rnic.port.info"
+	MetricSaturated   = "rnic.counter.saturated"
+	MetricTopoReady   = "rnic.topology.gpudirect_ready"
+	MetricTopoDist    = "rnic.topology.gpu_distance"
+	MetricTopoNearest = "rnic.topology.nearest_rnic"
+	MetricTopoACS     = "rnic.topology.acs_redirect"
+	MetricTopoIOMMU   = "rnic.topology.iommu"
+	MetricTopoPeerMem = "rnic.topology.peer_memory"
+	MetricTopoDegrade = "rnic.topology.link.degraded"
+	MetricGPUInfo     = "gpu.info"
+	MetricGPUWidth    = "gpu.pcie.link.width"
+	MetricGPUMaxWidth = "gpu.pcie.link.max_width"
+	MetricDRAMActive  = "gpu.dram.active"
+	MetricPCIeDevice  = "cpuuncore.pcie.device"
+)
+
+// Attributes of those metrics.
+const (
+	AttrComponent = "component"
+	AttrDirection = "direction"
+	AttrDevice    = "device"
+	AttrBusID     = "pci.bus_id"
+	AttrGPUBusID  = "gpu.pci.bus_id"
+	AttrNetdev    = "netdev"
+	AttrHCAType   = "hca_type"
+	AttrPath      = "pcie.path"
+	AttrReason    = "gpudirect.reason"
+	AttrIOMMUMode = "iommu.mode"
+	AttrMechanism = "mechanism"
+	AttrCounter   = "counter"
+	AttrPriority  = "priority"
+)
+
+// The interconnect.io components (the interconnect components InterconnectLens draws) and
+// directions.
+const (
+	RNIC      = "rnic"
+	Netdev    = "netdev"
+	GPUPCIe   = "gpu_pcie"
+	CPUPCIe   = "cpu_pcie"
+	CPUMemory = "cpu_memory"
+
+	Transmit = "transmit"
+	Receive  = "receive"
+)
+
+// HostNameKey is the resource attribute a node is keyed by (OpenTelemetry semantic conventions,
+// host.name); a node agent's metrics without it are "this node" (key "").
+const HostNameKey = "host.name"
+
+// counters are the cumulative sums a rate is taken of; gauges are read as their newest value.
+var counters = map[string]bool{
+	MetricIO: true, MetricPackets: true, MetricCNP: true, MetricECN: true,
+	MetricPFCFrames: true, MetricPFCDuration: true, MetricPauseFrames: true,
+	MetricNVLinkLinkIO: true, MetricNVLinkLinkErrors: true,
+}
+
+var gauges = map[string]bool{
+	MetricPortRate: true, MetricPortWidth: true, MetricPortInfo: true,
+	MetricTopoReady: true, MetricTopoDist: true, MetricTopoNearest: true, MetricTopoACS: true,
+	MetricTopoIOMMU: true, MetricTopoPeerMem: true, MetricTopoDegrade: true,
+	MetricGPUInfo: true, MetricGPUWidth: true, MetricGPUMaxWidth: true, MetricPCIeDevice: true,
+	MetricOwner: true,
+}
+
+// Reads reports whether a metric is part of a node's state.
+func Reads(metric string) bool { return counters[metric] || gauges[metric] }

@@ -1,0 +1,45 @@
+package nodestate
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCounterResetIsARate: a counter that goes back (driver reload) is read as restarted from
+// zero, as PromQL's irate does (prometheus/promql/functions.go, instantValue).
+func TestCounterResetIsARate(t *testing.T) {
+	s := &series{}
+	s.add(1e9, 1000)
+	s.add(2e9, 300)
+	r, ok := s.rate(2e9, 3*time.Second)
+	require.True(t, ok)
+	assert.Equal(t, 300.0, r)
+	s.add(3e9, 1300)
+	r, _ = s.rate(3e9, 3*time.Second)
+	assert.Equal(t, 1000.0, r)
+	_, ok = s.rate(6e9, 3*time.Second)
+	assert.False(t, ok, "samples older than the window give no rate")
+}
+
+// TestValueIsTheNewestAtOrBeforeNow: an instant read at now sees the newest sample stamped at or
+// before now, as PromQL's instant selector does (prometheus/promql/engine.go, vectorSelectorSingle),
+// so a point stamped a moment after the evaluation began does not make the series vanish for it.
+func TestValueIsTheNewestAtOrBeforeNow(t *testing.T) {
+	s := &series{}
+	_, ok := s.value(1e9, time.Minute)
+	assert.False(t, ok, "no sample")
+	s.add(1e9, 1)
+	s.add(2e9, 2)
+	v, ok := s.value(1.5e9, time.Minute)
+	require.True(t, ok, "the sample at 2 s is after now: the one at 1 s is read")
+	assert.Equal(t, 1.0, v)
+	v, _ = s.value(2e9, time.Minute)
+	assert.Equal(t, 2.0, v)
+	_, ok = s.value(0.5e9, time.Minute)
+	assert.False(t, ok, "both after now")
+	_, ok = s.value(62e9, time.Minute)
+	assert.False(t, ok, "older than the lookback")
+}

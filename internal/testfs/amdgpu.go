@@ -1,0 +1,171 @@
+package testfs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path"
+	"strconv"
+)
+
+// AMDGPU is one AMD Instinct GPU as amdgpu lays it out in sysfs: its PCI function under
+// /sys/devices with vendor, numa_node, gpu_metrics (amdgpu_pm.c dev_attr_gpu_metrics, binary),
+// unique_id and product_name (amdgpu_pm.c, amdgpu_fru_eeprom.c), its DRM minors under drm/
+// (drm_sysfs.c drm_sysfs_minor_alloc: card<N> and renderD<128+N>, each with a device link to the
+// function), /sys/class/drm/<minor> linking there, and /sys/bus/pci/devices/<address>.
+type AMDGPU struct {
+	Card        int
+	Address     string // 0000:05:00.0
+	RootBus     string // pci0000:00
+	NUMANode    int
+	UniqueID    string // amdgpu_pm.c unique_id: "%016llx"
+	ProductName string
+	// Metrics is the gpu_metrics table; nil for an ASIC without one.
+	Metrics []byte
+}
+
+// AMDGPU adds the GPU (sys/...).
+func (t *Tree) AMDGPU(g AMDGPU) {
+	fn := path.Join("sys", "devices", g.RootBus, g.Address)
+	t.Attr(path.Join(fn, "vendor"), "0x1002")
+	t.Attr(path.Join(fn, "class"), "0x120000") // PCI_CLASS_ACCELERATOR_PROCESSING
+	t.Attr(path.Join(fn, "numa_node"), strconv.Itoa(g.NUMANode))
+	if g.UniqueID != "" {
+		t.Attr(path.Join(fn, "unique_id"), g.UniqueID)
+	}
+	if g.ProductName != "" {
+		t.Attr(path.Join(fn, "product_name"), g.ProductName)
+	}
+	if g.Metrics != nil {
+		t.Bytes(path.Join(fn, "gpu_metrics"), g.Metrics)
+	}
+	for _, minor := range []string{"card" + strconv.Itoa(g.Card), "renderD" + strconv.Itoa(128+g.Card)} {
+		dir := path.Join(fn, "drm", minor)
+		t.Link(path.Join(dir, "device"), "../../../"+g.Address)
+		t.Link(path.Join("sys", "class", "drm", minor), "../../devices/"+g.RootBus+"/"+g.Address+"/drm/"+minor)
+	}
+	t.Link(path.Join("sys", "bus", "pci", "devices", g.Address), "../../../devices/"+g.RootBus+"/"+g.Address)
+}
+
+// GPUMetrics is what a gpu_metrics_v1_x table (drivers/gpu/drm/amd/include/kgd_pp_interface.h)
+// holds for the fields tests set; every other field is 0.
+type GPUMetrics struct {
+	FormatRevision, ContentRevision uint8
+	AverageUMCActivity              uint16
+	PCIeLinkWidth, PCIeLinkSpeed    uint16
+	PCIeBandwidthAcc                uint64
+	PCIeReplayCountAcc              uint64
+	XGMIReadDataAcc                 [8]uint64 // KB per link
+	XGMIWriteDataAcc                [8]uint64
+}
+
+// cField is one member of a C struct: its name, the size of one element and the element count.
+type cField struct {
+	name  string
+	size  int
+	count int
+}
+
+// gpuMetricsStructs are the gpu_metrics_v1_x structs of kgd_pp_interface.h, member by member in
+// declaration order (NUM_VCN 4, NUM_JPEG_ENG 32, NUM_XGMI_LINKS 8, MAX_GFX_CLKS 8, MAX_CLKS 4);
+// v1_6 and v1_7 through num_partition (xcp_stats[NUM_XCP] and what follows are left out). v1_6 is
+// v1_7 without what the patch "drm/amd/pm: Add gpu_metrics_v1_7" added: mem_max_bandwidth and
+// xgmi_link_status[] with its padding.
+var gpuMetricsStructs = map[uint8][]cField{
+	4: append(append(v1Head(false, false), v1PCIe(false)...), v1Tail(false)...),
+	5: append(append(v1Head(true, false), v1PCIe(true)...), v1Tail(false)...),
+	6: append(append(v1Head(false, true), v1PCIe(true)...), v1Tail(true)...),
+	7: append(append(v1HeadMemMax(), v1PCIe(true)...), append([]cField{{"xgmi_link_status", 2, 8}, {"padding_ls", 2, 1}}, v1Tail(true)...)...),
+}
+
+func v1Common() []cField {
+	return []cField{{"structure_size", 2, 1}, {"format_revision", 1, 1}, {"content_revision", 1, 1},
+		{"temperature_hotspot", 2, 1}, {"temperature_mem", 2, 1}, {"temperature_vrsoc", 2, 1},
+		{"curr_socket_power", 2, 1}, {"average_gfx_activity", 2, 1}, {"average_umc_activity", 2, 1}}
+}
+
+// v1Head: v1_4 / v1_5 (vcn_activity, jpeg_activity on v1_5, energy, clock, throttle_status) or
+// v1_6 (energy, clock, accumulation_counter and the residencies).
+func v1Head(jpeg, residencies bool) []cField {
+	f := v1Common()
+	if !residencies {
+		f = append(f, cField{"vcn_activity", 2, 4})
+		if jpeg {
+			f = append(f, cField{"jpeg_activity", 2, 32})
+		}
+	}
+	f = append(f, cField{"energy_accumulator", 8, 1}, cField{"system_clock_counter", 8, 1})
+	if residencies {
+		return append(f, cField{"accumulation_counter", 4, 1}, cField{"prochot_residency_acc", 4, 1}, cField{"ppt_residency_acc", 4, 1},
+			cField{"socket_thm_residency_acc", 4, 1}, cField{"vr_thm_residency_acc", 4, 1}, cField{"hbm_thm_residency_acc", 4, 1})
+	}
+	return append(f, cField{"throttle_status", 4, 1})
+}
+
+// v1HeadMemMax: v1_7, v1_6's head with mem_max_bandwidth after average_umc_activity.
+func v1HeadMemMax() []cField {
+	f := append(v1Common(), cField{"mem_max_bandwidth", 8, 1})
+	return append(f, v1Head(false, true)[len(v1Common()):]...)
+}
+
+// v1PCIe: from gfxclk_lock_status to xgmi_write_data_acc (with the NAK counts from v1_5 on).
+func v1PCIe(nak bool) []cField {
+	f := []cField{{"gfxclk_lock_status", 4, 1}, {"pcie_link_width", 2, 1}, {"pcie_link_speed", 2, 1},
+		{"xgmi_link_width", 2, 1}, {"xgmi_link_speed", 2, 1}, {"gfx_activity_acc", 4, 1}, {"mem_activity_acc", 4, 1},
+		{"pcie_bandwidth_acc", 8, 1}, {"pcie_bandwidth_inst", 8, 1}, {"pcie_l0_to_recov_count_acc", 8, 1},
+		{"pcie_replay_count_acc", 8, 1}, {"pcie_replay_rover_count_acc", 8, 1}}
+	if nak {
+		f = append(f, cField{"pcie_nak_sent_count_acc", 4, 1}, cField{"pcie_nak_rcvd_count_acc", 4, 1})
+	}
+	return append(f, cField{"xgmi_read_data_acc", 8, 8}, cField{"xgmi_write_data_acc", 8, 8})
+}
+
+// v1Tail: firmware_timestamp and the current clocks (and num_partition from v1_6 on).
+func v1Tail(partition bool) []cField {
+	f := []cField{{"firmware_timestamp", 8, 1}, {"current_gfxclk", 2, 8}, {"current_socclk", 2, 4},
+		{"current_vclk0", 2, 4}, {"current_dclk0", 2, 4}, {"current_uclk", 2, 1}}
+	if partition {
+		return append(f, cField{"num_partition", 2, 1})
+	}
+	return append(f, cField{"padding", 2, 1})
+}
+
+// GPUMetricsTable lays the table out as the C compiler lays the struct out: each member at its
+// natural alignment, the struct padded to its largest member's (8), little-endian; the header's
+// structure_size is the struct's size. An unknown revision is written as a bare header, as a
+// newer kernel's table looks to a reader that does not know it.
+func GPUMetricsTable(m GPUMetrics) []byte {
+	fields, ok := gpuMetricsStructs[m.ContentRevision]
+	if !ok || m.FormatRevision != 1 {
+		b := make([]byte, 64)
+		binary.LittleEndian.PutUint16(b, uint16(len(b)))
+		b[2], b[3] = m.FormatRevision, m.ContentRevision
+		return b
+	}
+	off := map[string]int{}
+	n := 0
+	for _, f := range fields {
+		n = (n + f.size - 1) / f.size * f.size
+		off[f.name] = n
+		n += f.size * f.count
+	}
+	n = (n + 7) / 8 * 8
+	b := make([]byte, n)
+	le := binary.LittleEndian
+	le.PutUint16(b[off["structure_size"]:], uint16(n))
+	b[off["format_revision"]], b[off["content_revision"]] = m.FormatRevision, m.ContentRevision
+	le.PutUint16(b[off["average_umc_activity"]:], m.AverageUMCActivity)
+	le.PutUint16(b[off["pcie_link_width"]:], m.PCIeLinkWidth)
+	le.PutUint16(b[off["pcie_link_speed"]:], m.PCIeLinkSpeed)
+	le.PutUint64(b[off["pcie_bandwidth_acc"]:], m.PCIeBandwidthAcc)
+	le.PutUint64(b[off["pcie_replay_count_acc"]:], m.PCIeReplayCountAcc)
+	for i := 0; i < 8; i++ {
+		le.PutUint64(b[off["xgmi_read_data_acc"]+8*i:], m.XGMIReadDataAcc[i])
+		le.PutUint64(b[off["xgmi_write_data_acc"]+8*i:], m.XGMIWriteDataAcc[i])
+	}
+	return b
+}
+
+// String names the table's version as amdgpu does (gpu_metrics_v1_5).
+func (m GPUMetrics) String() string {
+	return fmt.Sprintf("gpu_metrics_v%d_%d", m.FormatRevision, m.ContentRevision)
+}

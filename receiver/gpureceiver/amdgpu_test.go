@@ -1,0 +1,152 @@
+package gpureceiver
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/testfs"
+	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
+)
+
+// mi300xMetrics is an MI300X's table as smu_v13_0_6_ppt.c smu_v13_0_6_get_gpu_metrics fills it
+// (smu_cmn_init_soft_gpu_metrics(gpu_metrics, 1, rev)): average_umc_activity in %, a Gen5 x16
+// link (pcie_link_speed in 0.1 GT/s), pcie_replay_count_acc, and the per-link XGMI totals in KB
+// (xgmi_read/write_data_acc[i] from the firmware's XgmiRead/WriteDataSizeAcc). The seven links
+// of an eight-GPU MI300X platform carry traffic; the eighth is unused.
+func mi300xMetrics(rev uint8, kb uint64) testfs.GPUMetrics {
+	m := testfs.GPUMetrics{FormatRevision: 1, ContentRevision: rev, AverageUMCActivity: 40,
+		PCIeLinkWidth: 16, PCIeLinkSpeed: 320, PCIeBandwidthAcc: 12345, PCIeReplayCountAcc: 7}
+	for l := 0; l < 7; l++ {
+		m.XGMIReadDataAcc[l] = kb * uint64(l+1)
+		m.XGMIWriteDataAcc[l] = 2 * kb * uint64(l+1)
+	}
+	return m
+}
+
+// TestParseAMDMetrics: every table version the receiver knows, laid out member by member from
+// kgd_pp_interface.h by internal/testfs (its own walk of the struct, not the parser's offsets).
+func TestParseAMDMetrics(t *testing.T) {
+	for _, rev := range []uint8{4, 5, 6, 7} {
+		want := mi300xMetrics(rev, 1000)
+		b := testfs.GPUMetricsTable(want)
+		m, err := parseAMDMetrics(b)
+		require.NoError(t, err, want.String())
+		assert.EqualValues(t, 40, m.umcActivity, want.String())
+		assert.EqualValues(t, 16, m.pcieWidth, want.String())
+		assert.EqualValues(t, 320, m.pcieSpeed, want.String())
+		assert.EqualValues(t, 7, m.pcieReplays, want.String())
+		assert.EqualValues(t, 12345, m.pcieBandwidthAcc, want.String())
+		assert.Equal(t, want.XGMIReadDataAcc, m.xgmiReadKB, want.String())
+		assert.Equal(t, want.XGMIWriteDataAcc, m.xgmiWriteKB, want.String())
+	}
+	// sizeof(struct gpu_metrics_v1_4) and _v1_5 as gcc lays them out on x86-64 and arm64.
+	assert.Len(t, testfs.GPUMetricsTable(mi300xMetrics(4, 0)), 288)
+	assert.Len(t, testfs.GPUMetricsTable(mi300xMetrics(5, 0)), 360)
+}
+
+// TestParseAMDMetricsRefusesUnknownVersions: a version the receiver does not know (a newer
+// kernel's 1.8, an APU's 2.x, a 3.0) and a table shorter than its version are refused, naming them.
+func TestParseAMDMetricsRefusesUnknownVersions(t *testing.T) {
+	for _, v := range [][2]uint8{{1, 8}, {2, 1}, {3, 0}, {1, 3}} {
+		_, err := parseAMDMetrics(testfs.GPUMetricsTable(testfs.GPUMetrics{FormatRevision: v[0], ContentRevision: v[1]}))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "table version "+string('0'+v[0])+"."+string('0'+v[1])+" is not one the receiver knows")
+	}
+	b := testfs.GPUMetricsTable(mi300xMetrics(5, 1))
+	_, err := parseAMDMetrics(b[:200])
+	assert.ErrorContains(t, err, "version 1.5 table of 200 bytes (header says 360), needs at least 360")
+	_, err = parseAMDMetrics(b[:3])
+	assert.ErrorContains(t, err, "shorter than its 4-byte header")
+}
+
+// amdNode writes two MI300X GPUs as amdgpu lays them out (testfs.AMDGPU), the second with table
+// version rev1, and returns the root.
+func amdNode(t *testing.T, kb uint64, rev1 uint8) string {
+	root := t.TempDir()
+	var tree testfs.Tree
+	tree.AMDGPU(testfs.AMDGPU{Card: 0, Address: "0000:05:00.0", RootBus: "pci0000:00", NUMANode: 0,
+		UniqueID: "5a1c4b2e0f3d9e71", ProductName: "AMD Instinct MI300X", Metrics: testfs.GPUMetricsTable(mi300xMetrics(7, kb))})
+	tree.AMDGPU(testfs.AMDGPU{Card: 1, Address: "0000:15:00.0", RootBus: "pci0000:10", NUMANode: 1,
+		Metrics: testfs.GPUMetricsTable(mi300xMetrics(rev1, kb))})
+	require.NoError(t, tree.Write(root))
+	return root
+}
+
+func newAMDScraper(t *testing.T, root string) (*gpuScraper, *observer.ObservedLogs, *testClock) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath = root
+	require.NoError(t, cfg.Validate())
+	core, logs := observer.New(zap.DebugLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	s := newPatientScraper(cfg, set)
+	clock := &testClock{t: time.Unix(1_800_000_000, 0)}
+	s.now = clock.now
+	return s, logs, clock
+}
+
+// TestAMDGPUSource (N11): an MI300X node without ROCm and without any NVIDIA library. The
+// receiver finds both GPUs under /sys/class/drm (auto: DCGM and NVML are absent), keys them by
+// PCI address like the NVIDIA GPUs, and serves XGMI bytes (all links, KB x 1024; write as
+// transmit, read as receive), memory activity, PCIe link width, generation and replays.
+func TestAMDGPUSource(t *testing.T) {
+	root := amdNode(t, 1000, 5)
+	s, _, clock := newAMDScraper(t, root)
+	require.NoError(t, s.start(context.Background(), nil))
+	defer func() { require.NoError(t, s.shutdown(context.Background())) }()
+	m := scrapeOnce(t, s)
+	require.NotNil(t, s.src, "the amdgpu source opened")
+	assert.Equal(t, "amdgpu", s.src.kind())
+	info := one(t, m, "gpu.info", "device", "gpu0")
+	assert.Equal(t, "0000:05:00.0", info.attrs["pci.bus_id"])
+	assert.Equal(t, "5a1c4b2e0f3d9e71", info.attrs["gpu.uuid"])
+	assert.Equal(t, "AMD Instinct MI300X", info.attrs["gpu.model"])
+	assert.Equal(t, "amdgpu", info.attrs["source"])
+	assert.EqualValues(t, 1, one(t, m, "gpu.info", "device", "gpu1").attrs["numa.node"])
+	assert.EqualValues(t, 0, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "transmit").i,
+		"a since-boot counter starts at 0 (metadata/start-time.md)")
+	assert.InDelta(t, 0.40, one(t, m, "gpu.dram.active", "device", "gpu1").f, 1e-9)
+	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.width", "device", "gpu0").i)
+	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.generation", "device", "gpu0").i, "32 GT/s")
+	assert.EqualValues(t, 0, one(t, m, "gpu.pcie.replays", "device", "gpu0").i)
+	assert.Empty(t, find(m, "interconnect.io", "component", "gpu_pcie"), "pcie_bandwidth_acc is not served (README)")
+
+	// 10 s later every link moved 500 KB more per link index: links 1..7 read 500*(1+...+7) KB.
+	var tree testfs.Tree
+	tree.Bytes("sys/devices/pci0000:00/0000:05:00.0/gpu_metrics", testfs.GPUMetricsTable(mi300xMetrics(7, 1500)))
+	require.NoError(t, tree.Write(root))
+	clock.t = clock.t.Add(10 * time.Second)
+	m = scrapeOnce(t, s)
+	const linkSum = 1 + 2 + 3 + 4 + 5 + 6 + 7
+	assert.EqualValues(t, 500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "receive").i)
+	assert.EqualValues(t, 2*500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "transmit").i)
+	assert.Len(t, find(m, "interconnect.io", "device", "gpu0"), 2, "XGMI, two directions")
+}
+
+// TestAMDGPUUnknownTableVersion: a GPU whose table is a version the receiver does not know costs
+// that GPU's series, with one line naming the file and the version; the other GPU is served.
+func TestAMDGPUUnknownTableVersion(t *testing.T) {
+	root := amdNode(t, 1000, 8)
+	s, logs, clock := newAMDScraper(t, root)
+	require.NoError(t, s.start(context.Background(), nil))
+	defer func() { require.NoError(t, s.shutdown(context.Background())) }()
+	for i := 0; i < 3; i++ {
+		m, err := s.scrape(context.Background())
+		require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
+		assert.ErrorContains(t, err, filepath.Join("card1", "device", "gpu_metrics"))
+		assert.ErrorContains(t, err, "table version 1.8 is not one the receiver knows")
+		assert.Len(t, find(m, "interconnect.io", "device", "gpu0"), 2)
+		assert.Empty(t, find(m, "interconnect.io", "device", "gpu1"))
+		clock.t = clock.t.Add(10 * time.Second)
+	}
+	assert.Equal(t, 1, logs.FilterField(zap.String("key", "gpu1/gpu_metrics")).Len(), "said once")
+}

@@ -1,0 +1,23 @@
+package dashboard
+
+// bursts shows what a collection interval's average hides, where the rnic receiver's fast sampler
+// is on (bursts.period): each interval's peak rate over one sampling window, and the share of time
+// each port ran above 50 % and 90 % of its line rate. A port at a few percent on average whose
+// peak is the line rate moves its traffic in bursts (a data-parallel step's gradient exchange).
+func (g *gen) bursts() {
+	g.row("Microbursts: inside the collection interval (bursts.period)")
+	g.add(g.timeSeries("Peak rate within the interval",
+		"The highest rate of the port's bytes over one window of the rnic receiver's fast sampler (burst.window, e.g. 10ms) in each collection interval, beside what the interval's average would say: a port saturated in bursts shows the line rate here. Empty unless bursts.period is set.",
+		"Bps", 12, 8,
+		target{
+			expr:   `max by (host_name, device, component, direction) (rnic_burst_peak_rate_bytes_per_second{host_name=~"$node"})`,
+			legend: "{{host_name}} {{device}} {{component}} {{direction}} peak",
+		}))
+	g.add(g.timeSeries("Time above a share of line rate",
+		"Share of the time the port ran at or above burst.share of its line rate (rnic.port.rate), counted over the fast sampler's windows: 40 ms bursts every 600 ms read 6.7 % above 90 %.",
+		"percentunit", 12, 8,
+		target{
+			expr:   `sum by (host_name, device, direction, burst_share) (rate(rnic_burst_time_above_seconds_total{host_name=~"$node"}[$__rate_interval]))`,
+			legend: "{{host_name}} {{device}} {{direction}} above {{burst_share}}",
+		}))
+}
