@@ -42,8 +42,8 @@ func (s *store) clusterView(refreshMs int64) clusterJSON {
 	for _, n := range s.nodes {
 		group, known := s.groupOf(n, now)
 		out.Grouped = out.Grouped || known
-		row := clusterNode{Name: n.name, Cells: n.diag.export(s.verdictNames, oldest).History}
-		if v, ok := n.diag.verdicts[""]; ok {
+		row := clusterNode{Name: n.name, Cells: n.diag.export(s.verdictNames, oldest, nil).History}
+		if v, ok := n.diag.verdicts[diagKey{}]; ok {
 			row.Verdict = v.verdict
 		}
 		g := byGroup[group]

@@ -21,14 +21,25 @@ import (
 
 // connectorOutput replays node1 of a simulated case (internal/scenario) through the real
 // diagnosis connector, built by its factory as the collector builds it, and returns what it
-// emitted. Each sample is followed by two of the connector's evaluations (the second one began
-// after the sample was consumed), so the verdicts follow the samples, not the machine's speed.
+// emitted.
 func connectorOutput(t *testing.T, c scenario.Case, samples int) ([]pmetric.Metrics, []plog.Logs) {
+	t.Helper()
+	return connectorReplay(t, scenario.HostName(c, scenario.Nodes[0]), c.Name, c.Stream(0, samples, 1), nil)
+}
+
+// connectorReplay feeds a node's stream, a sample a second, through the real diagnosis connector
+// (mutate changes its configuration). Each sample is followed by two of the connector's
+// evaluations (the second one began after the sample was consumed), so the verdicts follow the
+// samples, not the machine's speed.
+func connectorReplay(t *testing.T, host, name string, stream [][]scenario.Point, mutate func(*diagnosisconnector.Config)) ([]pmetric.Metrics, []plog.Logs) {
 	t.Helper()
 	f := diagnosisconnector.NewFactory()
 	cfg := f.CreateDefaultConfig().(*diagnosisconnector.Config)
 	cfg.Interval = 10 * time.Millisecond
 	cfg.Window, cfg.StaleAfter, cfg.PortRateMemory = 10*time.Minute, 10*time.Minute, 10*time.Minute
+	if mutate != nil {
+		mutate(cfg)
+	}
 	require.NoError(t, cfg.Validate())
 	set := connectortest.NewNopSettings(component.MustNewType("diagnosis"))
 	msink, lsink := new(consumertest.MetricsSink), new(consumertest.LogsSink)
@@ -39,10 +50,9 @@ func connectorOutput(t *testing.T, c scenario.Case, samples int) ([]pmetric.Metr
 	require.NoError(t, mc.Start(t.Context(), componenttest.NewNopHost()))
 	require.NoError(t, lc.Start(t.Context(), componenttest.NewNopHost()))
 	// The samples are a second apart and end now (the connector refuses points far from its clock).
-	base := time.Now().Add(-time.Duration(samples) * time.Second)
-	host := scenario.HostName(c, scenario.Nodes[0])
-	for i, pts := range c.Stream(0, samples, 1) {
-		md := scenario.Metrics(host, c.Name, pts, base.Add(time.Duration(i)*time.Second))
+	base := time.Now().Add(-time.Duration(len(stream)) * time.Second)
+	for i, pts := range stream {
+		md := scenario.Metrics(host, name, pts, base.Add(time.Duration(i)*time.Second))
 		evaluated := len(msink.AllMetrics())
 		require.NoError(t, mc.ConsumeMetrics(t.Context(), md))
 		require.NoError(t, lc.ConsumeMetrics(t.Context(), md))

@@ -2,6 +2,8 @@ package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exp
 
 import (
 	"sort"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
 // What the diagnosis connector emits is the contract of internal/verdict, per node resource
@@ -9,13 +11,22 @@ import (
 // operator's sentence, attributes verdict, previous_verdict, device and one per evidence ratio.
 
 // diagnosis is a node's latest verdicts, their evidence, the sentences of the changes and the
-// node-level verdict's history.
+// node-level verdict's history. Verdicts, evidence and sentences are kept by owner and device:
+// with the connector's per_owner, each pod or job has node-level verdicts of its own (device ""),
+// beside the node's (the zero owner), and a device verdict carries its device's owner.
 type diagnosis struct {
-	verdicts  map[string]verdictFact // device -> verdict holding now
-	evidence  map[string]map[string]evidenceFact
-	sentences map[string]sentence // device -> sentence of the last change
-	log       []sentence          // the last changes, newest last (at most maxLog)
-	history   *ring               // node level: t, verdict code (store.verdictIndex)
+	verdicts  map[diagKey]verdictFact // verdict holding now
+	evidence  map[diagKey]map[string]evidenceFact
+	sentences map[diagKey]sentence // sentence of the last change
+	log       []sentence           // the last changes, newest last (at most maxLog)
+	history   *ring                // the node's own node-level verdict: t, verdict code (store.verdictIndex)
+}
+
+// diagKey is whose verdict it is: an owner (zero: the node's own, or a device nobody owns) and a
+// device ("" for a node-level verdict).
+type diagKey struct {
+	owner  nodestate.OwnerID
+	device string
 }
 
 type verdictFact struct {
@@ -32,7 +43,7 @@ type sentence struct {
 	t        int64
 	verdict  string
 	previous string
-	device   string
+	key      diagKey
 	body     string
 	evidence map[string]float64
 }
@@ -40,32 +51,31 @@ type sentence struct {
 const maxLog = 32
 
 func (d *diagnosis) init(points int) {
-	d.verdicts = map[string]verdictFact{}
-	d.evidence = map[string]map[string]evidenceFact{}
-	d.sentences = map[string]sentence{}
+	d.verdicts = map[diagKey]verdictFact{}
+	d.evidence = map[diagKey]map[string]evidenceFact{}
+	d.sentences = map[diagKey]sentence{}
 	d.history = newRing(points)
 }
 
-func (d *diagnosis) setVerdict(device, verdict string, t int64) {
-	if cur, ok := d.verdicts[device]; ok && cur.t > t {
+func (d *diagnosis) setVerdict(k diagKey, verdict string, t int64) {
+	if cur, ok := d.verdicts[k]; ok && cur.t > t {
 		return
 	}
-	d.verdicts[device] = verdictFact{verdict: verdict, t: t}
+	d.verdicts[k] = verdictFact{verdict: verdict, t: t}
 }
 
-// clearVerdict forgets the device's verdict when the connector reports it 0 at or after the
-// time it held.
-func (d *diagnosis) clearVerdict(device, verdict string, t int64) {
-	if cur, ok := d.verdicts[device]; ok && cur.verdict == verdict && cur.t <= t {
-		delete(d.verdicts, device)
+// clearVerdict forgets the verdict when the connector reports it 0 at or after the time it held.
+func (d *diagnosis) clearVerdict(k diagKey, verdict string, t int64) {
+	if cur, ok := d.verdicts[k]; ok && cur.verdict == verdict && cur.t <= t {
+		delete(d.verdicts, k)
 	}
 }
 
-func (d *diagnosis) setEvidence(device, ratio string, v float64, t int64) {
-	m := d.evidence[device]
+func (d *diagnosis) setEvidence(k diagKey, ratio string, v float64, t int64) {
+	m := d.evidence[k]
 	if m == nil {
 		m = map[string]evidenceFact{}
-		d.evidence[device] = m
+		d.evidence[k] = m
 	}
 	if cur, ok := m[ratio]; ok && cur.t > t {
 		return
@@ -74,8 +84,8 @@ func (d *diagnosis) setEvidence(device, ratio string, v float64, t int64) {
 }
 
 func (d *diagnosis) addSentence(s sentence) {
-	if cur, ok := d.sentences[s.device]; !ok || cur.t <= s.t {
-		d.sentences[s.device] = s
+	if cur, ok := d.sentences[s.key]; !ok || cur.t <= s.t {
+		d.sentences[s.key] = s
 	}
 	d.log = append(d.log, s)
 	if len(d.log) > maxLog {
@@ -110,7 +120,10 @@ func (d *diagnosis) forget(oldest int64) {
 type diagnosisJSON struct {
 	// Present is false when no diagnosis.verdict reached the view for this node (no diagnosis
 	// connector in the pipeline).
-	Present bool   `json:"present"`
+	Present bool `json:"present"`
+	// Owner is whose node-level verdict this is (ownerRef): "" for the node's own, a pod or job
+	// where the view is filtered by owner.
+	Owner   string `json:"owner,omitempty"`
 	Verdict string `json:"verdict"`
 	Since   int64  `json:"since,omitempty"`
 	// At is when the connector last reported the node's verdict (unix ms): the page says so when
@@ -125,7 +138,9 @@ type diagnosisJSON struct {
 
 // deviceVerdict is a device-level verdict (a port trained down, a GPU-NIC pair not ready).
 type deviceVerdict struct {
-	Device   string             `json:"device"`
+	Device string `json:"device"`
+	// Owner is the device's pod or job (ownerRef), "" where nobody owns it.
+	Owner    string             `json:"owner,omitempty"`
 	Verdict  string             `json:"verdict"`
 	Sentence string             `json:"sentence,omitempty"`
 	Evidence map[string]float64 `json:"evidence,omitempty"`
@@ -140,8 +155,10 @@ type verdictSpan struct {
 
 // logEntry is one verdict change as the connector logged it.
 type logEntry struct {
-	Time     int64  `json:"t"`
-	Device   string `json:"device"`
+	Time   int64  `json:"t"`
+	Device string `json:"device"`
+	// Owner is the pod or job a node-level change is about (ownerRef), "" for the node's own.
+	Owner    string `json:"owner,omitempty"`
 	Verdict  string `json:"verdict"`
 	Previous string `json:"previous_verdict"`
 	Sentence string `json:"sentence"`
@@ -149,40 +166,44 @@ type logEntry struct {
 	Evidence map[string]float64 `json:"evidence,omitempty"`
 }
 
-func (d *diagnosis) export(names []string, oldest int64) diagnosisJSON {
+// export is the diagnosis the page shows: the node's, or with f one owner's (its node-level
+// verdict, its devices' verdicts and its changes). The history strip is the node's own in both.
+func (d *diagnosis) export(names []string, oldest int64, f *ownerFilter) diagnosisJSON {
 	out := diagnosisJSON{Evidence: map[string]float64{}, Devices: []deviceVerdict{}, History: []verdictSpan{}, Log: []logEntry{}}
-	// A device's evidence is its newest evaluation's: a ratio the connector stopped writing (its
+	// A verdict's evidence is its newest evaluation's: a ratio the connector stopped writing (its
 	// denominator went to zero) is not shown beside the ones it wrote since.
-	evidence := func(dev string) map[string]float64 {
+	evidence := func(k diagKey) map[string]float64 {
 		var newest int64
-		for _, e := range d.evidence[dev] {
+		for _, e := range d.evidence[k] {
 			newest = max(newest, e.t)
 		}
 		m := map[string]float64{}
-		for k, e := range d.evidence[dev] {
+		for r, e := range d.evidence[k] {
 			if e.t == newest {
-				m[k] = e.v
+				m[r] = e.v
 			}
 		}
 		return m
 	}
-	if v, ok := d.verdicts[""]; ok {
-		out.Present = true
+	// Any verdict, the node's, an owner's or a device's, says a connector is in the pipeline.
+	out.Present = len(d.verdicts) > 0
+	node := diagKey{owner: f.owner()}
+	out.Owner = ownerRef(node.owner)
+	if v, ok := d.verdicts[node]; ok {
 		out.Verdict = v.verdict
 		out.At = v.t
-		out.Evidence = evidence("")
-		if s, ok := d.sentences[""]; ok && s.verdict == v.verdict {
+		out.Evidence = evidence(node)
+		if s, ok := d.sentences[node]; ok && s.verdict == v.verdict {
 			out.Sentence = s.body
 			out.Since = s.t
 		}
 	}
-	for dev, v := range d.verdicts {
-		if dev == "" {
+	for k, v := range d.verdicts {
+		if k.device == "" || f != nil && k.owner != f.id {
 			continue
 		}
-		out.Present = true
-		dv := deviceVerdict{Device: dev, Verdict: v.verdict, Evidence: evidence(dev)}
-		if s, ok := d.sentences[dev]; ok && s.verdict == v.verdict {
+		dv := deviceVerdict{Device: k.device, Owner: ownerRef(k.owner), Verdict: v.verdict, Evidence: evidence(k)}
+		if s, ok := d.sentences[k]; ok && s.verdict == v.verdict {
 			dv.Sentence = s.body
 		}
 		out.Devices = append(out.Devices, dv)
@@ -204,9 +225,11 @@ func (d *diagnosis) export(names []string, oldest int64) diagnosisJSON {
 		out.History = append(out.History, verdictSpan{From: t, To: t, Verdict: names[code]})
 	})
 	for _, s := range d.log {
-		if s.t >= oldest {
-			out.Log = append(out.Log, logEntry{Time: s.t, Device: s.device, Verdict: s.verdict, Previous: s.previous, Sentence: s.body, Evidence: s.evidence})
+		if s.t < oldest || !f.keepsChange(s.key) {
+			continue
 		}
+		out.Log = append(out.Log, logEntry{Time: s.t, Device: s.key.device, Owner: ownerRef(s.key.owner), Verdict: s.verdict,
+			Previous: s.previous, Sentence: s.body, Evidence: s.evidence})
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter/internal/metadatatest"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
 // startView starts the exporter as the collector does, on telemetry the test reads; it returns
@@ -79,7 +80,7 @@ func TestRefusesPointsFarFromNow(t *testing.T) {
 		}
 		require.NoError(t, v.consumeMetrics(context.Background(), batch("n", start, at, ioPoint("rnic", "transmit", "mlx5_0/1", float64(i)*1e9))))
 	}
-	page, ok := v.store.nodeView("n", 0, time.Second)
+	page, ok := v.store.nodeView("n", 0, time.Second, nodestate.OwnerID{})
 	require.True(t, ok)
 	s, ok := seriesByLabel(page, "RNIC(mlx5_0)[TX]")
 	require.True(t, ok)

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
@@ -120,7 +121,7 @@ func (ts *testStore) feed(at time.Time, md pmetric.Metrics) {
 
 func (ts *testStore) view(t *testing.T, node string) nodeJSON {
 	t.Helper()
-	v, ok := ts.nodeView(node, 0, time.Second)
+	v, ok := ts.nodeView(node, 0, time.Second, nodestate.OwnerID{})
 	if !ok {
 		t.Fatalf("no node %q", node)
 	}

@@ -125,11 +125,12 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 			if !ok {
 				continue
 			}
+			bus := attr(a, nodestate.AttrBusID)
 			id, label, summed := bandwidthSeries(comp, dir, dev)
 			if summed {
-				dev = ""
+				dev, bus = "", ""
 			}
-			sr := s.seriesFor(n, series{id: id, label: label, component: comp, direction: dir, device: dev, unit: "By/s", axis: axisBytes})
+			sr := s.seriesFor(n, series{id: id, label: label, component: comp, direction: dir, device: dev, bus: bus, unit: "By/s", axis: axisBytes})
 			if sr != nil {
 				sr.ring.push(t, r)
 			}
@@ -171,25 +172,25 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 				s.portCounter(n, name, a, dp)
 			}
 		case verdict.MetricVerdict:
-			dev, which := attr(a, verdict.AttrDevice), attr(a, verdict.AttrVerdict)
+			k, which := diagKey{owner: verdictOwner(a), device: attr(a, verdict.AttrDevice)}, attr(a, verdict.AttrVerdict)
 			if nodestate.PointValue(dp) != 1 {
 				// The verdict that held stopped holding (a port came back to full rate).
-				n.diag.clearVerdict(dev, which, t)
+				n.diag.clearVerdict(k, which, t)
 				continue
 			}
-			if !room(s, n.diag.verdicts, dev) {
+			if !room(s, n.diag.verdicts, k) {
 				continue
 			}
-			n.diag.setVerdict(dev, which, t)
-			if dev == "" {
+			n.diag.setVerdict(k, which, t)
+			if k == (diagKey{}) {
 				if code := s.verdictIndex(which); code >= 0 && s.stepped(n.diag.history, t) {
 					n.diag.history.set(t, float64(code))
 				}
 			}
 		case verdict.MetricEvidence:
-			dev, ratio := attr(a, verdict.AttrDevice), attr(a, verdict.AttrRatio)
-			if room(s, n.diag.evidence, dev) && room(s, n.diag.evidence[dev], ratio) {
-				n.diag.setEvidence(dev, ratio, nodestate.PointValue(dp), t)
+			k, ratio := diagKey{owner: verdictOwner(a), device: attr(a, verdict.AttrDevice)}, attr(a, verdict.AttrRatio)
+			if room(s, n.diag.evidence, k) && room(s, n.diag.evidence[k], ratio) {
+				n.diag.setEvidence(k, ratio, nodestate.PointValue(dp), t)
 			}
 		}
 	}
@@ -286,11 +287,12 @@ func (s *store) consumeLogs(ld plog.Logs) {
 				if ts == 0 {
 					ts = lr.ObservedTimestamp()
 				}
-				if !room(s, n.diag.sentences, attr(a, verdict.AttrDevice)) {
+				key := diagKey{owner: verdictOwner(a), device: attr(a, verdict.AttrDevice)}
+				if !room(s, n.diag.sentences, key) {
 					continue
 				}
 				// The evidence is one double attribute per ratio (internal/verdict).
-				n.diag.addSentence(sentence{t: ms(ts), verdict: which, previous: attr(a, verdict.AttrPrevious), device: attr(a, verdict.AttrDevice),
+				n.diag.addSentence(sentence{t: ms(ts), verdict: which, previous: attr(a, verdict.AttrPrevious), key: key,
 					body: lr.Body().AsString(), evidence: verdict.Evidence(a)})
 			}
 		}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
 // congested is the paper's congestion case: a switch port limited to 20 Gb/s, RNIC TX at
@@ -334,7 +336,7 @@ func TestUnnamedResourceIsThisHost(t *testing.T) {
 	st := newTestStore(t, nil)
 	at := st.clock
 	st.feed(at, batch("", at, at, ioPoint("rnic", "transmit", "mlx5_0/1", 1)))
-	_, ok := st.nodeView("this-host", 0, time.Second)
+	_, ok := st.nodeView("this-host", 0, time.Second, nodestate.OwnerID{})
 	assert.True(t, ok, "a node without host.name (the default config) is shown under the collector's host name")
 }
 

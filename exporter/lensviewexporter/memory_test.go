@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
 // demoNode is one scrape of a node of the demo (internal/scenario: a ConnectX-6 Dx port and its
@@ -132,7 +134,7 @@ func BenchmarkNodeView(b *testing.B) {
 		st.feed(at, demoNode("node1", start, at, i))
 	}
 	for b.Loop() {
-		if _, ok := st.nodeView("node1", 0, time.Second); !ok {
+		if _, ok := st.nodeView("node1", 0, time.Second, nodestate.OwnerID{}); !ok {
 			b.Fatal("no node")
 		}
 	}

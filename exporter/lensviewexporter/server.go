@@ -58,7 +58,12 @@ func newHandler(st *store, refresh time.Duration) http.Handler {
 			}
 			since = v
 		}
-		view, ok := st.nodeView(name, since, refresh)
+		owner, err := parseOwnerRef(r.URL.Query().Get("owner"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		view, ok := st.nodeView(name, since, refresh, owner)
 		if !ok {
 			http.Error(w, "no such node", http.StatusNotFound)
 			return

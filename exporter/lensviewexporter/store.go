@@ -76,9 +76,12 @@ type series struct {
 	component string
 	direction string
 	device    string
-	unit      string
-	axis      string
-	ring      *ring
+	// bus is the PCI address of the device an interconnect.io line is of (its pci.bus_id), which
+	// the owner receiver keys ownership by; "" for the per-node sums and the other lines.
+	bus  string
+	unit string
+	axis string
+	ring *ring
 }
 
 // port is an RDMA port's link and the ids of its congestion series.

@@ -43,12 +43,16 @@ func tristate(v, known bool) int64 {
 	return 0
 }
 
-func exportTopology(st *nodestate.State) topology {
+// exportTopology is the table of the node, or with f of the owner's GPUs only.
+func exportTopology(st *nodestate.State, f *ownerFilter) topology {
 	out := topology{PeerMemory: map[string]int64{}, Pairs: []topologyPair{}}
 	for k, v := range st.PeerMemory {
 		out.PeerMemory[k] = int64(v)
 	}
 	for _, p := range st.Pairs {
+		if f != nil && st.OwnerOf(nodestate.GPUPCIe, p.GPU).OwnerID != f.id {
+			continue
+		}
 		row := topologyPair{
 			GPU: p.GPU, NIC: p.NIC, Path: p.Path, Distance: int64(p.Distance), Nearest: p.Nearest,
 			Ready: int64(p.Ready), ReadyReason: p.Reason, ACSRedirect: int64(p.ACS),

@@ -3,6 +3,8 @@ package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exp
 import (
 	"sort"
 	"time"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
 // nodeSummary is one entry of /api/nodes.
@@ -24,6 +26,11 @@ type nodeJSON struct {
 	Topology  topology       `json:"topology"`
 	Diagnosis diagnosisJSON  `json:"diagnosis"`
 	Observed  observedRatios `json:"observed"`
+	// Owners are the pods and jobs owning a device of the node now (the owner receiver's
+	// interconnect.owner), empty without one; Owner is the one the view is filtered by
+	// (ownerview.go), "" for the whole node.
+	Owners []ownerJSON `json:"owners"`
+	Owner  string      `json:"owner,omitempty"`
 }
 
 // seriesJSON is one line: its points after the request's since, oldest first.
@@ -72,7 +79,7 @@ func (s *store) nodeList() []nodeSummary {
 	out := []nodeSummary{}
 	for _, n := range s.nodes {
 		ns := nodeSummary{Name: n.name, LastSeen: n.lastSeen.UnixMilli(), Series: len(n.series)}
-		if v, ok := n.diag.verdicts[""]; ok {
+		if v, ok := n.diag.verdicts[diagKey{}]; ok {
 			ns.Verdict = v.verdict
 		}
 		out = append(out, ns)
@@ -82,8 +89,9 @@ func (s *store) nodeList() []nodeSummary {
 }
 
 // nodeView returns the node's view with the points newer than since (unix ms; 0 for the whole
-// window); ok is false for a node the store does not know.
-func (s *store) nodeView(name string, since int64, refresh time.Duration) (nodeJSON, bool) {
+// window), the whole node's or, for an owner other than the zero one, that pod's or job's
+// (ownerview.go); ok is false for a node the store does not know.
+func (s *store) nodeView(name string, since int64, refresh time.Duration, owner nodestate.OwnerID) (nodeJSON, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := s.nodes[name]
@@ -94,8 +102,17 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration) (nodeJ
 	oldest := now.Add(-s.window).UnixMilli()
 	after := max(since, oldest)
 	v := nodeJSON{Node: n.name, Now: now.UnixMilli(), WindowMs: s.window.Milliseconds(), RefreshMs: refresh.Milliseconds(),
-		Series: []seriesJSON{}, Ports: []portRow{}}
+		Series: []seriesJSON{}, Ports: []portRow{}, Owner: ownerRef(owner)}
+	st := n.state.At(now.UnixNano(), s.window, s.window)
+	v.Owners = nodeOwners(st)
+	var f *ownerFilter
+	if owner.Owns() {
+		f = newOwnerFilter(owner, st, n)
+	}
 	for _, sr := range n.series {
+		if !f.keepsDevice(sr.device) {
+			continue
+		}
 		out := seriesJSON{ID: sr.id, Label: sr.label, Component: sr.component, Direction: sr.direction, Device: sr.device,
 			Unit: sr.unit, Axis: sr.axis, T: []int64{}, V: []float64{}}
 		sr.ring.since(after, func(t int64, val float64) {
@@ -106,6 +123,9 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration) (nodeJ
 	}
 	sort.Slice(v.Series, func(i, j int) bool { return seriesLess(v.Series[i], v.Series[j]) })
 	for _, p := range n.ports {
+		if !f.keepsDevice(p.device) {
+			continue
+		}
 		row := portRow{Device: p.device, RateBytes: p.rate, Width: p.width, State: p.state, Counters: map[string]float64{}, Saturated: []string{}}
 		if sr := n.series["rnic/transmit/"+p.device]; sr != nil {
 			if _, tx, ok := sr.ring.recent(recentIntervals); ok {
@@ -131,8 +151,8 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration) (nodeJ
 		v.Ports = append(v.Ports, row)
 	}
 	sort.Slice(v.Ports, func(i, j int) bool { return v.Ports[i].Device < v.Ports[j].Device })
-	v.Topology = exportTopology(n.state.At(now.UnixNano(), s.window, s.window))
-	v.Diagnosis = n.diag.export(s.verdictNames, oldest)
+	v.Topology = exportTopology(st, f)
+	v.Diagnosis = n.diag.export(s.verdictNames, oldest, f)
 	v.Observed = observe(n, now.Add(-observeSpan).UnixMilli(), v.Ports)
 	return v, true
 }

@@ -6,6 +6,7 @@
 (function () {
   const state = {
     node: null,
+    owner: '', // the pod or job the view is narrowed to (ownerview.go ids), '' for the whole node
     series: new Map(), // id -> {meta, t: [ms], v: []}
     view: null,
     chart: null, chartKey: '',
@@ -326,7 +327,8 @@
       const [title, cls] = verdictInfo(d.verdict || 'idle');
       box.className = 'verdict ' + cls;
       box.dataset.verdict = d.verdict;
-      name.textContent = d.verdict ? title + ' (' + d.verdict + ')' : 'No node-level verdict';
+      const whose = d.owner ? ownerLabel(d.owner) + ': ' : '';
+      name.textContent = whose + (d.verdict ? title + ' (' + d.verdict + ')' : 'No node-level verdict');
       const age = state.view.now - (d.at || state.view.now);
       sentence.textContent = (d.sentence || '') + (age > 30000 ? ' (last verdict ' + Math.round(age / 1000) + ' s ago)' : '');
       for (const dv of d.devices) {
@@ -468,6 +470,39 @@
     }
   }
 
+  // ---- owners ----
+
+  // ownerLabel is an owner's name in words ("job 4711"), from the node's list of its owners.
+  function ownerLabel(id) {
+    const o = (state.view && state.view.owners || []).find(o => o.id === id);
+    return o ? o.label : id.replace(':', ' ');
+  }
+
+  // renderOwners fills the owner selector with the node's pods and jobs: hidden on a node that
+  // reports none, and kept on an owner the address asks for even after it left the node.
+  function renderOwners() {
+    const owners = state.view.owners || [];
+    const picker = document.getElementById('owner-picker');
+    picker.hidden = !owners.length && !state.owner;
+    const sel = document.getElementById('owner');
+    const want = [['', 'whole node'], ...owners.map(o => [o.id, o.label + ' (' + o.devices.length + ' devices)'])];
+    if (state.owner && !owners.some(o => o.id === state.owner)) want.push([state.owner, ownerLabel(state.owner) + ' (not on this node)']);
+    if (sel.options.length !== want.length || want.some(([id, label], i) => sel.options[i].value !== id || sel.options[i].textContent !== label)) {
+      sel.replaceChildren(...want.map(([id, label]) => { const o = el('option', null, label); o.value = id; return o; }));
+    }
+    sel.value = state.owner;
+  }
+
+  // address is the page's location hash: the node and, when narrowed, the owner.
+  function address() {
+    const p = new URLSearchParams();
+    if (state.node != null) p.set('node', state.node);
+    if (state.owner) p.set('owner', state.owner);
+    return p.toString();
+  }
+
+  function wantedOwner() { return new URLSearchParams(location.hash.slice(1)).get('owner') || ''; }
+
   // ---- loop ----
 
   async function refreshNodes() {
@@ -479,13 +514,14 @@
     }
     const wanted = new URLSearchParams(location.hash.slice(1)).get('node');
     const pick = names.includes(wanted) ? wanted : (names.includes(state.node) ? state.node : names[0]);
-    if (pick !== state.node) selectNode(pick);
+    if (pick !== state.node) selectNode(pick, pick === wanted ? wantedOwner() : '');
     if (pick != null) sel.value = pick;
     return nodes.length;
   }
 
-  function selectNode(name) {
+  function selectNode(name, owner) {
     state.node = name;
+    state.owner = owner || '';
     state.series.clear();
     state.chartKey = ''; state.portKey = null;
     state.view = null;
@@ -500,19 +536,21 @@
       }
       let since = 0;
       if (state.view) since = Math.max(0, state.view.now - Math.max(15000, 5 * state.refreshMs));
-      const view = await getJSON('api/node?name=' + encodeURIComponent(state.node) + '&since=' + since);
-      if (view.node !== state.node) return;
+      const view = await getJSON('api/node?name=' + encodeURIComponent(state.node) + '&since=' + since +
+        (state.owner ? '&owner=' + encodeURIComponent(state.owner) : ''));
+      if (view.node !== state.node || (view.owner || '') !== state.owner) return;
       state.windowMs = view.window_ms;
       state.refreshMs = view.refresh_ms;
       merge(view);
       state.view = view;
+      renderOwners();
       renderCharts();
       renderVerdict();
       drawHistory();
       renderPorts();
       renderTopology();
       state.updates++;
-      document.title = 'InterconnectLens · ' + state.node;
+      document.title = 'InterconnectLens · ' + state.node + (state.owner ? ' · ' + ownerLabel(state.owner) : '');
       document.getElementById('status').textContent = 'updated ' + new Date(view.now).toLocaleTimeString([], { hour12: false }) +
         ' · ' + count + (count === 1 ? ' node' : ' nodes') + ' · last ' + Math.round(view.window_ms / 60000) + ' min';
     } catch (e) {
@@ -524,12 +562,16 @@
   }
 
   document.getElementById('node').addEventListener('change', e => {
-    location.hash = 'node=' + encodeURIComponent(e.target.value);
-    selectNode(e.target.value);
+    selectNode(e.target.value, '');
+    location.hash = address();
+  });
+  document.getElementById('owner').addEventListener('change', e => {
+    selectNode(state.node, e.target.value);
+    location.hash = address();
   });
   window.addEventListener('hashchange', () => {
     const wanted = new URLSearchParams(location.hash.slice(1)).get('node');
-    if (wanted && wanted !== state.node) selectNode(wanted);
+    if (wanted && (wanted !== state.node || wantedOwner() !== state.owner)) selectNode(wanted, wantedOwner());
   });
   window.addEventListener('resize', () => {
     if (state.chart) state.chart.setSize({ width: chartWidth('chart'), height: 360 });

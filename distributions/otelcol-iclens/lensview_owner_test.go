@@ -1,0 +1,137 @@
+//go:build integration
+
+package otelcoliclens_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
+)
+
+// TestLensViewOwnerFilterInBrowser sends the built collector, over OTLP, the two-job node of
+// internal/scenario (TwoJobStream: job 4711 healthy on gpu0-3 and mlx5_0, job 4712 bouncing
+// through host memory on gpu4-7 and mlx5_1), one sample a second, with the owner receiver's
+// series; the diagnosis connector evaluates it per owner and the lensview exporter serves it. In
+// headless Chromium, opened at #node=…&owner=job:4712, the page draws only that job's GPUs and
+// port beside the node's host memory, and its banner is the job's own verdict; the owner selector
+// switches to job 4711 (healthy, its own lines) and back to the whole node, whose banner is the
+// node's verdict, not a job's, and the address follows.
+func TestLensViewOwnerFilterInBrowser(t *testing.T) {
+	bin := collectorBinary(t)
+	browser := chromiumBinary(t)
+	const host, samples = "twojob-view", 15
+	otlp, view := freeAddr(t), freeAddr(t)
+	startCollector(t, bin, fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      http: {endpoint: %s}
+connectors:
+  diagnosis:
+    interval: 1s
+    window: 3s
+    per_owner: true
+exporters:
+  lensview:
+    endpoint: %s
+service:
+  pipelines:
+    metrics: {receivers: [otlp], exporters: [lensview, diagnosis]}
+    metrics/diagnosis: {receivers: [diagnosis], exporters: [lensview]}
+    logs: {receivers: [diagnosis], exporters: [lensview]}
+  telemetry: {metrics: {level: none}}
+`, otlp, view))
+	require.Eventually(t, func() bool { return dialable(otlp) }, 30*time.Second, 100*time.Millisecond, "the collector's OTLP receiver did not listen")
+
+	stream := scenario.TwoJobStream(scenarioCase(t, "healthy_allreduce"), scenarioCase(t, "gdr_bounce"), samples, 1, samples)
+	start := time.Now().Truncate(time.Second).Add(time.Second)
+	var marshal pmetric.JSONMarshaler
+	for i, pts := range stream {
+		at := start.Add(time.Duration(i) * time.Second)
+		time.Sleep(time.Until(at))
+		body, err := marshal.MarshalMetrics(twoJobMetrics(host, pts, at, true))
+		require.NoError(t, err)
+		postOTLP(t, otlp, "/v1/metrics", body)
+	}
+
+	ctx, blog := startBrowser(t, browser, 3*time.Minute)
+	jobA, jobB := "job:"+scenario.JobA, "job:"+scenario.JobB
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+view+"/#node="+host+"&owner="+jobB)))
+	// What the page shows: the chart's legend, the banner, the port table, the selector.
+	type shown struct {
+		Verdict, Title, Devices, Hash string
+		Lines, Ports, Owners          []string
+		Owner                         string
+	}
+	const read = `(() => ({
+		verdict: document.getElementById('verdict').dataset.verdict || '',
+		title: document.getElementById('verdict-name').innerText,
+		devices: document.getElementById('verdict-devices').innerText,
+		hash: decodeURIComponent(location.hash),
+		lines: lens.chart ? lens.chart.series.slice(1).map(s => s.label) : [],
+		ports: [...document.querySelectorAll('#ports tbody tr td:first-child')].map(e => e.innerText),
+		owners: [...document.querySelectorAll('#owner option')].map(e => e.value),
+		owner: document.getElementById('owner').value,
+	}))()`
+	until := func(what, cond string) shown {
+		t.Helper()
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(time.Minute), chromedp.WithPollingInterval(200*time.Millisecond)))
+		got, rerr := chromedp.Run(ctx, chromedp.Evaluate[shown](read))
+		require.NoError(t, rerr)
+		require.NoError(t, err, "%s (waited a minute); the page shows %+v", what, got)
+		return got
+	}
+	pick := func(owner string) {
+		t.Helper()
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const s = document.getElementById('owner');
+			s.value = %q; s.dispatchEvent(new Event('change')); return true; })()`, owner)))
+		require.NoError(t, err)
+	}
+	gpus := func(j int) (out []string) {
+		for k := range scenario.JobGPUs {
+			out = append(out, "GPU"+strings.TrimPrefix(scenario.JobGPU(j, k), "gpu")+" PCIe[TX]")
+		}
+		return out
+	}
+
+	got := until("job 4712's bounce", `document.getElementById('verdict').dataset.verdict === 'gpudirect_bounce' && lens.chart !== null`)
+	assert.True(t, strings.HasPrefix(got.Title, "job "+scenario.JobB+": "), "the banner says whose verdict it is: %q", got.Title)
+	assert.Equal(t, jobB, got.Owner)
+	assert.Equal(t, []string{"", jobA, jobB}, got.Owners, "the selector: the whole node and its two jobs")
+	for _, l := range gpus(1) {
+		assert.Contains(t, got.Lines, l)
+	}
+	for _, l := range gpus(0) {
+		assert.NotContains(t, got.Lines, l, "another job's GPU is drawn")
+	}
+	assert.Contains(t, got.Lines, "CPU MEM[RD]", "host memory is the node's, drawn beside the job's lines")
+	assert.Equal(t, []string{scenario.JobPort(1)}, got.Ports)
+	assert.NotContains(t, got.Devices, "gpu0")
+
+	pick(jobA)
+	got = until("job 4711 healthy", `document.getElementById('verdict').dataset.verdict === 'healthy_gpudirect' &&
+		document.getElementById('verdict-name').innerText.startsWith('job `+scenario.JobA+`: ') && lens.chart !== null &&
+		lens.chart.series.some(s => s.label === 'GPU0 PCIe[TX]')`)
+	assert.Contains(t, got.Hash, "owner="+jobA, "the address follows the selector")
+	for _, l := range gpus(1) {
+		assert.NotContains(t, got.Lines, l, "job 4712's GPU is drawn under job 4711")
+	}
+	assert.Equal(t, []string{scenario.JobPort(0)}, got.Ports)
+
+	pick("")
+	got = until("the whole node", `!document.getElementById('verdict-name').innerText.startsWith('job ') && lens.chart !== null &&
+		lens.chart.series.some(s => s.label === 'GPU0 PCIe[TX]') && lens.chart.series.some(s => s.label === 'GPU4 PCIe[TX]')`)
+	assert.NotContains(t, got.Hash, "owner=")
+	assert.ElementsMatch(t, []string{scenario.JobPort(0), scenario.JobPort(1)}, got.Ports)
+	assert.NotEmpty(t, got.Verdict, "the node's own verdict")
+	t.Logf("whole node: %s; %s", got.Title, got.Devices)
+	assertOnlyOwnHost(t, blog, view)
+}
