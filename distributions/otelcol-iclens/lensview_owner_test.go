@@ -3,7 +3,9 @@
 package otelcoliclens_test
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ import (
 func TestLensViewOwnerFilterInBrowser(t *testing.T) {
 	bin := collectorBinary(t)
 	browser := chromiumBinary(t)
-	const host, samples = "twojob-view", 15
+	const host, samples = "twojob-view", 240
 	otlp, view := freeAddr(t), freeAddr(t)
 	startCollector(t, bin, fmt.Sprintf(`
 receivers:
@@ -51,16 +53,41 @@ service:
 `, otlp, view))
 	require.Eventually(t, func() bool { return dialable(otlp) }, 30*time.Second, 100*time.Millisecond, "the collector's OTLP receiver did not listen")
 
+	// The node keeps sending while the page is looked at, a sample a second stamped with its own
+	// time, so that its verdicts hold throughout (they end when its metrics end); the first
+	// samples are in before the page opens.
 	stream := scenario.TwoJobStream(scenarioCase(t, "healthy_allreduce"), scenarioCase(t, "gdr_bounce"), samples, 1, samples)
 	start := time.Now().Truncate(time.Second).Add(time.Second)
-	var marshal pmetric.JSONMarshaler
-	for i, pts := range stream {
-		at := start.Add(time.Duration(i) * time.Second)
-		time.Sleep(time.Until(at))
-		body, err := marshal.MarshalMetrics(twoJobMetrics(host, pts, at, true))
-		require.NoError(t, err)
-		postOTLP(t, otlp, "/v1/metrics", body)
-	}
+	stop, sent := make(chan struct{}), make(chan error, 1)
+	go func() {
+		var marshal pmetric.JSONMarshaler
+		for i, pts := range stream {
+			at := start.Add(time.Duration(i) * time.Second)
+			select {
+			case <-stop:
+				sent <- nil
+				return
+			case <-time.After(time.Until(at)):
+			}
+			body, err := marshal.MarshalMetrics(twoJobMetrics(host, pts, at, true))
+			if err == nil {
+				var resp *http.Response
+				if resp, err = http.Post("http://"+otlp+"/v1/metrics", "application/json", bytes.NewReader(body)); err == nil {
+					resp.Body.Close()
+				}
+			}
+			if err != nil {
+				sent <- fmt.Errorf("sample %d: %w", i, err)
+				return
+			}
+		}
+		sent <- nil
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		assert.NoError(t, <-sent, "posting the stream")
+	})
+	time.Sleep(time.Until(start.Add(5 * time.Second)))
 
 	ctx, blog := startBrowser(t, browser, 3*time.Minute)
 	jobA, jobB := "job:"+scenario.JobA, "job:"+scenario.JobB
