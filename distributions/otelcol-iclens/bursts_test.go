@@ -3,12 +3,16 @@ package otelcoliclens_test
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -130,4 +134,67 @@ func TestDeviceCheckBurstReadCost(t *testing.T) {
 	assert.Regexp(t, `counters/port_xmit_data: one read [0-9.]+ us \(200 reads\)`, out)
 	assert.Regexp(t, `a pass over 2 ports \(4 counters each\): [0-9]+ us: [0-9.]+ % of a core at bursts.period 10ms`, out)
 	assert.Contains(t, out, "run with DEVICE_CHECK_HOST_LOAD driving ib_write_bw through it to measure it")
+}
+
+// TestLensViewDrawsBurstsInBrowser replays the bursty case's rnic recording (40 ms at line rate
+// every 600 ms, 6.7 % on average) through the built collector into the lensview exporter, and
+// looks at the node's page in headless Chromium: the chart draws the port's peak window rate and
+// its time above 90 % of the line beside the average, and the port table says the peak (within
+// 5 % of the line rate) and the share of the newest interval at or above 90 % (the bursts it
+// holds, 40 ms each).
+func TestLensViewDrawsBurstsInBrowser(t *testing.T) {
+	bin := collectorBinary(t)
+	browser := chromiumBinary(t)
+	dir := t.TempDir()
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	_, err := simulate.WriteCases(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture}, scenario.BurstCases())
+	require.NoError(t, err)
+	view := freeAddr(t)
+	cfg := fmt.Sprintf(`receivers:
+  rnic:
+    collection_interval: 1s
+    initial_delay: 0s
+    recording: {replay: %q, loop: true}
+exporters:
+  lensview:
+    endpoint: %s
+service:
+  telemetry: {metrics: {level: none}}
+  pipelines:
+    metrics: {receivers: [rnic], exporters: [lensview]}
+`, filepath.Join(dir, scenario.BurstCase, "node1-rnic.jsonl"), view)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	startCollectorWith(t, bin, cfgPath, nil)
+
+	ctx, blog := startBrowser(t, browser, 3*time.Minute)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+view+"/")))
+	const port = "RNIC(" + scenario.NIC + ")[TX]"
+	// Four samples in the port's row: its rates are its newest three intervals'.
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.chart !== null && lens.chart.series.some(s => s.label === %q) &&
+		lens.chart.series.some(s => s.label === %q) && (lens.series.get('time_above/rnic/transmit/%s/0.9') || {t: []}).t.length >= 4`,
+		port+" peak/10ms", port+" ≥90 % of line", scenario.NIC+"/1"),
+		chromedp.WithPollingTimeout(2*waitServed), chromedp.WithPollingInterval(200*time.Millisecond)))
+	require.NoError(t, err, "the burst lines were not drawn (waited %s); the chart has %q", 2*waitServed, text(t, ctx, "#chart"))
+
+	row := rowText(t, ctx, "#ports tbody tr")
+	m := regexp.MustCompile(`(\d+(?:\.\d+)?) GB/s / 10ms`).FindStringSubmatch(row)
+	require.NotNil(t, m, "the peak in the port table: %q", row)
+	peak, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	assert.InEpsilon(t, scenario.LineRate, peak*1e9, 0.05, "the peak is the line rate: %q", row)
+	m = regexp.MustCompile(`≥90 %: (\d+(?:\.\d+)?) %`).FindStringSubmatch(row)
+	require.NotNil(t, m, "the time above 90 %% in the port table: %q", row)
+	above, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	// The node state's newest interval (one recorded second) holds one or two of the 40 ms bursts
+	// that come every 600 ms: 4 % or 8 % of it at line rate, never the 6.7 % average.
+	burst := 100 * scenario.JANOGStep.Burst.Seconds()
+	assert.True(t, math.Abs(above-burst) < 0.5 || math.Abs(above-2*burst) < 0.5, "time at or above 90 %% of the line: one or two bursts of %.0f %% of the second: %q", burst, row)
+
+	painted, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]int](paintedPixels, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Positive(t, painted[port+" peak/10ms"], "the peak line is painted: %v", painted)
+	assert.Positive(t, painted[port], "the average is painted: %v", painted)
+	assertOnlyOwnHost(t, blog, view)
 }

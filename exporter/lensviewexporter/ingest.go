@@ -136,6 +136,12 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 			}
 		case nodestate.MetricCollBusBandwidth:
 			s.collectiveBusBandwidth(n, a, dp)
+		case nodestate.MetricBurstPeak:
+			s.burstPeak(n, a, dp)
+		case nodestate.MetricBurstTimeAbove:
+			if cumulative {
+				s.burstTimeAbove(n, a, dp)
+			}
 		case nodestate.MetricDRAMActive:
 			dev := attr(a, "device")
 			sr := s.seriesFor(n, series{id: "gpu_dram_active/" + dev, label: gpuName(dev) + " MEM BW[RD/WR]", component: "gpu_dram_active",

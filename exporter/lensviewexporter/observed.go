@@ -66,6 +66,9 @@ func mean(r *ring, after int64) float64 {
 func observe(n *node, after int64, ports []portRow) observedRatios {
 	var rdma, rdmaTx, netdev, pcie, mem float64
 	for _, sr := range n.series {
+		if sr.kind != "" {
+			continue // a port's bursts (bursts.go) beside its average: not bytes of their own
+		}
 		m := mean(sr.ring, after)
 		switch sr.component {
 		case "rnic":

@@ -76,6 +76,9 @@ type series struct {
 	component string
 	direction string
 	device    string
+	// kind is what a line beside an average is (bursts.go: kindPeak, kindAbove), "" for the
+	// rest.
+	kind string
 	// bus is the PCI address of the device an interconnect.io line is of (its pci.bus_id), which
 	// the owner receiver keys ownership by; "" for the per-node sums and the other lines.
 	bus  string

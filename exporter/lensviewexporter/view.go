@@ -40,6 +40,7 @@ type seriesJSON struct {
 	Component string    `json:"component"`
 	Direction string    `json:"direction"`
 	Device    string    `json:"device"`
+	Kind      string    `json:"kind,omitempty"`
 	Unit      string    `json:"unit"`
 	Axis      string    `json:"axis"`
 	T         []int64   `json:"t"`
@@ -59,6 +60,13 @@ type portRow struct {
 	Counters map[string]float64 `json:"counters_per_second"`
 	// Saturated are the port's counters stuck at their maximum (kernel names, port_xmit_wait).
 	Saturated []string `json:"saturated"`
+	// TransmitPeak is the highest transmit rate the rnic receiver's fast sampler saw over one
+	// window (PeakWindow) in the newest interval, TimeAbove the share of time the port transmitted
+	// at or above each share of its line rate (by burst.share), as the node's state reads them
+	// (internal/nodestate); absent without bursts.period.
+	TransmitPeak float64            `json:"transmit_peak_bytes_per_second,omitempty"`
+	PeakWindow   string             `json:"peak_window,omitempty"`
+	TimeAbove    map[string]float64 `json:"transmit_time_above,omitempty"`
 }
 
 // recentIntervals is how many of a series' newest intervals the port table's rates average
@@ -114,7 +122,7 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration, owner 
 			continue
 		}
 		out := seriesJSON{ID: sr.id, Label: sr.label, Component: sr.component, Direction: sr.direction, Device: sr.device,
-			Unit: sr.unit, Axis: sr.axis, T: []int64{}, V: []float64{}}
+			Kind: sr.kind, Unit: sr.unit, Axis: sr.axis, T: []int64{}, V: []float64{}}
 		sr.ring.since(after, func(t int64, val float64) {
 			out.T = append(out.T, t)
 			out.V = append(out.V, val)
@@ -148,6 +156,9 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration, owner 
 			}
 		}
 		sort.Strings(row.Saturated)
+		if sp, ok := st.Port(p.device); ok && sp.PeakWindow != "" {
+			row.TransmitPeak, row.PeakWindow, row.TimeAbove = sp.TxPeak, sp.PeakWindow, sp.TxAbove
+		}
 		v.Ports = append(v.Ports, row)
 	}
 	sort.Slice(v.Ports, func(i, j int) bool { return v.Ports[i].Device < v.Ports[j].Device })

@@ -28,6 +28,10 @@ const (
 	MetricGPUMaxWidth = "gpu.pcie.link.max_width"
 	MetricDRAMActive  = "gpu.dram.active"
 	MetricPCIeDevice  = "cpuuncore.pcie.device"
+	// The rnic receiver's fast sampler (bursts.period): a port's highest rate over one sampling
+	// window of the collection interval, and the seconds it ran at or above a share of its line.
+	MetricBurstPeak      = "rnic.burst.peak_rate"
+	MetricBurstTimeAbove = "rnic.burst.time_above"
 )
 
 // Attributes of those metrics.
@@ -45,6 +49,10 @@ const (
 	AttrMechanism = "mechanism"
 	AttrCounter   = "counter"
 	AttrPriority  = "priority"
+	// AttrBurstWindow is the fast sampler's window ("10ms"), AttrBurstShare the share of the line
+	// rate a time_above series counts at ("0.9").
+	AttrBurstWindow = "burst.window"
+	AttrBurstShare  = "burst.share"
 )
 
 // The interconnect.io components (the interconnect components InterconnectLens draws) and
@@ -68,7 +76,7 @@ const HostNameKey = "host.name"
 var counters = map[string]bool{
 	MetricIO: true, MetricPackets: true, MetricCNP: true, MetricECN: true,
 	MetricPFCFrames: true, MetricPFCDuration: true, MetricPauseFrames: true,
-	MetricNVLinkLinkIO: true, MetricNVLinkLinkErrors: true,
+	MetricNVLinkLinkIO: true, MetricNVLinkLinkErrors: true, MetricBurstTimeAbove: true,
 }
 
 var gauges = map[string]bool{
@@ -76,7 +84,7 @@ var gauges = map[string]bool{
 	MetricTopoReady: true, MetricTopoDist: true, MetricTopoNearest: true, MetricTopoACS: true,
 	MetricTopoIOMMU: true, MetricTopoPeerMem: true, MetricTopoDegrade: true,
 	MetricGPUInfo: true, MetricGPUWidth: true, MetricGPUMaxWidth: true, MetricPCIeDevice: true,
-	MetricOwner: true,
+	MetricOwner: true, MetricBurstPeak: true,
 }
 
 // Reads reports whether a metric is part of a node's state.

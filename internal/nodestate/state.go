@@ -55,6 +55,25 @@ type Port struct {
 	// PauseFrames are the PFC and global pause frames/s of the port's netdev, both directions;
 	// PauseTime the share of time paused, the busier direction's pause µs/s over 1e6.
 	PauseFrames, PauseTime float64
+	// TxPeak and RxPeak are the highest rates the rnic receiver's fast sampler saw over one of its
+	// windows (PeakWindow, "10ms") in the newest collection interval (rnic.burst.peak_rate, with
+	// bursts.period set; 0 without). TxAbove and RxAbove are the share of time the port ran at or
+	// above a share of its line rate, by burst.share ("0.9"): rnic.burst.time_above's seconds per
+	// second. A port at 7 % on average that is at line rate 7 % of the time moves in bursts.
+	TxPeak, RxPeak   float64
+	PeakWindow       string
+	TxAbove, RxAbove map[string]float64
+}
+
+// TimeAbove is the share of time the port transmitted (or received) at or above share of its
+// line rate, and whether the fast sampler reported it.
+func (p Port) TimeAbove(direction, share string) (float64, bool) {
+	m := p.TxAbove
+	if direction == Receive {
+		m = p.RxAbove
+	}
+	v, ok := m[share]
+	return v, ok
 }
 
 // GPU is one GPU: Name is the gpu receiver's device (gpu0, a DCGM id or NVML index) joined on
@@ -236,6 +255,19 @@ func (n *Node) At(now int64, window, lookback time.Duration) *State {
 				port(a[AttrDevice]).Marks += r
 			case MetricPFCFrames, MetricPauseFrames:
 				netdevFrames[a[AttrDevice]] += r
+			case MetricBurstTimeAbove:
+				if a[AttrComponent] != RNIC {
+					break // a netdev's bursts: its IP traffic, which the port table does not hold
+				}
+				p := port(a[AttrDevice])
+				m := &p.TxAbove
+				if a[AttrDirection] == Receive {
+					m = &p.RxAbove
+				}
+				if *m == nil {
+					*m = map[string]float64{}
+				}
+				(*m)[a[AttrBurstShare]] = r
 			case MetricPFCDuration:
 				d := netdevPause[a[AttrDevice]]
 				if d == nil {
@@ -257,6 +289,16 @@ func (n *Node) At(now int64, window, lookback time.Duration) *State {
 			haveRate[a[AttrDevice]] = true
 		case MetricPortWidth:
 			port(a[AttrDevice]).Width = val
+		case MetricBurstPeak:
+			if a[AttrComponent] == RNIC {
+				p := port(a[AttrDevice])
+				if a[AttrDirection] == Receive {
+					p.RxPeak = val
+				} else {
+					p.TxPeak = val
+				}
+				p.PeakWindow = a[AttrBurstWindow]
+			}
 		case MetricPortInfo:
 			p := port(a[AttrDevice])
 			p.Netdev, p.HCAType = a[AttrNetdev], a[AttrHCAType]

@@ -32,6 +32,12 @@
   const portColours = ['#d62728', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#7f7f7f'];
 
   function styleFor(meta, i) {
+    // A port's bursts (the rnic receiver's fast sampler) in its average's colour: the peak
+    // window rate dotted, the share of time at or above a share of the line rate dashed, thin.
+    if (meta.kind === 'peak' || meta.kind === 'time_above') {
+      const c = (palette[meta.direction] || {})[meta.component] || '#555';
+      return meta.kind === 'peak' ? { stroke: c, dash: [2, 3], width: 2 } : { stroke: c, dash: [6, 3], width: 1 };
+    }
     if (meta.axis === 'ratio') return { stroke: '#b2182b', dash: [3, 3], width: 1.5 };
     if (meta.axis === 'events') return { stroke: portColours[i % portColours.length], dash: [], width: 1.5 };
     // NCCL's bus bandwidth per collective type (nccl.collective.last_bus_bandwidth): magenta, dotted.
@@ -207,6 +213,14 @@
 
   function chartWidth(id) { return Math.max(400, document.getElementById(id).clientWidth); }
 
+  // The right axis holds GPU memory activity and the ports' time above a share of line rate.
+  function ratioAxisLabel(list) {
+    const names = [];
+    if (list.some(s => s.meta.axis === 'ratio' && s.meta.kind !== 'time_above')) names.push('GPU MEM BW active');
+    if (list.some(s => s.meta.kind === 'time_above')) names.push('time at ≥ share of line rate');
+    return names.join(' · ');
+  }
+
   function buildMain(list) {
     if (state.chart) state.chart.destroy();
     const host = document.getElementById('chart');
@@ -228,7 +242,7 @@
       axes: [
         timeAxis,
         { scale: 'bytes', size: 80, values: (u, vals) => vals.map(fmtBytesAxis) },
-        { scale: 'ratio', side: 1, size: 60, grid: { show: false }, values: (u, vals) => vals.map(v => (v * 100).toFixed(0) + ' %'), label: 'GPU MEM BW active',
+        { scale: 'ratio', side: 1, size: 60, grid: { show: false }, values: (u, vals) => vals.map(v => (v * 100).toFixed(0) + ' %'), label: ratioAxisLabel(list),
           show: list.some(s => s.meta.axis === 'ratio') },
       ],
       legend: { live: false },
@@ -387,11 +401,21 @@
 
   function cell(text, cls) { return el('td', cls || null, text); }
 
+  // timeAboveCell: the share of time the port transmitted at or above each share of its line
+  // rate ("≥90 %: 6.7 %"), highest share first; '–' without the fast sampler.
+  function timeAboveCell(m) {
+    const shares = Object.keys(m || {}).sort((a, b) => Number(b) - Number(a));
+    if (!shares.length) return cell('–');
+    const c = cell(shares.map(s => '≥' + Number((Number(s) * 100).toPrecision(3)) + ' %: ' + fmtPercent(m[s])).join(' · '));
+    c.className = 'time-above';
+    return c;
+  }
+
   function renderPorts() {
     const body = document.querySelector('#ports tbody');
     body.replaceChildren();
     const ports = state.view.ports;
-    if (!ports.length) { const tr = el('tr'); const td = cell('no RDMA ports reported', 'empty'); td.colSpan = 11; tr.append(td); body.append(tr); return; }
+    if (!ports.length) { const tr = el('tr'); const td = cell('no RDMA ports reported', 'empty'); td.colSpan = 13; tr.append(td); body.append(tr); return; }
     for (const p of ports) {
       const tr = el('tr');
       tr.dataset.device = p.device;
@@ -403,6 +427,8 @@
         cell(link),
         cell(fmtBytes(p.transmit_bytes_per_second)),
         cell(p.rate_bytes_per_second > 0 ? fmtPercent(p.transmit_line_share) : '–'),
+        cell(p.peak_window ? fmtBytes(p.transmit_peak_bytes_per_second) + ' / ' + p.peak_window : '–'),
+        timeAboveCell(p.transmit_time_above),
         cell(fmtCount(c.np_cnp_sent)), cell(fmtCount(c.rp_cnp_handled)), cell(fmtCount(c.ecn_marked)),
         (p.saturated || []).includes('port_xmit_wait') ? cell('saturated', 'bad') : cell(fmtCount(c.xmit_wait)),
         cell(fmtCount(c.pfc_pause_receive)), cell(fmtCount(c.pfc_pause_transmit)),

@@ -1,0 +1,58 @@
+package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter"
+
+import (
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
+)
+
+// What the rnic receiver's fast sampler saw inside each collection interval (bursts.period): a
+// port's peak window rate, drawn as a dotted line beside the port's average on the bandwidth
+// chart, and the share of time the port ran at or above a share of its line rate, on the chart's
+// right axis. A ring AllReduce at line rate for 40 ms of every 600 ms averages 7 %: the average
+// alone hides a saturated link, the peak and the time above show it.
+
+// The kinds of line beside the averages.
+const (
+	kindPeak  = "peak"
+	kindAbove = "time_above"
+)
+
+// burstPeak draws a port's peak window rate (rnic.burst.peak_rate, a gauge).
+func (s *store) burstPeak(n *node, a pcommon.Map, dp pmetric.NumberDataPoint) {
+	comp, dir, dev := attr(a, nodestate.AttrComponent), attr(a, nodestate.AttrDirection), attr(a, nodestate.AttrDevice)
+	id, label, _ := bandwidthSeries(comp, dir, dev)
+	sr := s.seriesFor(n, series{id: kindPeak + "/" + id, label: label + " peak/" + attr(a, nodestate.AttrBurstWindow),
+		component: comp, direction: dir, device: dev, kind: kindPeak, unit: "By/s", axis: axisBytes})
+	if t := ms(dp.Timestamp()); sr != nil && s.stepped(sr.ring, t) {
+		sr.ring.set(t, nodestate.PointValue(dp))
+	}
+}
+
+// burstTimeAbove draws the share of time a port ran at or above a share of its line rate: the
+// seconds of rnic.burst.time_above (cumulative) per second.
+func (s *store) burstTimeAbove(n *node, a pcommon.Map, dp pmetric.NumberDataPoint) {
+	comp, dir, dev, share := attr(a, nodestate.AttrComponent), attr(a, nodestate.AttrDirection), attr(a, nodestate.AttrDevice), attr(a, nodestate.AttrBurstShare)
+	r, ok := s.rate(n, nodestate.MetricBurstTimeAbove+"|"+comp+"|"+dir+"|"+dev+"|"+share, dp)
+	if !ok {
+		return
+	}
+	id, label, _ := bandwidthSeries(comp, dir, dev)
+	sr := s.seriesFor(n, series{id: kindAbove + "/" + id + "/" + share, label: label + " ≥" + sharePercent(share) + " of line",
+		component: comp, direction: dir, device: dev, kind: kindAbove, unit: "1", axis: axisRatio})
+	if sr != nil {
+		sr.ring.push(ms(dp.Timestamp()), r)
+	}
+}
+
+// sharePercent writes a burst.share ("0.9") as a percentage ("90 %"), or as it came.
+func sharePercent(share string) string {
+	v, err := strconv.ParseFloat(share, 64)
+	if err != nil {
+		return share
+	}
+	return strconv.FormatFloat(v*100, 'f', -1, 64) + " %"
+}

@@ -1,0 +1,70 @@
+package lensviewexporter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
+)
+
+// TestBurstsBesideTheAverage feeds a port as the rnic receiver reports it with its fast sampler
+// on (receiver/rnicreceiver metadata.yaml: rnic.burst.peak_rate by burst.window,
+// rnic.burst.time_above in seconds by burst.share), moving in line-rate bursts for 40 ms of every
+// 600 ms: the view draws the peak and the time above each share beside the 6.7 % average, the
+// port's row says both, and the observed ratios still read the average alone.
+func TestBurstsBesideTheAverage(t *testing.T) {
+	const line = 50e9
+	avg := line * 40 / 600
+	st := newTestStore(t, nil)
+	start := st.clock
+	above := func(share string, secs float64) pt {
+		return pt{name: nodestate.MetricBurstTimeAbove, sum: true, v: secs,
+			attrs: map[string]string{"component": "rnic", "direction": "transmit", "device": "mlx5_0/1", "burst.share": share}}
+	}
+	for i := range 4 {
+		at := start.Add(time.Duration(i) * time.Second)
+		f := float64(i)
+		st.feed(at, batch("n", start, at,
+			ioPoint("rnic", "transmit", "mlx5_0/1", f*avg),
+			gauge(nodestate.MetricPortRate, line, "device", "mlx5_0/1"),
+			gauge(nodestate.MetricBurstPeak, line*0.99, "component", "rnic", "direction", "transmit", "device", "mlx5_0/1", "burst.window", "10ms"),
+			above("0.5", f*0.07), above("0.9", f*0.0667),
+		))
+	}
+	v := st.view(t, "n")
+	peak, ok := seriesByLabel(v, "RNIC(mlx5_0)[TX] peak/10ms")
+	require.True(t, ok, "the peak line: %v", labels(v))
+	assert.Equal(t, kindPeak, peak.Kind)
+	assert.Equal(t, axisBytes, peak.Axis)
+	require.Len(t, peak.V, 4)
+	assert.Equal(t, line*0.99, peak.V[3])
+	at90, ok := seriesByLabel(v, "RNIC(mlx5_0)[TX] ≥90 % of line")
+	require.True(t, ok, "the time-above line: %v", labels(v))
+	assert.Equal(t, kindAbove, at90.Kind)
+	assert.Equal(t, axisRatio, at90.Axis)
+	require.NotEmpty(t, at90.V)
+	assert.InDelta(t, 0.0667, at90.V[len(at90.V)-1], 1e-9, "seconds above per second")
+	_, ok = seriesByLabel(v, "RNIC(mlx5_0)[TX] ≥50 % of line")
+	assert.True(t, ok)
+
+	require.Len(t, v.Ports, 1)
+	p := v.Ports[0]
+	assert.Equal(t, line*0.99, p.TransmitPeak)
+	assert.Equal(t, "10ms", p.PeakWindow)
+	assert.InDelta(t, 0.0667, p.TimeAbove["0.9"], 1e-9)
+	assert.InDelta(t, 0.07, p.TimeAbove["0.5"], 1e-9)
+	assert.InDelta(t, avg, p.TransmitRate, 1)
+
+	assert.InDelta(t, avg/line, v.Observed.RDMATransmitLineShare, 1e-9, "the observed line share is the average's, not the peak's")
+	assert.InDelta(t, avg, v.Observed.RDMABytesPerSecond, 1)
+}
+
+func TestSharePercent(t *testing.T) {
+	assert.Equal(t, "90 %", sharePercent("0.9"))
+	assert.Equal(t, "50 %", sharePercent("0.5"))
+	assert.Equal(t, "99.5 %", sharePercent("0.995"))
+	assert.Equal(t, "most", sharePercent("most"))
+}
