@@ -98,6 +98,13 @@ type Thresholds struct {
 	// CongestionMinMarksPerPacket: ... while this share of its packets carries congestion
 	// evidence (ECN marks received, CNPs sent or handled) is congested.
 	CongestionMinMarksPerPacket float64 `mapstructure:"congestion_min_marks_per_packet"`
+	// CongestionBurstShare and CongestionMinBurstTimeShare: a port below that line share on
+	// average that transmitted at or above this share of its line rate for at least this share of
+	// the time (the rnic receiver's fast sampler, rnic.burst.time_above of this burst.share),
+	// while any of its packets carried a mark or its netdev paused, is congested in bursts
+	// (README.md#fabric-congestion). Without bursts.period on the receiver the rule never holds.
+	CongestionBurstShare        float64 `mapstructure:"congestion_burst_share"`
+	CongestionMinBurstTimeShare float64 `mapstructure:"congestion_min_burst_time_share"`
 	// StormMinPauseTimeShare: a port paused (PFC, any priority, either direction) this share of
 	// the time or more is in a pause storm ...
 	StormMinPauseTimeShare float64 `mapstructure:"storm_min_pause_time_share"`
@@ -132,6 +139,8 @@ func defaultThresholds() Thresholds {
 		HealthyMaxPathWritePerRDMAByte:     0.1,
 		CongestionMaxLineShare:             0.5,
 		CongestionMinMarksPerPacket:        0.001,
+		CongestionBurstShare:               0.9,
+		CongestionMinBurstTimeShare:        0.05,
 		StormMinPauseTimeShare:             0.5,
 		StormMinPauseFramesPerGbps:         100,
 		CollectiveSlowMaxPathShare:         0.5,
@@ -223,6 +232,8 @@ func (t Thresholds) validate() error {
 	share("unwatched_min_gpu_transmit_share", t.UnwatchedMinGPUTransmitShare)
 	share("congestion_max_transmit_line_share", t.CongestionMaxLineShare)
 	share("congestion_min_marks_per_packet", t.CongestionMinMarksPerPacket)
+	share("congestion_burst_share", t.CongestionBurstShare)
+	share("congestion_min_burst_time_share", t.CongestionMinBurstTimeShare)
 	share("storm_min_pause_time_share", t.StormMinPauseTimeShare)
 	share("collective_slow_max_path_share", t.CollectiveSlowMaxPathShare)
 	share("nvlink_idle_share", t.NVLinkIdleShare)

@@ -2,6 +2,7 @@ package diagnosisconnector // import "github.com/otelcol-iclens/otelcol-iclens/c
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
@@ -32,6 +33,23 @@ type nodeView struct {
 func transmitLineShare(p nodestate.Port) float64 { return p.Tx / p.Rate }
 func marksPerPacket(p nodestate.Port) float64    { return p.Marks / p.Packets }
 func framesPerGbps(p nodestate.Port) float64     { return p.PauseFrames / (p.Rate * 8 / 1e9) }
+
+// burstShareLabel is the rnic receiver's burst.share attribute of a share, as the receiver writes
+// it (a double, "0.9" as a string and as Prometheus's label).
+func burstShareLabel(share float64) string { return strconv.FormatFloat(share, 'f', -1, 64) }
+
+// congestedInBursts reports whether a port below the congestion line share on average ran at or
+// above the burst share of its line rate long enough, its packets marked or its netdev paused:
+// queues that fill in every step's bursts. False without the fast sampler's time_above.
+func congestedInBursts(t Thresholds, p nodestate.Port) bool {
+	at, ok := p.TimeAbove(nodestate.Transmit, burstShareLabel(t.CongestionBurstShare))
+	return ok && transmitLineShare(p) < t.CongestionMaxLineShare && at >= t.CongestionMinBurstTimeShare && (marksPerPacket(p) > 0 || framesPerGbps(p) > 0)
+}
+
+// congested is a port's congestion: sustained (marks per packet) or in bursts.
+func congested(t Thresholds, p nodestate.Port) bool {
+	return transmitLineShare(p) < t.CongestionMaxLineShare && marksPerPacket(p) >= t.CongestionMinMarksPerPacket || congestedInBursts(t, p)
+}
 
 func (v *nodeView) network() float64       { return v.rdma + v.netdev }
 func (v *nodeView) rdmaShare() float64     { return v.rdma / v.network() }
@@ -111,7 +129,7 @@ func conditions(t Thresholds, v *nodeView) map[verdictKey]bool {
 		storm := p.PauseTime >= t.StormMinPauseTimeShare || framesPerGbps(p) >= t.StormMinPauseFramesPerGbps
 		out[verdictKey{verdict.PFCStorm, p.Device}] = storm
 		anyStorm = anyStorm || storm
-		anyCongested = anyCongested || (transmitLineShare(p) < t.CongestionMaxLineShare && marksPerPacket(p) >= t.CongestionMinMarksPerPacket)
+		anyCongested = anyCongested || congested(t, p)
 		// Below the highest rate the port reached, or below a port of the same model on the same
 		// node: one that trained down before it was first seen (at boot) has no higher rate of
 		// its own to compare with, but its twin shows what it can reach.

@@ -41,6 +41,9 @@ var promNames = map[string]string{
 	nodestate.MetricPCIeDevice:  "cpuuncore_pcie_device",
 	nodestate.MetricXmitWait:    "rnic_port_xmit_wait_total",
 
+	nodestate.MetricBurstPeak:      "rnic_burst_peak_rate_bytes_per_second",
+	nodestate.MetricBurstTimeAbove: "rnic_burst_time_above_seconds_total",
+
 	nodestate.MetricNVLinkLinkIO:     "gpu_nvlink_link_io_bytes_total",
 	nodestate.MetricNVLinkLinkErrors: "gpu_nvlink_link_errors_total",
 
@@ -109,6 +112,9 @@ const (
 	recPathWrite = "iclens_diagnosis:path_pcie_write_bytes"
 	recNdFrames  = "iclens_diagnosis:netdev_pause_frames"
 	recNdPause   = "iclens_diagnosis:netdev_pause_time_share"
+	// recBurstTime is each port's share of time transmitting at or above congestion_burst_share
+	// of its line rate (the rnic receiver's fast sampler).
+	recBurstTime = "iclens_diagnosis:port_burst_time_share"
 )
 
 // promFloat writes a threshold as PromQL reads it back exactly.
@@ -171,6 +177,8 @@ func PrometheusRules(cfg *Config) RuleFile {
 			sumBy(node, irate(nodestate.MetricIO, `{component="cpu_pcie",direction="receive"}`)), node, recPathStack, recCPU)},
 		{Record: recNdFrames, Expr: fmt.Sprintf("sum by (%s, netdev) (%s)", node, asNetdev(irate(nodestate.MetricPFCFrames, "")+" or "+irate(nodestate.MetricPauseFrames, "")))},
 		{Record: recNdPause, Expr: fmt.Sprintf("max by (%s, netdev) (sum by (%s, netdev, direction) (%s)) / 1e6", node, node, asNetdev(irate(nodestate.MetricPFCDuration, "")))},
+		{Record: recBurstTime, Expr: sumBy(port, irate(nodestate.MetricBurstTimeAbove,
+			fmt.Sprintf(`{component="rnic",direction="transmit",burst_share=%q}`, burstShareLabel(t.CongestionBurstShare))))},
 
 		// The evidence ratios.
 		{Record: recordedRatio(verdict.RDMAShare), Expr: fmt.Sprintf("%s / (%s + %s)", recRDMA, recRDMA, recNetdev)},
@@ -197,7 +205,11 @@ func PrometheusRules(cfg *Config) RuleFile {
 
 	r := func(ratio string) string { return recordedRatio(ratio) }
 	storm := fmt.Sprintf("(%s >= %s) or (%s >= %s)", r(verdict.PauseTime), f(t.StormMinPauseTimeShare), r(verdict.PauseFrames), f(t.StormMinPauseFramesPerGbps))
-	congested := fmt.Sprintf("(%s < %s) and (%s >= %s)", r(verdict.TransmitLine), f(t.CongestionMaxLineShare), r(verdict.Marks), f(t.CongestionMinMarksPerPacket))
+	// Sustained (marks per packet), or in bursts (congestedInBursts): a port without the fast
+	// sampler has no recBurstTime, and only the first holds for it.
+	congested := fmt.Sprintf("((%[1]s < %[2]s) and (%[3]s >= %[4]s))\nor\n((%[1]s < %[2]s) and (%[5]s >= %[6]s) and ((%[3]s > 0) or (%[7]s > 0)))",
+		r(verdict.TransmitLine), f(t.CongestionMaxLineShare), r(verdict.Marks), f(t.CongestionMinMarksPerPacket),
+		recBurstTime, f(t.CongestionMinBurstTimeShare), r(verdict.PauseFrames))
 	busyNet := fmt.Sprintf("%s >= %s", r(verdict.NetworkLine), f(t.BusyLineShare))
 	busyGPU := fmt.Sprintf("%s >= %s", r(verdict.GPULine), f(t.BusyLineShare))
 	rdmaCarried := fmt.Sprintf("%s >= %s", r(verdict.RDMAShare), f(t.MinRDMAShare))

@@ -77,6 +77,8 @@ func ownerRules(cfg *Config, rules []Rule) []Rule {
 	for _, r := range []string{verdict.TransmitLine, verdict.Marks, verdict.PauseTime, verdict.PauseFrames} {
 		out = append(out, Rule{Record: o(recordedRatio(r)), Expr: onOwnedPorts(recordedRatio(r))})
 	}
+	// Its ports' time at line rate in bursts, which its congestion reads as the node's does.
+	out = append(out, Rule{Record: o(recBurstTime), Expr: onOwnedPorts(recBurstTime)})
 	// The node's ratios and traffic alerts over the owner's series, grouped by the owner too.
 	byOwner := func(expr string) string {
 		expr = strings.ReplaceAll(expr, "iclens_diagnosis:", ownerPrefix)

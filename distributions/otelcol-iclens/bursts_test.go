@@ -198,3 +198,76 @@ service:
 	assert.Positive(t, painted[port], "the average is painted: %v", painted)
 	assertOnlyOwnHost(t, blog, view)
 }
+
+// TestCongestionInBurstsThroughCollector replays the simulator's bursty_congestion case (180 ms
+// at line rate every 600 ms, 30 % on average, its bursts ECN-marked at 2.4e-4 per packet: fewer
+// than sustained congestion needs) through the built collector's rnic, cpuuncore and gpu
+// receivers, the rnic receiver folding the recording's 10 ms sub-samples, with the demo's
+// configuration (iclens-simulate): the diagnosis connector names both nodes fabric_congestion
+// from the fast sampler's time above 90 % of the line, and neither healthy; the healthy bursty
+// case beside it (40 ms bursts, unmarked) stays healthy.
+func TestCongestionInBurstsThroughCollector(t *testing.T) {
+	bin := collectorBinary(t)
+	dir := t.TempDir()
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	cases := scenario.BurstCases()
+	_, err := simulate.WriteCases(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture}, cases)
+	require.NoError(t, err)
+	cfg, err := simulate.CollectorConfigFor(dir, time.Second, simulate.ExportPrometheus, cases)
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	addr := freeAddr(t)
+	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_PROMETHEUS_ENDPOINT=" + addr, "ICLENS_LENSVIEW_ENDPOINT=" + freeAddr(t)})
+
+	verdicts := func(body, host string) map[string]float64 {
+		out := map[string]float64{}
+		for _, v := range []string{"fabric_congestion", "healthy_gpudirect"} {
+			if s := sampleValues(body, "diagnosis_verdict_ratio", `host_name="`+host+`"`, `verdict="`+v+`"`, `device=""`); len(s) == 1 {
+				out[v] = s[0]
+			}
+		}
+		return out
+	}
+	want := map[string]string{}
+	for _, c := range cases {
+		for n, node := range scenario.Nodes {
+			want[scenario.HostName(c, node)] = c.Phases[0].Expect[n][0]
+		}
+	}
+	var body string
+	ok := assert.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return false
+		}
+		body = string(b)
+		for host, v := range want {
+			if verdicts(body, host)[v] != 1 {
+				return false
+			}
+		}
+		return true
+	}, 4*waitServed, 250*time.Millisecond, "the bursty cases' verdicts were not served (waited %s)", 4*waitServed)
+	for host, v := range want {
+		got := verdicts(body, host)
+		t.Logf("%s: %v", host, got)
+		if ok {
+			for other, x := range got {
+				if other != v {
+					assert.Zero(t, x, "%s: %s beside %s", host, other, v)
+				}
+			}
+		}
+	}
+	if !ok {
+		t.Logf("collector log:\n%s", logs)
+	}
+	assert.Contains(t, logs.String(), "bursty_congestion-node1: fabric congestion: mlx5_0/1 transmits")
+	assert.Contains(t, logs.String(), "of the time (peak ")
+}

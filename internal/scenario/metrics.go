@@ -8,6 +8,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
+// doubleCounters are the counters the receivers report as doubles (value_type double in their
+// metadata.yaml): seconds, not bytes or events.
+var doubleCounters = map[string]bool{"rnic.burst.time_above": true}
+
 // Metrics turns simulated points into what the receivers send: one resource per node (host.name,
 // iclens.case as the demo's resource processor sets them), counters as cumulative sums.
 func Metrics(host, caseName string, pts []Point, at time.Time) pmetric.Metrics {
@@ -38,17 +42,25 @@ func Metrics(host, caseName string, pts []Point, at time.Time) pmetric.Metrics {
 		var dp pmetric.NumberDataPoint
 		if p.Counter {
 			dp = m.Sum().DataPoints().AppendEmpty()
-			dp.SetIntValue(int64(p.Value))
+			if doubleCounters[p.Metric] {
+				dp.SetDoubleValue(p.Value)
+			} else {
+				dp.SetIntValue(int64(p.Value))
+			}
 		} else {
 			dp = m.Gauge().DataPoints().AppendEmpty()
 			dp.SetDoubleValue(p.Value)
 		}
 		dp.SetTimestamp(ts)
 		for k, v := range p.Attrs {
-			if k == "priority" {
+			switch k {
+			case "priority":
 				n, _ := strconv.Atoi(v)
 				dp.Attributes().PutInt(k, int64(n))
-			} else {
+			case "burst.share":
+				x, _ := strconv.ParseFloat(v, 64)
+				dp.Attributes().PutDouble(k, x)
+			default:
 				dp.Attributes().PutStr(k, v)
 			}
 		}

@@ -211,11 +211,12 @@ func Named(name string) (Case, bool) {
 	return Case{}, false
 }
 
-// StreamCases are Cases and the cases only a stream of points can show (Case.Stream, the
-// diagnosis connector's and the promtool tests): a device that vanishes mid-case, which a
-// recording cannot replay (internal/recording writes a sample's files, it never deletes one).
+// StreamCases are Cases, the NCCL and the bursty cases, and the cases only a stream of points can
+// show (Case.Stream, the diagnosis connector's and the promtool tests): a device that vanishes
+// mid-case, which a recording cannot replay (internal/recording writes a sample's files, it never
+// deletes one).
 func StreamCases() []Case {
-	cases := append(Cases(), NCCLCases()...)
+	cases := append(append(Cases(), NCCLCases()...), BurstCases()...)
 	// node1's second port (mlx5_1, trained to 50 Gb/s beside mlx5_0's 100: link_degraded) goes
 	// away at sample 60 (its driver unbound, the card hot-removed): its metrics end, and so must
 	// its verdict and evidence.

@@ -1,6 +1,9 @@
 package scenario
 
-import "sort"
+import (
+	"sort"
+	"strconv"
+)
 
 // Point is one value the receivers report for a simulated node: a metric of their metadata.yaml,
 // its attributes and its value (cumulative for a counter).
@@ -105,6 +108,17 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		counter("rnic.pfc.pause_duration", tr.PFCRxPauseUsPerSec, prio("receive"))
 		counter("rnic.pfc.pause_duration", 0, prio("transmit"))
 		gauge("rnic.port.rate", tr.RateGbps*1e9/8, port)
+		// The fast sampler (bursts.period) of a bursty case: both directions alike, a ring
+		// AllReduce sends and receives its bucket at once (simulate's burstSubSamples).
+		if b, ok := BurstsOf(c); ok {
+			for _, dir := range []string{"transmit", "receive"} {
+				gauge("rnic.burst.peak_rate", b.Rate, map[string]string{"component": "rnic", "direction": dir, "device": Port, "burst.window": b.Sample.String()})
+				for _, share := range BurstShares {
+					counter("rnic.burst.time_above", b.TimeAbove(share, tr.RateGbps*1e9/8),
+						map[string]string{"component": "rnic", "direction": dir, "device": Port, "burst.share": strconv.FormatFloat(share, 'f', -1, 64)})
+				}
+			}
+		}
 		gauge("rnic.port.info", 1, map[string]string{"device": Port, "netdev": Netdev, "hca_type": HCAType})
 		ready := 0.0
 		if first.NICOnGPUSwitch && first.PeerMem {

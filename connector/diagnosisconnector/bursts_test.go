@@ -1,0 +1,73 @@
+package diagnosisconnector
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
+)
+
+// sentenceOf is the body of the first log record that raised which, "" if none.
+func sentenceOf(logs []plog.Logs, which string) string {
+	for _, ld := range logs {
+		for i := range ld.ResourceLogs().Len() {
+			sls := ld.ResourceLogs().At(i).ScopeLogs()
+			for j := range sls.Len() {
+				lrs := sls.At(j).LogRecords()
+				for k := range lrs.Len() {
+					if v, _ := lrs.At(k).Attributes().Get(verdict.AttrVerdict); v.Str() == which {
+						return lrs.At(k).Body().Str()
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// TestCongestionInBursts: the rnic receiver's fast sampler (rnic.burst.time_above) shows a port at
+// 30 % on average at line rate for 30 % of the time, its bursts ECN-marked at 2.4e-4 per packet,
+// fewer than sustained congestion needs: congestion in bursts, said with the bursts; the healthy
+// AllReduce in 40 ms bursts (no mark) stays healthy, its sentence saying the bursts too. The
+// verdicts' latency on both is TestVerdictsOnSimulatedCases's (scenario.BurstCases are among
+// StreamCases), the generated rules' TestPromtoolTestRules's.
+func TestCongestionInBursts(t *testing.T) {
+	e := newTestEngine(t, testConfig())
+	got, logs := run(t, e, caseNamed(t, scenario.BurstCongestionCase), 0, 12)
+	assert.Equal(t, []string{verdict.FabricCongestion}, got[len(got)-1])
+	s := sentenceOf(logs, verdict.FabricCongestion)
+	require.NotEmpty(t, s)
+	assert.Contains(t, s, "mlx5_0/1 transmits")
+	assert.Regexp(t, `on average, at ≥90\.0% of its line 30\.0% of the time \(peak 12\.5 GB/s over 10ms\): its queues fill in every burst, 0\.02[0-9]% of its packets ECN-marked or CNPs`, s)
+
+	e = newTestEngine(t, testConfig())
+	got, logs = run(t, e, caseNamed(t, scenario.BurstCase), 0, 12)
+	assert.Equal(t, []string{verdict.HealthyGPUDirect}, got[len(got)-1])
+	assert.Contains(t, sentenceOf(logs, verdict.HealthyGPUDirect), "; in bursts, unmarked: mlx5_0/1 at ≥90.0% of its line 6.7% of the time (peak 12.5 GB/s over 10ms)")
+}
+
+// TestCongestionInBurstsNeedsTheSampler: without the fast sampler's series (bursts.period unset)
+// the same marked port at 30 % is judged on its marks per packet alone, as before: healthy.
+func TestCongestionInBurstsNeedsTheSampler(t *testing.T) {
+	c := caseNamed(t, scenario.BurstCongestionCase)
+	e := newTestEngine(t, testConfig())
+	var got [][]string
+	for i, pts := range c.Stream(0, 12, 1) {
+		var keep []scenario.Point
+		for _, p := range pts {
+			if p.Metric != "rnic.burst.time_above" && p.Metric != "rnic.burst.peak_rate" {
+				keep = append(keep, p)
+			}
+		}
+		at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
+		e.ingest(toMetrics("n", c.Name, keep, at), at)
+		md, _ := e.evaluate(at.Add(10 * time.Millisecond))
+		got = append(got, holdingOf(md, "n"))
+	}
+	assert.Equal(t, []string{verdict.HealthyGPUDirect}, got[len(got)-1])
+}
