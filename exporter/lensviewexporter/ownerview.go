@@ -98,8 +98,8 @@ type ownerFilter struct {
 
 // newOwnerFilter reads who owns each of the node's lines from the PCI address its interconnect.io
 // points carry (the owner receiver keys a device by component and address); the lines without
-// one (a port's congestion counters, a GPU's memory activity) follow the device they are named
-// after.
+// one (a port's congestion counters, a GPU's memory activity and bursts) follow the device they
+// are named after, a communicator's its GPU.
 func newOwnerFilter(id nodestate.OwnerID, st *nodestate.State, n *node) *ownerFilter {
 	f := &ownerFilter{id: id, kept: map[string]bool{}}
 	for _, sr := range n.series {
@@ -109,6 +109,13 @@ func newOwnerFilter(id nodestate.OwnerID, st *nodestate.State, n *node) *ownerFi
 		o := st.OwnerOf(sr.component, sr.bus)
 		if o.OwnerID == id || o.Kind == nodestate.OwnerShared || o.Kind == nodestate.OwnerNode {
 			f.kept[sr.device] = true
+		}
+	}
+	// An NCCL communicator's bus bandwidth lines (device: its id) are the owner's when its GPU on
+	// this node is (nodestate.Collective.Bus).
+	for _, c := range st.Collectives {
+		if c.Bus != "" && st.OwnerOf(nodestate.GPUPCIe, c.Bus).OwnerID == id {
+			f.kept[c.Comm] = true
 		}
 	}
 	return f

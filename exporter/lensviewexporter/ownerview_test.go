@@ -188,3 +188,41 @@ func TestOwnerFilterOverHTTP(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Contains(t, string(body), `"owner":"job:`+scenario.JobB+`"`)
 }
+
+// TestOwnerFilterKeepsItsCollectives: a communicator's bus bandwidth line has no PCI address of
+// its own; it is the job's whose GPU its lowest rank on the node runs on (nodestate.Collective.Bus,
+// the nccl receiver's pci.bus_id), and another job's communicator is not drawn.
+func TestOwnerFilterKeepsItsCollectives(t *testing.T) {
+	st := newTestStore(t, nil)
+	start := st.clock
+	gpus := []struct{ dev, bus, job, comm string }{{"gpu0", "0000:18:00.0", "4711", "0xaaaa"}, {"gpu1", "0000:28:00.0", "4712", "0xbbbb"}}
+	for i := range 3 {
+		at := start.Add(time.Duration(i) * time.Second)
+		var pts []pt
+		for _, g := range gpus {
+			io := ioPoint("gpu_pcie", "transmit", g.dev, float64(i)*1e9)
+			io.attrs[nodestate.AttrBusID] = g.bus
+			pts = append(pts, io,
+				gauge(nodestate.MetricOwner, 1, "component", "gpu_pcie", "device", g.dev, nodestate.AttrBusID, g.bus,
+					nodestate.AttrOwnerKind, nodestate.OwnerJob, nodestate.AttrJobID, g.job),
+				gauge(nodestate.MetricCollBusBandwidth, 40, nodestate.AttrCommID, g.comm, nodestate.AttrRank, "0",
+					nodestate.AttrCollective, "AllReduce", nodestate.AttrMessageSize, nodestate.LargeMessageBuckets[0], nodestate.AttrBusID, g.bus))
+		}
+		st.feed(at, batch("n", start, at, pts...))
+	}
+	ids := func(v nodeJSON) (out []string) {
+		for _, s := range v.Series {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	whole := st.view(t, "n")
+	require.Contains(t, ids(whole), "nccl/0xaaaa/AllReduce")
+	require.Contains(t, ids(whole), "nccl/0xbbbb/AllReduce")
+	v, ok := st.nodeView("n", 0, time.Second, nodestate.OwnerID{Kind: nodestate.OwnerJob, JobID: "4711"})
+	require.True(t, ok)
+	assert.Contains(t, ids(v), "nccl/0xaaaa/AllReduce")
+	assert.Contains(t, ids(v), "gpu_pcie/transmit/gpu0")
+	assert.NotContains(t, ids(v), "nccl/0xbbbb/AllReduce", "job 4712's communicator")
+	assert.NotContains(t, ids(v), "gpu_pcie/transmit/gpu1")
+}
