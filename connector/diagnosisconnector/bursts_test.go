@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
@@ -48,7 +49,7 @@ func TestCongestionInBursts(t *testing.T) {
 	e = newTestEngine(t, testConfig())
 	got, logs = run(t, e, caseNamed(t, scenario.BurstCase), 0, 12)
 	assert.Equal(t, []string{verdict.HealthyGPUDirect}, got[len(got)-1])
-	assert.Contains(t, sentenceOf(logs, verdict.HealthyGPUDirect), "; in bursts, unmarked: mlx5_0/1 at ≥90.0% of its line 6.7% of the time (peak 12.5 GB/s over 10ms)")
+	assert.Contains(t, sentenceOf(logs, verdict.HealthyGPUDirect), "; in bursts: mlx5_0/1 at ≥90.0% of its line 6.7% of the time (peak 12.5 GB/s over 10ms)")
 }
 
 // TestCongestionInBurstsNeedsTheSampler: without the fast sampler's series (bursts.period unset)
@@ -70,4 +71,36 @@ func TestCongestionInBurstsNeedsTheSampler(t *testing.T) {
 		got = append(got, holdingOf(md, "n"))
 	}
 	assert.Equal(t, []string{verdict.HealthyGPUDirect}, got[len(got)-1])
+}
+
+// TestCongestedInBurstsFloors: the marks or pauses that make a bursty port congested are more than
+// a healthy fabric's stray ones (congestion_burst_min_marks_per_packet,
+// congestion_burst_min_pause_frames_per_gbps), pauses alone suffice, and the sentence of a port
+// that paused without a mark says the pauses.
+func TestCongestedInBurstsFloors(t *testing.T) {
+	th := defaultThresholds()
+	port := func(marks, pauses float64) nodestate.Port {
+		return nodestate.Port{Device: "mlx5_0/1", Netdev: "ens1f0np0", Rate: 12.5e9, Tx: 3.75e9, Packets: 1.8e6, Marks: marks, PauseFrames: pauses,
+			TxPeak: 12.5e9, PeakWindow: "10ms", TxAbove: map[string]float64{"0.5": 0.3, "0.9": 0.3}}
+	}
+	for _, tc := range []struct {
+		name          string
+		marks, pauses float64
+		want          bool
+	}{
+		{"unmarked", 0, 0, false},
+		{"a stray CNP a second", 1, 0, false},
+		{"2.4e-4 of the packets marked", 432, 0, true},
+		{"a few pauses", 0, 50, false},
+		{"paused, unmarked", 0, 150, true},
+	} {
+		assert.Equal(t, tc.want, congestedInBursts(th, port(tc.marks, tc.pauses)), tc.name)
+	}
+	quiet := port(0, 150)
+	quiet.TxAbove = map[string]float64{"0.9": 0.01} // 1 % of the time at line rate
+	assert.False(t, congestedInBursts(th, quiet), "too little time at line rate")
+
+	v := &nodeView{State: &nodestate.State{Ports: []nodestate.Port{port(0, 150)}}}
+	s := sentence(verdict.FabricCongestion, "", &node{Node: nodestate.New("node1", nodestate.Limits{})}, v)
+	assert.Contains(t, s, "mlx5_0/1 transmits 3.8 GB/s, 30.0% of its 12.5 GB/s on average, at ≥90.0% of its line 30.0% of the time (peak 12.5 GB/s over 10ms): its queues fill in every burst, ens1f0np0 paused 150 frames/s")
 }

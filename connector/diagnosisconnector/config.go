@@ -100,11 +100,16 @@ type Thresholds struct {
 	CongestionMinMarksPerPacket float64 `mapstructure:"congestion_min_marks_per_packet"`
 	// CongestionBurstShare and CongestionMinBurstTimeShare: a port below that line share on
 	// average that transmitted at or above this share of its line rate for at least this share of
-	// the time (the rnic receiver's fast sampler, rnic.burst.time_above of this burst.share),
-	// while any of its packets carried a mark or its netdev paused, is congested in bursts
-	// (README.md#fabric-congestion). Without bursts.period on the receiver the rule never holds.
+	// the time (the rnic receiver's fast sampler, rnic.burst.time_above of this burst.share: it
+	// must be one of the receiver's bursts.shares, 0.5 and 0.9 by default) ...
 	CongestionBurstShare        float64 `mapstructure:"congestion_burst_share"`
 	CongestionMinBurstTimeShare float64 `mapstructure:"congestion_min_burst_time_share"`
+	// CongestionBurstMinMarksPerPacket and CongestionBurstMinPauseFramesPerGbps: ... while at
+	// least this share of its packets carried a mark, or its netdev sent or received this many
+	// pause frames per second per Gb/s of its rate, is congested in bursts
+	// (README.md#fabric-congestion). Without bursts.period on the receiver it never is.
+	CongestionBurstMinMarksPerPacket     float64 `mapstructure:"congestion_burst_min_marks_per_packet"`
+	CongestionBurstMinPauseFramesPerGbps float64 `mapstructure:"congestion_burst_min_pause_frames_per_gbps"`
 	// StormMinPauseTimeShare: a port paused (PFC, any priority, either direction) this share of
 	// the time or more is in a pause storm ...
 	StormMinPauseTimeShare float64 `mapstructure:"storm_min_pause_time_share"`
@@ -128,25 +133,27 @@ type Thresholds struct {
 // defaultThresholds are the defaults README.md reasons about.
 func defaultThresholds() Thresholds {
 	return Thresholds{
-		BusyLineShare:                      0.05,
-		MinRDMAShare:                       0.5,
-		FallbackMaxRDMAShare:               0.2,
-		FallbackMinPCIeWritePerNetworkByte: 0.5,
-		FallbackMinMemoryPerNetworkByte:    1.0,
-		UnwatchedMinGPUTransmitShare:       0.25,
-		BounceMinPathWritePerRDMAByte:      0.25,
-		BounceMinHostMemoryPerNetworkByte:  0.25,
-		HealthyMaxPathWritePerRDMAByte:     0.1,
-		CongestionMaxLineShare:             0.5,
-		CongestionMinMarksPerPacket:        0.001,
-		CongestionBurstShare:               0.9,
-		CongestionMinBurstTimeShare:        0.05,
-		StormMinPauseTimeShare:             0.5,
-		StormMinPauseFramesPerGbps:         100,
-		CollectiveSlowMaxPathShare:         0.5,
-		NVLinkIdleShare:                    0.01,
-		NVLinkBusyBytesPerSecond:           1e9,
-		NVLinkMaxErrorsPerSecond:           1,
+		BusyLineShare:                        0.05,
+		MinRDMAShare:                         0.5,
+		FallbackMaxRDMAShare:                 0.2,
+		FallbackMinPCIeWritePerNetworkByte:   0.5,
+		FallbackMinMemoryPerNetworkByte:      1.0,
+		UnwatchedMinGPUTransmitShare:         0.25,
+		BounceMinPathWritePerRDMAByte:        0.25,
+		BounceMinHostMemoryPerNetworkByte:    0.25,
+		HealthyMaxPathWritePerRDMAByte:       0.1,
+		CongestionMaxLineShare:               0.5,
+		CongestionMinMarksPerPacket:          0.001,
+		CongestionBurstShare:                 0.9,
+		CongestionMinBurstTimeShare:          0.05,
+		CongestionBurstMinMarksPerPacket:     0.0001,
+		CongestionBurstMinPauseFramesPerGbps: 1,
+		StormMinPauseTimeShare:               0.5,
+		StormMinPauseFramesPerGbps:           100,
+		CollectiveSlowMaxPathShare:           0.5,
+		NVLinkIdleShare:                      0.01,
+		NVLinkBusyBytesPerSecond:             1e9,
+		NVLinkMaxErrorsPerSecond:             1,
 	}
 }
 
@@ -234,6 +241,8 @@ func (t Thresholds) validate() error {
 	share("congestion_min_marks_per_packet", t.CongestionMinMarksPerPacket)
 	share("congestion_burst_share", t.CongestionBurstShare)
 	share("congestion_min_burst_time_share", t.CongestionMinBurstTimeShare)
+	share("congestion_burst_min_marks_per_packet", t.CongestionBurstMinMarksPerPacket)
+	positive("congestion_burst_min_pause_frames_per_gbps", t.CongestionBurstMinPauseFramesPerGbps)
 	share("storm_min_pause_time_share", t.StormMinPauseTimeShare)
 	share("collective_slow_max_path_share", t.CollectiveSlowMaxPathShare)
 	share("nvlink_idle_share", t.NVLinkIdleShare)

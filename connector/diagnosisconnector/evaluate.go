@@ -39,11 +39,13 @@ func framesPerGbps(p nodestate.Port) float64     { return p.PauseFrames / (p.Rat
 func burstShareLabel(share float64) string { return strconv.FormatFloat(share, 'f', -1, 64) }
 
 // congestedInBursts reports whether a port below the congestion line share on average ran at or
-// above the burst share of its line rate long enough, its packets marked or its netdev paused:
-// queues that fill in every step's bursts. False without the fast sampler's time_above.
+// above the burst share of its line rate long enough, its packets marked or its netdev paused
+// more than a healthy fabric's stray CNP or pause: queues that fill in every step's bursts. False
+// without the fast sampler's time_above.
 func congestedInBursts(t Thresholds, p nodestate.Port) bool {
 	at, ok := p.TimeAbove(nodestate.Transmit, burstShareLabel(t.CongestionBurstShare))
-	return ok && transmitLineShare(p) < t.CongestionMaxLineShare && at >= t.CongestionMinBurstTimeShare && (marksPerPacket(p) > 0 || framesPerGbps(p) > 0)
+	return ok && transmitLineShare(p) < t.CongestionMaxLineShare && at >= t.CongestionMinBurstTimeShare &&
+		(marksPerPacket(p) >= t.CongestionBurstMinMarksPerPacket || framesPerGbps(p) >= t.CongestionBurstMinPauseFramesPerGbps)
 }
 
 // congested is a port's congestion: sustained (marks per packet) or in bursts.

@@ -129,7 +129,7 @@ func sentence(which, device string, n *node, v *nodeView) string {
 			}
 		}
 		if len(bursts) > 0 {
-			s += "; in bursts, unmarked: " + strings.Join(bursts, "; ")
+			s += "; in bursts: " + strings.Join(bursts, "; ")
 		}
 		return s
 	case verdict.TCPFallback:
@@ -150,12 +150,18 @@ func sentence(which, device string, n *node, v *nodeView) string {
 	case verdict.FabricCongestion:
 		var parts []string
 		for _, p := range v.Ports {
-			if p.Marks > 0 && p.Tx < p.Rate {
+			if (p.Marks > 0 || p.PauseFrames > 0) && p.Tx < p.Rate {
 				part := fmt.Sprintf("%s transmits %s, %s of its %s", p.Device, bps(p.Tx), pct(transmitLineShare(p)), bps(p.Rate))
 				if b := burstPhrase(p); b != "" {
 					part += " on average, " + b + ": its queues fill in every burst"
 				}
-				parts = append(parts, part+fmt.Sprintf(", %s of its packets ECN-marked or CNPs", pctFine(marksPerPacket(p))))
+				if p.Marks > 0 {
+					part += fmt.Sprintf(", %s of its packets ECN-marked or CNPs", pctFine(marksPerPacket(p)))
+				}
+				if p.PauseFrames > 0 {
+					part += fmt.Sprintf(", %s paused %.0f frames/s", p.Netdev, p.PauseFrames)
+				}
+				parts = append(parts, part)
 			}
 		}
 		return fmt.Sprintf("%s: fabric congestion: %s, host quiet; check the switch ports along the path (speed, queues, ECN/PFC configuration) and what else sends through them",
@@ -195,18 +201,18 @@ func sentence(which, device string, n *node, v *nodeView) string {
 }
 
 // burstPhrase says how a port's transmit bursts ran (the rnic receiver's fast sampler): the
-// highest share of its line rate it counts time above, how much of the time it was there, and its
-// peak window rate ("at ≥90 % of its line 30 % of the time (peak 12.5 GB/s over 10ms)"); "" where
-// the port has no fast sampler or never reached that share.
+// highest share of its line rate it spent time at or above, how much of the time, and its peak
+// window rate ("at ≥90 % of its line 30 % of the time (peak 12.5 GB/s over 10ms)"); "" where the
+// port has no fast sampler or reached none of its shares.
 func burstPhrase(p nodestate.Port) string {
 	best, label := -1.0, ""
-	for k := range p.TxAbove {
-		if x, err := strconv.ParseFloat(k, 64); err == nil && x > best {
+	for k, at := range p.TxAbove {
+		if x, err := strconv.ParseFloat(k, 64); err == nil && x > best && at > 0 {
 			best, label = x, k
 		}
 	}
 	at := p.TxAbove[label]
-	if best < 0 || !(at > 0) {
+	if best < 0 {
 		return ""
 	}
 	return fmt.Sprintf("at ≥%s of its line %s of the time (peak %s over %s)", pct(best), pct(at), bps(p.TxPeak), p.PeakWindow)

@@ -207,9 +207,9 @@ func PrometheusRules(cfg *Config) RuleFile {
 	storm := fmt.Sprintf("(%s >= %s) or (%s >= %s)", r(verdict.PauseTime), f(t.StormMinPauseTimeShare), r(verdict.PauseFrames), f(t.StormMinPauseFramesPerGbps))
 	// Sustained (marks per packet), or in bursts (congestedInBursts): a port without the fast
 	// sampler has no recBurstTime, and only the first holds for it.
-	congested := fmt.Sprintf("((%[1]s < %[2]s) and (%[3]s >= %[4]s))\nor\n((%[1]s < %[2]s) and (%[5]s >= %[6]s) and ((%[3]s > 0) or (%[7]s > 0)))",
+	congested := fmt.Sprintf("((%[1]s < %[2]s) and (%[3]s >= %[4]s))\nor\n((%[1]s < %[2]s) and (%[5]s >= %[6]s) and ((%[3]s >= %[7]s) or (%[8]s >= %[9]s)))",
 		r(verdict.TransmitLine), f(t.CongestionMaxLineShare), r(verdict.Marks), f(t.CongestionMinMarksPerPacket),
-		recBurstTime, f(t.CongestionMinBurstTimeShare), r(verdict.PauseFrames))
+		recBurstTime, f(t.CongestionMinBurstTimeShare), f(t.CongestionBurstMinMarksPerPacket), r(verdict.PauseFrames), f(t.CongestionBurstMinPauseFramesPerGbps))
 	busyNet := fmt.Sprintf("%s >= %s", r(verdict.NetworkLine), f(t.BusyLineShare))
 	busyGPU := fmt.Sprintf("%s >= %s", r(verdict.GPULine), f(t.BusyLineShare))
 	rdmaCarried := fmt.Sprintf("%s >= %s", r(verdict.RDMAShare), f(t.MinRDMAShare))
@@ -290,7 +290,7 @@ var alertSummary = map[string]string{
 	verdict.HealthyGPUDirect:  "{{ $labels.host_name }}: healthy GPUDirect RDMA",
 	verdict.TCPFallback:       "{{ $labels.host_name }}: NCCL appears to have fallen back to TCP; check NCCL_IB_DISABLE / NCCL_NET / NCCL_IB_HCA",
 	verdict.GPUDirectBounce:   "{{ $labels.host_name }}: GPUDirect RDMA bounces through host memory; check nvidia-peermem, NCCL_NET_GDR_LEVEL, the GPU-NIC PCIe path, ACS and IOMMU",
-	verdict.FabricCongestion:  "{{ $labels.host_name }}: fabric congestion: RDMA transmit below half the line rate with ECN marks / CNPs, host quiet",
+	verdict.FabricCongestion:  "{{ $labels.host_name }}: fabric congestion: RDMA transmit below half the line rate with ECN marks / CNPs (or, in bursts at line rate, pauses), host quiet",
 	verdict.PFCStorm:          "{{ $labels.host_name }} {{ $labels.device }}: PFC pause storm",
 	verdict.LinkDegraded:      "{{ $labels.host_name }} {{ $labels.device }}: link below its capability",
 	verdict.GPUDirectNotReady: "{{ $labels.host_name }} {{ $labels.device }}: GPUDirect RDMA cannot work for this GPU (topology, peer memory, ACS or IOMMU)",

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,6 +196,7 @@ service:
 	painted, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]int](paintedPixels, chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
 	assert.Positive(t, painted[port+" peak/10ms"], "the peak line is painted: %v", painted)
+	assert.Positive(t, painted[port+" ≥90 % of line"], "the time-above line is painted: %v", painted)
 	assert.Positive(t, painted[port], "the average is painted: %v", painted)
 	assertOnlyOwnHost(t, blog, view)
 }
@@ -220,11 +222,18 @@ func TestCongestionInBurstsThroughCollector(t *testing.T) {
 	addr := freeAddr(t)
 	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_PROMETHEUS_ENDPOINT=" + addr, "ICLENS_LENSVIEW_ENDPOINT=" + freeAddr(t)})
 
+	// Every node-level verdict of a host the connector reports, holding (1) or not (0).
+	verdictRE := regexp.MustCompile(`verdict="([a-z_]+)"`)
 	verdicts := func(body, host string) map[string]float64 {
 		out := map[string]float64{}
-		for _, v := range []string{"fabric_congestion", "healthy_gpudirect"} {
-			if s := sampleValues(body, "diagnosis_verdict_ratio", `host_name="`+host+`"`, `verdict="`+v+`"`, `device=""`); len(s) == 1 {
-				out[v] = s[0]
+		for _, line := range strings.Split(body, "\n") {
+			if !strings.HasPrefix(line, "diagnosis_verdict_ratio{") || !strings.Contains(line, `host_name="`+host+`"`) || !strings.Contains(line, `device=""`) {
+				continue
+			}
+			m := verdictRE.FindStringSubmatch(line)
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if m != nil && err == nil {
+				out[m[1]] = v
 			}
 		}
 		return out
@@ -268,6 +277,6 @@ func TestCongestionInBurstsThroughCollector(t *testing.T) {
 	if !ok {
 		t.Logf("collector log:\n%s", logs)
 	}
-	assert.Contains(t, logs.String(), "bursty_congestion-node1: fabric congestion: mlx5_0/1 transmits")
-	assert.Contains(t, logs.String(), "of the time (peak ")
+	assert.Regexp(t, `bursty_congestion-node1: fabric congestion: mlx5_0/1 transmits [^;]* on average, at ≥90\.0% of its line [0-9.]+% of the time \(peak [0-9.]+ GB/s over 10ms\): its queues fill in every burst`,
+		logs.String(), "the congestion sentence says the bursts")
 }

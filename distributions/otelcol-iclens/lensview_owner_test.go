@@ -5,7 +5,9 @@ package otelcoliclens_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +32,7 @@ func TestLensViewOwnerFilterInBrowser(t *testing.T) {
 	bin := collectorBinary(t)
 	browser := chromiumBinary(t)
 	const host, samples = "twojob-view", 240
-	otlp, view := freeAddr(t), freeAddr(t)
+	otlp, view, prom := freeAddr(t), freeAddr(t), freeAddr(t)
 	startCollector(t, bin, fmt.Sprintf(`
 receivers:
   otlp:
@@ -44,13 +46,16 @@ connectors:
 exporters:
   lensview:
     endpoint: %s
+  prometheus:
+    endpoint: %s
+    resource_constant_labels: {included: [host.name]}
 service:
   pipelines:
     metrics: {receivers: [otlp], exporters: [lensview, diagnosis]}
-    metrics/diagnosis: {receivers: [diagnosis], exporters: [lensview]}
+    metrics/diagnosis: {receivers: [diagnosis], exporters: [lensview, prometheus]}
     logs: {receivers: [diagnosis], exporters: [lensview]}
   telemetry: {metrics: {level: none}}
-`, otlp, view))
+`, otlp, view, prom))
 	require.Eventually(t, func() bool { return dialable(otlp) }, 30*time.Second, 100*time.Millisecond, "the collector's OTLP receiver did not listen")
 
 	// The node keeps sending while the page is looked at, a sample a second stamped with its own
@@ -141,7 +146,10 @@ service:
 	}
 	assert.Contains(t, got.Lines, "CPU MEM[RD]", "host memory is the node's, drawn beside the job's lines")
 	assert.Equal(t, []string{scenario.JobPort(1)}, got.Ports)
-	assert.NotContains(t, got.Devices, "gpu0")
+	for k := range scenario.JobGPUs {
+		assert.Contains(t, got.Devices, scenario.JobGPU(1, k)+": GPUDirect RDMA not ready", "job 4712's GPUs cannot do GPUDirect RDMA")
+		assert.NotContains(t, got.Devices, scenario.JobGPU(0, k)+":", "job 4711's GPU under job 4712")
+	}
 
 	pick(jobA)
 	got = until("job 4711 healthy", `document.getElementById('verdict').dataset.verdict === 'healthy_gpudirect' &&
@@ -152,13 +160,35 @@ service:
 		assert.NotContains(t, got.Lines, l, "job 4712's GPU is drawn under job 4711")
 	}
 	assert.Equal(t, []string{scenario.JobPort(0)}, got.Ports)
+	assert.Empty(t, got.Devices, "job 4711 has no device verdict")
+
+	// The node's own verdict, as the connector reports it beside the jobs' (no job_id).
+	nodeVerdict := func() string {
+		resp, err := http.Get("http://" + prom + "/metrics")
+		if err != nil {
+			return ""
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "diagnosis_verdict_ratio{") && strings.Contains(line, `host_name="`+host+`"`) &&
+				strings.Contains(line, `device=""`) && !strings.Contains(line, `job_id="4`) && strings.HasSuffix(line, " 1") {
+				if m := regexp.MustCompile(`verdict="([a-z_]+)"`).FindStringSubmatch(line); m != nil {
+					return m[1]
+				}
+			}
+		}
+		return ""
+	}
+	var own string
+	require.Eventually(t, func() bool { own = nodeVerdict(); return own != "" }, time.Minute, 200*time.Millisecond, "the connector's node verdict in /metrics")
 
 	pick("")
 	got = until("the whole node", `!document.getElementById('verdict-name').innerText.startsWith('job ') && lens.chart !== null &&
 		lens.chart.series.some(s => s.label === 'GPU0 PCIe[TX]') && lens.chart.series.some(s => s.label === 'GPU4 PCIe[TX]')`)
 	assert.NotContains(t, got.Hash, "owner=")
 	assert.ElementsMatch(t, []string{scenario.JobPort(0), scenario.JobPort(1)}, got.Ports)
-	assert.NotEmpty(t, got.Verdict, "the node's own verdict")
+	assert.Equal(t, own, got.Verdict, "the banner is the node's own verdict, not a job's")
 	t.Logf("whole node: %s; %s", got.Title, got.Devices)
 	assertOnlyOwnHost(t, blog, view)
 }

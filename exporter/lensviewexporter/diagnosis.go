@@ -65,10 +65,26 @@ func (d *diagnosis) setVerdict(k diagKey, verdict string, t int64) {
 }
 
 // clearVerdict forgets the verdict when the connector reports it 0 at or after the time it held.
+// A device's verdict ends under every owner: the 0 of a device whose job just ended carries the
+// device's new owner (or none), not the one its verdict was raised under.
 func (d *diagnosis) clearVerdict(k diagKey, verdict string, t int64) {
-	if cur, ok := d.verdicts[k]; ok && cur.verdict == verdict && cur.t <= t {
-		delete(d.verdicts, k)
+	for held, cur := range d.verdicts {
+		if (held == k || k.device != "" && held.device == k.device) && cur.verdict == verdict && cur.t <= t {
+			delete(d.verdicts, held)
+		}
 	}
+}
+
+// deviceOwners is the owner of each device that has a verdict holding now, as the connector's
+// verdict points carry it (a device's log records name no owner).
+func (d *diagnosis) deviceOwners() map[string]nodestate.OwnerID {
+	out := map[string]nodestate.OwnerID{}
+	for k := range d.verdicts {
+		if k.device != "" && k.owner.Owns() {
+			out[k.device] = k.owner
+		}
+	}
+	return out
 }
 
 func (d *diagnosis) setEvidence(k diagKey, ratio string, v float64, t int64) {
@@ -198,12 +214,18 @@ func (d *diagnosis) export(names []string, oldest int64, f *ownerFilter) diagnos
 			out.Since = s.t
 		}
 	}
+	owners := d.deviceOwners()
 	for k, v := range d.verdicts {
-		if k.device == "" || f != nil && k.owner != f.id {
+		if k.device == "" || !f.keepsDeviceVerdict(k, owners) {
 			continue
 		}
 		dv := deviceVerdict{Device: k.device, Owner: ownerRef(k.owner), Verdict: v.verdict, Evidence: evidence(k)}
-		if s, ok := d.sentences[k]; ok && s.verdict == v.verdict {
+		// The connector's device log records carry no owner: their sentence is under the zero one.
+		s, ok := d.sentences[k]
+		if !ok {
+			s, ok = d.sentences[diagKey{device: k.device}]
+		}
+		if ok && s.verdict == v.verdict {
 			dv.Sentence = s.body
 		}
 		out.Devices = append(out.Devices, dv)
@@ -225,7 +247,7 @@ func (d *diagnosis) export(names []string, oldest int64, f *ownerFilter) diagnos
 		out.History = append(out.History, verdictSpan{From: t, To: t, Verdict: names[code]})
 	})
 	for _, s := range d.log {
-		if s.t < oldest || !f.keepsChange(s.key) {
+		if s.t < oldest || !f.keepsChange(s.key, owners) {
 			continue
 		}
 		out.Log = append(out.Log, logEntry{Time: s.t, Device: s.key.device, Owner: ownerRef(s.key.owner), Verdict: s.verdict,

@@ -63,11 +63,11 @@ func mean(r *ring, after int64) float64 {
 	return sum / weights
 }
 
-func observe(n *node, after int64, ports []portRow) observedRatios {
+func observe(n *node, after int64, ports []portRow, f *ownerFilter) observedRatios {
 	var rdma, rdmaTx, netdev, pcie, mem float64
 	for _, sr := range n.series {
-		if sr.kind != "" {
-			continue // a port's bursts (bursts.go) beside its average: not bytes of their own
+		if sr.kind != "" || !f.keepsDevice(sr.device) {
+			continue // a port's bursts (bursts.go) beside its average, or another owner's bytes
 		}
 		m := mean(sr.ring, after)
 		switch sr.component {

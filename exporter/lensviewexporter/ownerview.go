@@ -135,11 +135,46 @@ func (f *ownerFilter) keepsDevice(device string) bool {
 	return f == nil || device == "" || f.kept[device]
 }
 
-// keepsChange reports whether a verdict change belongs in the filtered log: the owner's own
-// node-level changes and its devices' (a device's log record names no owner: its device does).
-func (f *ownerFilter) keepsChange(k diagKey) bool {
+// keepsDeviceVerdict reports whether a device verdict belongs in the filtered view: one the
+// connector raised under the owner, or one of a device nobody owns alone whose lines the view
+// keeps (a shared NIC's port, a communicator of the owner's GPU).
+func (f *ownerFilter) keepsDeviceVerdict(k diagKey, owners map[string]nodestate.OwnerID) bool {
 	if f == nil || k.owner == f.id {
 		return true
 	}
-	return k.owner == (nodestate.OwnerID{}) && k.device != "" && f.kept[k.device]
+	return !k.owner.Owns() && owners[k.device] == (nodestate.OwnerID{}) && f.keepsVerdictDevice(k.device)
+}
+
+// keepsChange reports whether a verdict change belongs in the filtered log: the owner's own
+// node-level changes, and its devices' as keepsDeviceVerdict decides them. A device's log record
+// names no owner: the owner its holding verdict carries does, else the lines the view keeps.
+func (f *ownerFilter) keepsChange(k diagKey, owners map[string]nodestate.OwnerID) bool {
+	if f == nil || k.owner == f.id {
+		return true
+	}
+	if k.owner.Owns() || k.device == "" {
+		return false // another owner's, or the node's own
+	}
+	if o, ok := owners[k.device]; ok {
+		return o == f.id
+	}
+	return f.keepsVerdictDevice(k.device)
+}
+
+// keepsVerdictDevice matches a verdict's device to the lines the view keeps: a port or GPU by its
+// name, a NIC by its ports (mlx5_0 for mlx5_0/1), a communicator's collective by the communicator
+// (<comm>/AllReduce).
+func (f *ownerFilter) keepsVerdictDevice(device string) bool {
+	if f.kept[device] {
+		return true
+	}
+	if comm, _, ok := strings.Cut(device, "/"); ok && f.kept[comm] {
+		return true
+	}
+	for d := range f.kept {
+		if strings.HasPrefix(d, device+"/") {
+			return true
+		}
+	}
+	return false
 }

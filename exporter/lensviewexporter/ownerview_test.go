@@ -137,6 +137,8 @@ func TestOwnerFilter(t *testing.T) {
 		assert.Contains(t, d.Sentence, "job "+job)
 		for _, dv := range d.Devices {
 			assert.Equal(t, "job:"+job, dv.Owner, "device verdict %s@%s", dv.Verdict, dv.Device)
+			// The connector's device log records name no owner; the verdict still has its sentence.
+			assert.Contains(t, dv.Sentence, dv.Device, "the sentence of %s@%s", dv.Verdict, dv.Device)
 		}
 		for _, e := range d.Log {
 			if e.Device == "" {
@@ -154,7 +156,30 @@ func TestOwnerFilter(t *testing.T) {
 	a, _ := st.nodeView(twoJobHost, 0, time.Second, nodestate.OwnerID{Kind: nodestate.OwnerJob, JobID: scenario.JobA})
 	whole := st.view(t, twoJobHost)
 	assert.Len(t, whole.Diagnosis.Devices, len(a.Diagnosis.Devices)+len(b.Diagnosis.Devices), "the whole node shows every device verdict")
+	require.NotEmpty(t, b.Diagnosis.Devices, "job %s's GPUs cannot do GPUDirect RDMA", scenario.JobB)
+	for _, dv := range whole.Diagnosis.Devices {
+		assert.NotEmpty(t, dv.Sentence, "%s@%s", dv.Verdict, dv.Device)
+	}
 	assert.Greater(t, len(whole.Series), len(a.Series))
+	// The observed ratios are the owner's bytes over the owner's ports, not the node's.
+	assert.Less(t, a.Observed.RDMABytesPerSecond, whole.Observed.RDMABytesPerSecond)
+	assert.InDelta(t, whole.Observed.RDMABytesPerSecond, a.Observed.RDMABytesPerSecond+b.Observed.RDMABytesPerSecond, 1e-6*whole.Observed.RDMABytesPerSecond,
+		"each RDMA byte in one job's view")
+}
+
+// TestDeviceVerdictEndsUnderEveryOwner: a device verdict raised while job 4711 owned the GPU ends
+// with the connector's 0 for it, which carries the GPU's owner at that time: none, the job ended.
+func TestDeviceVerdictEndsUnderEveryOwner(t *testing.T) {
+	st := newTestStore(t, nil)
+	start := st.clock
+	point := func(v float64, kv ...string) pt {
+		return gauge(verdict.MetricVerdict, v, append([]string{verdict.AttrVerdict, verdict.GPUDirectNotReady, verdict.AttrDevice, "gpu0"}, kv...)...)
+	}
+	st.feed(start, batch("n", start, start, point(1, verdict.AttrOwnerKind, nodestate.OwnerJob, verdict.AttrJobID, "4711")))
+	require.Len(t, st.view(t, "n").Diagnosis.Devices, 1)
+	at := start.Add(time.Second)
+	st.feed(at, batch("n", start, at, point(0, verdict.AttrOwnerKind, "", verdict.AttrJobID, "")))
+	assert.Empty(t, st.view(t, "n").Diagnosis.Devices, "the verdict of a device whose job ended")
 }
 
 // TestOwnerRefs: the API's owner ids, both ways, and what it refuses.

@@ -164,7 +164,7 @@ func (s *store) nodeView(name string, since int64, refresh time.Duration, owner 
 	sort.Slice(v.Ports, func(i, j int) bool { return v.Ports[i].Device < v.Ports[j].Device })
 	v.Topology = exportTopology(st, f)
 	v.Diagnosis = n.diag.export(s.verdictNames, oldest, f)
-	v.Observed = observe(n, now.Add(-observeSpan).UnixMilli(), v.Ports)
+	v.Observed = observe(n, now.Add(-observeSpan).UnixMilli(), v.Ports, f)
 	return v, true
 }
 

@@ -256,12 +256,13 @@ func (n *Node) At(now int64, window, lookback time.Duration) *State {
 			case MetricPFCFrames, MetricPauseFrames:
 				netdevFrames[a[AttrDevice]] += r
 			case MetricBurstTimeAbove:
-				if a[AttrComponent] != RNIC {
+				dir := a[AttrDirection]
+				if a[AttrComponent] != RNIC || dir != Transmit && dir != Receive {
 					break // a netdev's bursts: its IP traffic, which the port table does not hold
 				}
 				p := port(a[AttrDevice])
 				m := &p.TxAbove
-				if a[AttrDirection] == Receive {
+				if dir == Receive {
 					m = &p.RxAbove
 				}
 				if *m == nil {
@@ -290,9 +291,9 @@ func (n *Node) At(now int64, window, lookback time.Duration) *State {
 		case MetricPortWidth:
 			port(a[AttrDevice]).Width = val
 		case MetricBurstPeak:
-			if a[AttrComponent] == RNIC {
+			if dir := a[AttrDirection]; a[AttrComponent] == RNIC && (dir == Transmit || dir == Receive) {
 				p := port(a[AttrDevice])
-				if a[AttrDirection] == Receive {
+				if dir == Receive {
 					p.RxPeak = val
 				} else {
 					p.TxPeak = val

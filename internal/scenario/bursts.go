@@ -39,8 +39,9 @@ const BurstCase = "bursty_allreduce"
 var BurstCongestionStep = Bursts{Burst: 180 * time.Millisecond, Every: 600 * time.Millisecond, Sample: 10 * time.Millisecond, Rate: lineRate}
 
 // BurstCongestionCase is the case of congestion in bursts: BurstCongestionStep with a few ECN
-// marks and CNPs, fewer per packet than sustained congestion needs (5e-4, the connector's
-// congestion_min_marks_per_packet is 1e-3): the average looks like a healthy port at 30 %.
+// marks and CNPs, fewer per packet than sustained congestion needs (2.4e-4 of the packets both
+// ways, the connector's congestion_min_marks_per_packet is 1e-3): the average looks like a
+// healthy port at 30 %.
 const BurstCongestionCase = "bursty_congestion"
 
 // BurstShares are the shares of the line rate the rnic receiver counts time above by default
@@ -62,7 +63,7 @@ func BurstCases() []Case {
 			Phases: []Phase{{Nodes: [2]Traffic{t, t}, Expect: both(HealthyGPUDirect)}}},
 		{Name: BurstCongestionCase,
 			Note: "AllReduce in 180 ms line-rate bursts every 600 ms, 30 % on average, the bursts marked (200 ECN marks/s, 250 CNPs/s: " +
-				"5e-4 per packet): congestion in bursts, not a healthy port at 30 %",
+				"2.4e-4 of the packets): congestion in bursts, not a healthy port at 30 %",
 			Phases: []Phase{{Nodes: [2]Traffic{congested, congested}, Expect: both(FabricCongestion)}}},
 	}
 }

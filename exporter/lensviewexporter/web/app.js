@@ -94,7 +94,11 @@
 
   async function getJSON(url) {
     const r = await fetch(url, { cache: 'no-store' });
-    if (!r.ok) throw new Error(url + ': ' + r.status);
+    if (!r.ok) {
+      const e = new Error(url + ': ' + r.status);
+      e.status = r.status;
+      throw e;
+    }
     return r.json();
   }
 
@@ -581,7 +585,14 @@
         ' · ' + count + (count === 1 ? ' node' : ' nodes') + ' · last ' + Math.round(view.window_ms / 60000) + ' min';
     } catch (e) {
       state.errors++;
-      document.getElementById('status').textContent = 'collector unreachable (' + e.message + ')';
+      if (e.status === 400 && state.owner) {
+        // An owner the API cannot read (an address edited by hand): the whole node instead.
+        document.getElementById('status').textContent = 'no such owner: ' + state.owner + '; showing the whole node';
+        selectNode(state.node, '');
+        history.replaceState(null, '', '#' + address());
+      } else {
+        document.getElementById('status').textContent = 'collector unreachable (' + e.message + ')';
+      }
     } finally {
       setTimeout(tick, state.refreshMs);
     }
