@@ -82,11 +82,17 @@ run: build
 ## in Prometheus format on 127.0.0.1:9464 (ICLENS_PROMETHEUS_ENDPOINT) and in the InterconnectLens
 ## view on http://127.0.0.1:9465/ (ICLENS_LENSVIEW_ENDPOINT); see tools/simulate
 DEMO_DIR ?= $(CURDIR)/.demo
+# The simulator stays up beside the collector (-live): it feeds the NCCL transitions' Inspector
+# dumps and serves their RAS services, one sample an interval, and stops with the demo.
 demo: build
-	$(GO) -C tools run ./cmd/iclens-simulate -uncore-fixture $(CURDIR)/receiver/cpuuncorereceiver/testdata/skx \
-	  -out $(DEMO_DIR) -collector-config $(DEMO_DIR)/otelcol.yaml
-	@echo "InterconnectLens view: http://$${ICLENS_LENSVIEW_ENDPOINT:-127.0.0.1:9465}/"
-	bin/otelcol-iclens --config $(DEMO_DIR)/otelcol.yaml
+	$(GO) -C tools build -o $(CURDIR)/bin/iclens-simulate ./cmd/iclens-simulate
+	@rm -f $(DEMO_DIR)/otelcol.yaml
+	@set -e; bin/iclens-simulate -live -uncore-fixture $(CURDIR)/receiver/cpuuncorereceiver/testdata/skx \
+	  -out $(DEMO_DIR) -collector-config $(DEMO_DIR)/otelcol.yaml & sim=$$!; \
+	  trap 'kill $$sim 2>/dev/null; wait $$sim 2>/dev/null' EXIT INT TERM; \
+	  while [ ! -s $(DEMO_DIR)/otelcol.yaml ]; do kill -0 $$sim 2>/dev/null || exit 1; sleep 0.2; done; \
+	  echo "InterconnectLens view: http://$${ICLENS_LENSVIEW_ENDPOINT:-127.0.0.1:9465}/"; \
+	  bin/otelcol-iclens --config $(DEMO_DIR)/otelcol.yaml
 
 ## test: everything, in every module: unit, integration, fuzz seeds, generated and end-to-end tests
 ## (the end-to-end tests run the collector that `build` made)

@@ -47,21 +47,31 @@ func InspectorDump(c scenario.Case, n, samples int, interval time.Duration, star
 	var b strings.Builder
 	run := c.NCCLRun(n, interval.Seconds())
 	for i := 0; i < samples; i++ {
-		s := run.Next(i)
-		if !s.Record {
-			continue
-		}
-		op := s.Job.Op
-		busbw := s.BusBandwidth / 1e9
-		b.WriteString(testfs.InspectorLine(testfs.InspectorOp{
-			CommID: commID(c), Rank: n, NRanks: scenario.GPUs, NNodes: scenario.GPUs,
-			Hostname: scenario.HostName(c, scenario.Nodes[n]), PID: scenario.NCCLPIDBase + n,
-			DumpUs: uint64(start.Add(time.Duration(i) * interval).UnixMicro()),
-			Op:     op, SN: s.Ops[n], MsgBytes: uint64(scenario.MessageBytes), ExecUs: uint64(s.TransferSeconds * 1e6),
-			AlgoBw: busbw / scenario.BusBwFactor(op, scenario.GPUs), BusBw: busbw,
-		}))
+		b.WriteString(inspectorRecord(c, n, run.Next(i), start.Add(time.Duration(i)*interval)))
 	}
 	return b.String()
+}
+
+// inspectorRecord is node n's Inspector line for a sample dumped at at, "" when no operation
+// completed in it.
+func inspectorRecord(c scenario.Case, n int, s scenario.NCCLSample, at time.Time) string {
+	if !s.Record {
+		return ""
+	}
+	op := s.Job.Op
+	busbw := s.BusBandwidth / 1e9
+	return testfs.InspectorLine(testfs.InspectorOp{
+		CommID: commID(c), Rank: n, NRanks: scenario.GPUs, NNodes: scenario.GPUs,
+		Hostname: scenario.HostName(c, scenario.Nodes[n]), PID: scenario.NCCLPIDBase + n,
+		DumpUs: uint64(at.UnixMicro()),
+		Op:     op, SN: s.Ops[n], MsgBytes: uint64(scenario.MessageBytes), ExecUs: uint64(s.TransferSeconds * 1e6),
+		AlgoBw: busbw / scenario.BusBwFactor(op, scenario.GPUs), BusBw: busbw,
+	})
+}
+
+// inspectorDumpName is the file inspector.cc inspectorStateDumpJSON writes node n's dumps to.
+func inspectorDumpName(c scenario.Case, n int) string {
+	return fmt.Sprintf("%s-pid%d.log", scenario.HostName(c, scenario.Nodes[n]), scenario.NCCLPIDBase+n)
 }
 
 // promSizeRange is the Inspector's Prometheus label of a message of n bytes
@@ -109,6 +119,11 @@ func RASStatus(c scenario.Case, i int, interval time.Duration) string {
 	for k := 0; k <= i; k++ {
 		s = run.Next(k)
 	}
+	return rasStatusOf(c, s)
+}
+
+// rasStatusOf is the RAS STATUS document of case c's job at one of its samples.
+func rasStatusOf(c scenario.Case, s scenario.NCCLSample) string {
 	comm := fakeras.Comm{Hash: commID(c), Size: scenario.GPUs}
 	for n, node := range scenario.Nodes {
 		if n >= scenario.GPUs-s.Job.DeadRanks {
@@ -138,9 +153,8 @@ func WriteNCCL(o Options) ([]string, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		for n, node := range scenario.Nodes {
-			name := fmt.Sprintf("%s-pid%d.log", scenario.HostName(c, node), scenario.NCCLPIDBase+n)
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(InspectorDump(c, n, o.Samples, o.Interval, o.Start)), 0o644); err != nil {
+		for n := range scenario.Nodes {
+			if err := os.WriteFile(filepath.Join(dir, inspectorDumpName(c, n)), []byte(InspectorDump(c, n, o.Samples, o.Interval, o.Start)), 0o644); err != nil {
 				return nil, err
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
@@ -21,6 +23,8 @@ func main() {
 	fixture := flag.String("uncore-fixture", "../receiver/cpuuncorereceiver/testdata/skx", "host tree of the simulated CPUs (the default is relative to tools/, where go -C tools run runs)")
 	config := flag.String("collector-config", "", "also write a collector configuration that replays every case here")
 	exporter := flag.String("exporter", simulate.ExportPrometheus, "exporter of that configuration: prometheus (serve) or remote_write (push)")
+	live := flag.Bool("live", false, "then keep feeding the NCCL transitions' Inspector dumps and serve their RAS services on loopback, "+
+		"one sample an interval, until interrupted (the configuration reads them)")
 	flag.Parse()
 	// The cases, and those whose NCCL job the nccl receiver reads from the Inspector's dumps.
 	opts := simulate.Options{Dir: *out, Interval: *interval, Samples: *samples, UncoreFixture: *fixture}
@@ -31,9 +35,23 @@ func main() {
 		cases = append(cases, c)
 		nccl.Cases[c.Name] = true
 	}
+	var feed *simulate.Live
+	if *live {
+		for _, c := range simulate.LiveNCCLCases() {
+			cases = append(cases, c)
+			nccl.Cases[c.Name] = true
+		}
+	}
 	paths, err := simulate.WriteCases(opts, cases)
 	if err == nil {
 		_, err = simulate.WriteNCCL(opts)
+	}
+	if err == nil && *live {
+		// After WriteNCCL, whose whole dumps of these cases it starts over.
+		feed, err = simulate.StartLive(opts, simulate.LiveNCCLCases())
+		if err == nil {
+			nccl.RAS = feed.RAS()
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iclens-simulate:", err)
@@ -46,7 +64,11 @@ func main() {
 	if *config != "" {
 		cfg, err := simulate.CollectorConfigWithNCCL(*out, *interval, *exporter, cases, nccl)
 		if err == nil {
-			err = os.WriteFile(*config, []byte(cfg), 0o644)
+			// Whole or not at all: `make demo` starts the collector once the file is there.
+			tmp := *config + ".tmp"
+			if err = os.WriteFile(tmp, []byte(cfg), 0o644); err == nil {
+				err = os.Rename(tmp, *config)
+			}
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "iclens-simulate:", err)
@@ -54,4 +76,34 @@ func main() {
 		}
 		fmt.Println("collector configuration:", *config)
 	}
+	if feed != nil {
+		os.Exit(runLive(feed, *interval))
+	}
+}
+
+// runLive steps the live feed once an interval until SIGINT or SIGTERM, and returns the exit code.
+func runLive(feed *simulate.Live, interval time.Duration) int {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	fmt.Printf("live: the NCCL transitions' dumps and RAS services (%d nodes), a sample every %s; interrupt to stop\n", len(feed.RAS()), interval)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	code := 0
+	for running := true; running; {
+		if err := feed.Step(time.Now()); err != nil {
+			fmt.Fprintln(os.Stderr, "iclens-simulate: live:", err)
+			code = 1
+			break
+		}
+		select {
+		case <-stop:
+			running = false
+		case <-tick.C:
+		}
+	}
+	if err := feed.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "iclens-simulate: live:", err)
+		code = 1
+	}
+	return code
 }
