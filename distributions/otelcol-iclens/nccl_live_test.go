@@ -53,6 +53,9 @@ func holdingVerdicts(body, host string) []string {
 // dumps written beforehand cannot show.
 func TestLiveNCCLThroughCollector(t *testing.T) {
 	bin := collectorBinary(t)
+	// A minute and more of the feed's samples, one a second: it waits on the clock, beside the
+	// outage tests (TestRemoteWriteOutage).
+	t.Parallel()
 	dir := t.TempDir()
 	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
 	cases := simulate.LiveNCCLCases()

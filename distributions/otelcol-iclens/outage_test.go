@@ -47,6 +47,9 @@ func TestRemoteWriteOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes about two minutes")
 	}
+	// Each outage test waits out its timeline on the clock, its collector and backend on ports
+	// of their own: the two (and the other clock-bound tests) overlap.
+	t.Parallel()
 	example := filepath.Join("..", "..", "examples", "prometheus-remote-write", "config.yaml")
 	if p := os.Getenv("ICLENS_OUTAGE_CONFIG"); p != "" {
 		example = p // another delivery configuration under the same outage (README.md, "Delivery")
@@ -62,6 +65,7 @@ func TestOTLPOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes about two minutes")
 	}
+	t.Parallel() // as TestRemoteWriteOutage
 	sink := newOTLPSink(t)
 	runOutage(t, filepath.Join("..", "..", "examples", "otlp-vendor", "config.yaml"), sink,
 		[]string{"OTLP_ENDPOINT=http://" + sink.addr, "OTLP_TOKEN=test"})
