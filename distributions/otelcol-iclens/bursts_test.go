@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/syncbuf"
 	"github.com/otelcol-iclens/otelcol-iclens/tools/simulate"
 )
 
@@ -62,6 +63,33 @@ func burstMetrics(t *testing.T, addr string) (burstSnapshot, string, bool) {
 	return s, body, ok[0] && ok[1] && ok[2] && ok[3]
 }
 
+// startBurstReplay starts the built collector replaying the simulator's bursty case's rnic
+// recording (its 10 ms sub-samples folded by the fast sampler) into one exporter, given as its
+// YAML ("prometheus:\n    endpoint: ..."), scraping every interval.
+func startBurstReplay(t *testing.T, bin string, interval time.Duration, exporter string) *syncbuf.Buffer {
+	t.Helper()
+	dir := t.TempDir()
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	_, err := simulate.WriteCases(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture}, scenario.BurstCases())
+	require.NoError(t, err)
+	name, _, _ := strings.Cut(exporter, ":")
+	cfg := fmt.Sprintf(`receivers:
+  rnic:
+    collection_interval: %s
+    initial_delay: 0s
+    recording: {replay: %q, loop: true}
+exporters:
+  %s
+service:
+  telemetry: {metrics: {level: none}}
+  pipelines:
+    metrics: {receivers: [rnic], exporters: [%s]}
+`, interval, filepath.Join(dir, scenario.BurstCase, "node1-rnic.jsonl"), exporter, name)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	return startCollectorWith(t, bin, cfgPath, nil)
+}
+
 // TestBurstsThroughCollector replays the simulator's bursty case (40 ms line-rate bursts every
 // 600 ms, the JANOG step shape, with the fast sampler's readings every 10 ms in the recording)
 // through the built collector: the peak of each interval is within 5 % of the line rate, the time
@@ -71,27 +99,8 @@ func burstMetrics(t *testing.T, addr string) (burstSnapshot, string, bool) {
 // per scrape however late the scrape comes.
 func TestBurstsThroughCollector(t *testing.T) {
 	bin := collectorBinary(t)
-	dir := t.TempDir()
-	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
-	_, err := simulate.WriteCases(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture}, scenario.BurstCases())
-	require.NoError(t, err)
 	addr := freeAddr(t)
-	cfg := fmt.Sprintf(`receivers:
-  rnic:
-    collection_interval: 250ms
-    initial_delay: 0s
-    recording: {replay: %q, loop: true}
-exporters:
-  prometheus:
-    endpoint: %s
-service:
-  telemetry: {metrics: {level: none}}
-  pipelines:
-    metrics: {receivers: [rnic], exporters: [prometheus]}
-`, filepath.Join(dir, scenario.BurstCase, "node1-rnic.jsonl"), addr)
-	cfgPath := filepath.Join(dir, "otelcol.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
-	logs := startCollectorWith(t, bin, cfgPath, nil)
+	logs := startBurstReplay(t, bin, 250*time.Millisecond, fmt.Sprintf("prometheus:\n    endpoint: %s", addr))
 
 	// Two snapshots 30 recorded seconds (3000 windows) apart, both within the recording's first lap
 	// of 120 s (a lap starts the counters over).
@@ -146,33 +155,14 @@ func TestDeviceCheckBurstReadCost(t *testing.T) {
 func TestLensViewDrawsBurstsInBrowser(t *testing.T) {
 	bin := collectorBinary(t)
 	browser := chromiumBinary(t)
-	dir := t.TempDir()
-	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
-	_, err := simulate.WriteCases(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture}, scenario.BurstCases())
-	require.NoError(t, err)
 	view := freeAddr(t)
-	cfg := fmt.Sprintf(`receivers:
-  rnic:
-    collection_interval: 1s
-    initial_delay: 0s
-    recording: {replay: %q, loop: true}
-exporters:
-  lensview:
-    endpoint: %s
-service:
-  telemetry: {metrics: {level: none}}
-  pipelines:
-    metrics: {receivers: [rnic], exporters: [lensview]}
-`, filepath.Join(dir, scenario.BurstCase, "node1-rnic.jsonl"), view)
-	cfgPath := filepath.Join(dir, "otelcol.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
-	startCollectorWith(t, bin, cfgPath, nil)
+	startBurstReplay(t, bin, time.Second, fmt.Sprintf("lensview:\n    endpoint: %s", view))
 
 	ctx, blog := startBrowser(t, browser, 3*time.Minute)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+view+"/")))
 	const port = "RNIC(" + scenario.NIC + ")[TX]"
 	// Four samples in the port's row: its rates are its newest three intervals'.
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.chart !== null && lens.chart.series.some(s => s.label === %q) &&
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`lens.chart !== null && lens.chart.series.some(s => s.label === %q) &&
 		lens.chart.series.some(s => s.label === %q) && (lens.series.get('time_above/rnic/transmit/%s/0.9') || {t: []}).t.length >= 4`,
 		port+" peak/10ms", port+" ≥90 % of line", scenario.NIC+"/1"),
 		chromedp.WithPollingTimeout(2*waitServed), chromedp.WithPollingInterval(200*time.Millisecond)))
