@@ -228,12 +228,19 @@ func (e *engine) evaluate(now time.Time) (pmetric.Metrics, plog.Logs) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// Every node's conditions first: waits_on_peer reads its peers' (peers.go).
+	evals := make([]evaluation, 0, len(names))
 	for _, name := range names {
 		n := e.nodes[name]
 		n.Forget(t, e.cfg.StaleAfter)
 		v := n.view(e.cfg, t)
+		evals = append(evals, evaluation{n: n, v: v, cond: conditions(e.cfg.Thresholds, v)})
+	}
+	peerConditions(evals)
+	for _, ev := range evals {
+		n, v := ev.n, ev.v
 		ownerChanges := e.evaluateOwners(ld, n, v, ts)
-		holding := e.decide(n, conditions(e.cfg.Thresholds, v), ts)
+		holding := e.decide(n, ev.cond, ts)
 		v.coll.holding = holding
 		ev := evidence(v)
 		for k, x := range ev {

@@ -28,6 +28,8 @@ type nodeView struct {
 	unwatched bool
 	// coll: the NCCL communicators' verdicts' inputs (collectives.go).
 	coll collectiveView
+	// peers: the peer each waits_on_peer names, and its fault (peers.go).
+	peers map[string]peerFault
 }
 
 func transmitLineShare(p nodestate.Port) float64 { return p.Tx / p.Rate }

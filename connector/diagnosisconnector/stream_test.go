@@ -54,6 +54,30 @@ func run(t *testing.T, e *engine, c scenario.Case, n, samples int) ([][]string, 
 	return out, logs
 }
 
+// runNodes feeds every node of case c into one engine, sample by sample, as a gateway that
+// receives both nodes' OTLP sees them (the cross-node verdicts read the peer), and evaluates after
+// each sample. It returns, per node, the verdicts holding after each sample.
+func runNodes(t *testing.T, e *engine, c scenario.Case, samples int) [len(scenario.Nodes)][][]string {
+	t.Helper()
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	var streams [len(scenario.Nodes)][][]scenario.Point
+	for n := range scenario.Nodes {
+		streams[n] = c.Stream(n, samples, e.cfg.Interval.Seconds())
+	}
+	var out [len(scenario.Nodes)][][]string
+	for i := range samples {
+		at := start.Add(time.Duration(i) * e.cfg.Interval)
+		for n, node := range scenario.Nodes {
+			e.ingest(toMetrics(scenario.HostName(c, node), c.Name, streams[n][i], at), at)
+		}
+		md, _ := e.evaluate(at.Add(10 * time.Millisecond))
+		for n, node := range scenario.Nodes {
+			out[n] = append(out[n], holdingOf(md, scenario.HostName(c, node)))
+		}
+	}
+	return out
+}
+
 // holdingOf lists the verdicts of host whose diagnosis.verdict point is 1.
 func holdingOf(md pmetric.Metrics, host string) []string {
 	var out []string

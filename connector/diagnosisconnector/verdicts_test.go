@@ -22,22 +22,56 @@ func samplesOf(c scenario.Case) int {
 }
 
 // TestVerdictsOnSimulatedCases feeds every simulated case (internal/scenario: the paper's cases,
-// the ones a naive detector gets wrong, and the transitions) to the connector as the receivers
-// report it, and checks each phase's verdicts: raised within 2 intervals of the phase's start,
-// the previous phase's cleared within 2, no other verdict at any time.
+// the ones a naive detector gets wrong, the transitions and the nodes that wait on a peer) to one
+// connector as the receivers of both its nodes report it, and checks each phase's verdicts on
+// each node: raised within 2 intervals of the phase's start, the previous phase's cleared within
+// 2, no other verdict at any time.
 func TestVerdictsOnSimulatedCases(t *testing.T) {
 	for _, c := range scenario.StreamCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			e := newTestEngine(t, testConfig())
+			samples := samplesOf(c)
+			got := runNodes(t, e, c, samples)
+			for n, node := range scenario.Nodes {
+				j := c.Judge(n, got[n])
+				assert.Empty(t, j.Failures(samples), "%s: %s", node, j)
+				t.Logf("%s: %s", node, j)
+			}
+		})
+	}
+}
+
+// TestNodeAloneDoesNotWaitOnPeers: a collector that receives one node's metrics (the node's own,
+// not a gateway) knows no peer: the cases' verdicts hold on each node alone, less waits_on_peer.
+func TestNodeAloneDoesNotWaitOnPeers(t *testing.T) {
+	for _, name := range []string{"nccl_peer_gdr_bounce", "nccl_trained_down_at_boot"} {
+		c := caseNamed(t, name)
 		for n := range scenario.Nodes {
-			t.Run(c.Name+"/"+scenario.Nodes[n], func(t *testing.T) {
-				e := newTestEngine(t, testConfig())
-				samples := samplesOf(c)
-				got, _ := run(t, e, c, n, samples)
-				j := c.Judge(n, got)
-				assert.Empty(t, j.Failures(samples), "%s", j)
-				t.Logf("%s", j)
-			})
+			e := newTestEngine(t, testConfig())
+			got, _ := run(t, e, c, n, samplesOf(c))
+			alone := withoutPeers(c)
+			j := alone.Judge(n, got)
+			assert.Empty(t, j.Failures(samplesOf(c)), "%s %s: %s", name, scenario.Nodes[n], j)
 		}
 	}
+}
+
+// withoutPeers is c with no waits_on_peer expected.
+func withoutPeers(c scenario.Case) scenario.Case {
+	out := scenario.Case{Name: c.Name, Note: c.Note}
+	for _, ph := range c.Phases {
+		for n := range ph.Expect {
+			var keep []string
+			for _, e := range ph.Expect[n] {
+				if !strings.HasPrefix(e, scenario.WaitsOnPeer+"@") {
+					keep = append(keep, e)
+				}
+			}
+			ph.Expect[n] = keep
+		}
+		out.Phases = append(out.Phases, ph)
+	}
+	return out
 }
 
 // TestHealthyTenMinutes: on the healthy replays, ten minutes of evaluations raise nothing but

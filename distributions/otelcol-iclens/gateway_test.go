@@ -106,13 +106,16 @@ func TestGatewayConfigValidates(t *testing.T) {
 type clusterRow struct {
 	Group string   `json:"group"`
 	Cells []string `json:"cells"`
+	// Waits are the links of the peers the node waits on.
+	Waits []string `json:"waits"`
 }
 
 // TestGatewayClusterPageInBrowser runs the built collector on gateway.yaml, pushes four simulated
 // nodes' OTLP into it (two jobs' and one no job's, two of them on TCP), and asserts on what
 // Chromium shows on the cluster page: a row per node under its job, the newest cell of each
-// coloured by the verdict the gateway's diagnosis connector gave that node, and a click on a
-// cell opening that node's page with its verdict.
+// coloured by the verdict the gateway's diagnosis connector gave that node, the healthy node of
+// the job with a node on TCP waiting on it (waits_on_peer), and a click on a cell opening that
+// node's page with its verdict.
 func TestGatewayClusterPageInBrowser(t *testing.T) {
 	bin := collectorBinary(t)
 	browser := chromiumBinary(t)
@@ -138,11 +141,12 @@ func TestGatewayClusterPageInBrowser(t *testing.T) {
 			const out = {};
 			for (const r of document.querySelectorAll('#cluster .cluster-row')) {
 				const g = r.closest('.cluster-group');
-				out[r.dataset.node] = {group: g ? g.dataset.group : '?', cells: [...r.querySelectorAll('.cell')].map(c => c.dataset.verdict)};
+				out[r.dataset.node] = {group: g ? g.dataset.group : '?', cells: [...r.querySelectorAll('.cell')].map(c => c.dataset.verdict),
+					waits: [...r.querySelectorAll('.waits .peer')].map(a => a.getAttribute('href'))};
 			}
 			return out; })()`))
 		require.NoError(t, err)
-		if newestCells(rows, want) || time.Now().After(deadline) {
+		if newestCells(rows, want) && len(rows["gw-a"].Waits) > 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -157,6 +161,13 @@ func TestGatewayClusterPageInBrowser(t *testing.T) {
 			wantGroup = "job " + n.job
 		}
 		assert.Equal(t, wantGroup, r.Group, n.host)
+	}
+	// gw-a, healthy in job 4242 beside gw-b on TCP, waits on gw-b (the connector's waits_on_peer),
+	// its row linking to gw-b's page; gw-c (another job) and gw-d (no job) wait on no one, nor
+	// does gw-b, whose fault is its own.
+	assert.Equal(t, []string{"./#node=gw-b"}, rows["gw-a"].Waits, "gw-a waits on gw-b")
+	for _, h := range []string{"gw-b", "gw-c", "gw-d"} {
+		assert.Empty(t, rows[h].Waits, "%s waits on no one", h)
 	}
 	// No cell of a healthy node shows TCP, no cell of a TCP node says healthy.
 	other := map[string]string{"healthy_gpudirect": "tcp_fallback", "tcp_fallback": "healthy_gpudirect"}

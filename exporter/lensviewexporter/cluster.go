@@ -2,6 +2,8 @@ package lensviewexporter // import "github.com/otelcol-iclens/otelcol-iclens/exp
 
 import (
 	"sort"
+
+	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
 
 // clusterJSON is /api/cluster: every node's verdict over the window, the rows of the cluster page
@@ -29,6 +31,9 @@ type clusterNode struct {
 	Name    string        `json:"name"`
 	Verdict string        `json:"verdict,omitempty"`
 	Cells   []verdictSpan `json:"cells"`
+	// WaitsOn are the peers the node waits on now (the connector's waits_on_peer, device the
+	// peer's node), so that the page shows which faulty node a healthy-looking row is slowed by.
+	WaitsOn []string `json:"waits_on,omitempty"`
 }
 
 // clusterView is every node's row, groups by name with the ungrouped nodes last, nodes by name.
@@ -42,7 +47,13 @@ func (s *store) clusterView(refreshMs int64) clusterJSON {
 	for _, n := range s.nodes {
 		group, known := s.groupOf(n, now)
 		out.Grouped = out.Grouped || known
-		row := clusterNode{Name: n.name, Cells: n.diag.export(s.verdictNames, oldest, nil).History}
+		d := n.diag.export(s.verdictNames, oldest, nil)
+		row := clusterNode{Name: n.name, Cells: d.History}
+		for _, dv := range d.Devices {
+			if dv.Verdict == verdict.WaitsOnPeer {
+				row.WaitsOn = append(row.WaitsOn, dv.Device)
+			}
+		}
 		if v, ok := n.diag.verdicts[diagKey{}]; ok {
 			row.Verdict = v.verdict
 		}

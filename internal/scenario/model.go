@@ -117,6 +117,15 @@ func healthy(tx, rx float64) Traffic {
 	}
 }
 
+// stagedAt is a node whose NCCL stages every byte in host memory at rate bytes/s each way
+// (NCCL_NET_GDR_LEVEL=LOC): the NIC beside the GPU, both directions copied through host memory.
+func stagedAt(rate float64) Traffic {
+	t := healthy(rate, rate)
+	t.CPUPCIeRx, t.CPUPCIeTx = 2*rate, 2*rate+dataLoader
+	t.MemRead, t.MemWrite = baseMemRead+dataLoader+rate, baseMemWrite+rate
+	return t
+}
+
 // stepRate is the average bytes/s a GPU sends when each step moves AllReduceBytes at rate.
 func stepRate(rate float64) float64 {
 	b := AllReduceBytes()
@@ -143,6 +152,7 @@ const (
 	LinkDegraded      = verdict.LinkDegraded
 	GPUDirectNotReady = verdict.GPUDirectNotReady
 	Idle              = verdict.Idle
+	WaitsOnPeer       = verdict.WaitsOnPeer
 )
 
 // HCAType is the simulated NICs' model as the kernel's ib_device hca_type attribute names it
@@ -514,13 +524,7 @@ func Cases() []Case {
 	cases = append(cases, transition("transition_tcp_fallback",
 		"healthy, then NCCL falls back to TCP (job restarted with NCCL_IB_DISABLE=1), then healthy",
 		h, pair(fallback()), both(TCPFallback)))
-	staged := func() Traffic {
-		// NCCL_NET_GDR_LEVEL=LOC: both directions staged in host memory, the NIC beside the GPU.
-		t := healthy(bounce, bounce)
-		t.CPUPCIeRx, t.CPUPCIeTx = 2*bounce, 2*bounce+dataLoader
-		t.MemRead, t.MemWrite = baseMemRead+dataLoader+bounce, baseMemWrite+bounce
-		return t
-	}
+	staged := func() Traffic { return stagedAt(bounce) }
 	cases = append(cases, transition("transition_gdr_bounce",
 		"healthy, then GPUDirect RDMA disabled (NCCL_NET_GDR_LEVEL=LOC): every byte bounces through host memory, then healthy",
 		h, pair(staged()), both(GPUDirectBounce)))

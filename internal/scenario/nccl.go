@@ -106,7 +106,7 @@ func (c Case) WithNCCL(op string) Case {
 // collectives (nccl_<case>), a job slowed without a hardware cause, and a rank that dies.
 func NCCLCases() []Case {
 	var out []Case
-	with := func(name string, add ...string) {
+	with := func(name string, add ...string) *Case {
 		for _, c := range Cases() {
 			if c.Name != name {
 				continue
@@ -119,7 +119,9 @@ func NCCLCases() []Case {
 				nc.Phases = append(nc.Phases, ph)
 			}
 			out = append(out, nc)
+			return &out[len(out)-1]
 		}
+		panic("scenario: no case " + name)
 	}
 	// collective_slow wherever the bus bandwidth is below half what the port carries: the
 	// fallback's 2.8 GB/s and the congested port's 2.46 GB/s of 12.5.
@@ -128,6 +130,13 @@ func NCCLCases() []Case {
 	with("tcp_fallback", CollectiveSlow)
 	with("congestion_20g", CollectiveSlow)
 	with("transition_tcp_fallback", CollectiveSlow)
+
+	// Across nodes (waits_on_peer): node1's port trained down to 50 Gb/s at boot, and node2,
+	// healthy, runs the ring at node1's pace: it waits on node1. The AllReduce's bus bandwidth is
+	// below half the 100 Gb/s the nodes' ports can carry, on both.
+	boot := with("trained_down_at_boot", CollectiveSlow)
+	boot.Phases[0].Expect[1] = append(boot.Phases[0].Expect[1], On(WaitsOnPeer, HostName(*boot, Nodes[0])))
+	out = append(out, peerBounce())
 
 	// The job is slow while the hardware is healthy: NCCL limited to one channel
 	// (NCCL_MAX_NCHANNELS=1) moves 4 GB/s over a 12.5 GB/s port, RDMA all the way, the host
@@ -156,6 +165,26 @@ func NCCLCases() []Case {
 	}
 	out = append(out, h)
 	return out
+}
+
+// peerBounce is a ring of two nodes of which one stops using GPUDirect RDMA for 40 s: a job
+// restarted with NCCL_NET_GDR_LEVEL=LOC in that node's environment alone (a per-node
+// environment file), so that node1 stages every byte in host memory at 70 % of the healthy rate,
+// and node2, healthy, runs the ring at node1's pace: on its own it looks healthy at a lower rate;
+// it waits on node1.
+func peerBounce() Case {
+	gdr := stepRate(lineRate * rdmaEfficiency)
+	slowed := stepRate(lineRate * rdmaEfficiency * 0.7)
+	c := Case{Name: "nccl_peer_gdr_bounce",
+		Note: "node1 stages every byte in host memory a minute in (NCCL_NET_GDR_LEVEL=LOC on that node alone, 70 % of the rate); node2, healthy, runs the ring at its pace and waits on it; NCCL reports the collectives"}
+	ok := both(HealthyGPUDirect)
+	c.Phases = []Phase{
+		{From: 0, Nodes: [2]Traffic{healthy(gdr, gdr), healthy(gdr, gdr)}, Expect: ok},
+		{From: TransitionFault, Nodes: [2]Traffic{stagedAt(slowed), healthy(slowed, slowed)},
+			Expect: [2][]string{{GPUDirectBounce}, {HealthyGPUDirect, On(WaitsOnPeer, HostName(c, Nodes[0]))}}},
+		{From: TransitionClear, Nodes: [2]Traffic{healthy(gdr, gdr), healthy(gdr, gdr)}, Expect: ok},
+	}
+	return c.WithNCCL("AllReduce")
 }
 
 // expandCollective names the communicator verdicts of add for case c.

@@ -57,6 +57,10 @@ const (
 	// stalled one.
 	CollectiveSlow    = "collective_slow"
 	CollectiveStalled = "collective_stalled"
+	// WaitsOnPeer is a cross-node verdict: the node has no fault of its own, and a peer of its
+	// job or NCCL communicator has one, which its collectives wait on; device is the peer's node
+	// (its host.name). Only a collector that receives the peer's metrics too (a gateway) raises it.
+	WaitsOnPeer = "waits_on_peer"
 )
 
 // CollectiveDevice is the device attribute of a communicator's collective type: 0x7f8c/AllReduce.
@@ -65,7 +69,13 @@ func CollectiveDevice(comm, collective string) string { return comm + "/" + coll
 // Names are every verdict, node verdicts first.
 func Names() []string {
 	return []string{HealthyGPUDirect, TCPFallback, GPUDirectBounce, FabricCongestion, PFCStorm, LinkDegraded, GPUDirectNotReady, Idle,
-		CollectiveSlow, CollectiveStalled}
+		CollectiveSlow, CollectiveStalled, WaitsOnPeer}
+}
+
+// PeerFaults are the verdicts of a node that its peers wait on (WaitsOnPeer): its traffic's faults
+// and its ports' and links', in the order a sentence names the first that holds.
+func PeerFaults() []string {
+	return []string{TCPFallback, GPUDirectBounce, FabricCongestion, PFCStorm, LinkDegraded}
 }
 
 // NodeVerdicts are the verdicts on a node's traffic (device ""): at most one holds at a time.

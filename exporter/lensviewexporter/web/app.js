@@ -313,6 +313,7 @@
     gpudirect_not_ready: ['GPUDirect RDMA not ready', 'warn', '#bcbd22'],
     collective_slow: ['NCCL collective slow', 'bad', '#e7298a'],
     collective_stalled: ['NCCL communicator stalled', 'bad', '#67001f'],
+    waits_on_peer: ['Waits on a faulty peer', 'warn', '#6baed6'],
   };
   function verdictInfo(v) { return verdicts[v] || [v, 'warn', '#7f7f7f']; }
 
@@ -351,8 +352,12 @@
       sentence.textContent = (d.sentence || '') + (age > 30000 ? ' (last verdict ' + Math.round(age / 1000) + ' s ago)' : '');
       for (const dv of d.devices) {
         const [t] = verdictInfo(dv.verdict);
-        const line = el('div', 'device-verdict', dv.device + ': ' + t + ' (' + dv.verdict + ')' + (dv.sentence ? ' — ' + dv.sentence : ''));
+        const line = el('div', 'device-verdict');
         line.dataset.verdict = dv.verdict;
+        // waits_on_peer names the peer node: its name opens the peer's page.
+        const dev = dv.verdict === 'waits_on_peer' ? el('a', 'peer', dv.device) : document.createTextNode(dv.device);
+        if (dv.verdict === 'waits_on_peer') dev.href = '#node=' + encodeURIComponent(dv.device);
+        line.append(dev, document.createTextNode(': ' + t + ' (' + dv.verdict + ')' + (dv.sentence ? ' — ' + dv.sentence : '')));
         devices.append(line);
       }
     }

@@ -36,7 +36,16 @@
       a.style.width = (100 * Math.max(0, c.to - Math.max(c.from, from)) / span) + '%';
       track.append(a);
     }
-    r.append(name, track);
+    // The peers the node waits on (waits_on_peer): their names open their pages.
+    const waits = el('span', 'waits');
+    for (const p of n.waits_on || []) {
+      const a = el('a', 'peer', '⇠ ' + p);
+      a.href = nodeHref(p);
+      a.title = n.name + ' waits on ' + p + ' (waits_on_peer)';
+      waits.append(a);
+    }
+    if (n.waits_on) r.dataset.waitsOn = n.waits_on.join(' ');
+    r.append(name, waits, track);
     return r;
   }
 

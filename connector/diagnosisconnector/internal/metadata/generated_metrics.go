@@ -115,6 +115,7 @@ const (
 	AttributeVerdictIdle
 	AttributeVerdictCollectiveSlow
 	AttributeVerdictCollectiveStalled
+	AttributeVerdictWaitsOnPeer
 )
 
 // String returns the string representation of the AttributeVerdict.
@@ -140,6 +141,8 @@ func (av AttributeVerdict) String() string {
 		return "collective_slow"
 	case AttributeVerdictCollectiveStalled:
 		return "collective_stalled"
+	case AttributeVerdictWaitsOnPeer:
+		return "waits_on_peer"
 	}
 	return ""
 }
@@ -156,6 +159,7 @@ var MapAttributeVerdict = map[string]AttributeVerdict{
 	"idle":                AttributeVerdictIdle,
 	"collective_slow":     AttributeVerdictCollectiveSlow,
 	"collective_stalled":  AttributeVerdictCollectiveStalled,
+	"waits_on_peer":       AttributeVerdictWaitsOnPeer,
 }
 
 var MetricsInfo = metricsInfo{
