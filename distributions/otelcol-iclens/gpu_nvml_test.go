@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -231,5 +232,93 @@ func TestCollectorGPUNVMLGPMNotSupported(t *testing.T) {
 	out := logs()
 	assert.Contains(t, out, "GPM metric 100: Not Supported")
 	assert.Contains(t, out, "GPM metric 101: Not Supported")
+	assert.NotContains(t, out, "\terror\t")
+}
+
+// setFakeNVMLClock sets the fake's clock (FAKE_NVML_CLOCK_FILE, µs since 1970) by writing a new
+// file and renaming it over the old one: the fake reads the file at every call, and a read between
+// a truncation and the write would give it the clock 0, a counter back at 0.
+func setFakeNVMLClock(t *testing.T, path string, us int64) {
+	t.Helper()
+	tmp := path + ".new"
+	require.NoError(t, os.WriteFile(tmp, []byte(strconv.FormatInt(us, 10)), 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+// TestCollectorGPUNVMLNVLinkPerLink: the built collector with the opt-in gpu.nvlink.link.io on an
+// A100 node through NVML (no DCGM, no GPM): each link's bytes are NVML's per-link counters
+// FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB) asked with the link as scopeId, for the
+// NVML_FI_DEV_NVLINK_LINK_COUNT links the GPU has (the fake's A100: 12), KiB x 1024. The fake's
+// clock is a file the test sets (fakenvml.c FAKE_NVML_CLOCK_FILE, epoch 1.7e15 µs), so every read
+// between two settings of it sees the same counters: 10 s and then 20 s after the fake's epoch,
+// the NVLink traffic at 100 MiB/s a direction spread evenly over the links. Each link then serves
+// exactly its counter's growth, the aggregate interconnect.io gpu_nvlink (the same fields with
+// scopeId UINT_MAX) the total's, and the links sum to the aggregate up to the fake's integer
+// division of the KiB among them (under 1 KiB a link).
+func TestCollectorGPUNVMLNVLinkPerLink(t *testing.T) {
+	const (
+		epochUs    = int64(1_700_000_000_000_000) // fakenvml.c CLOCK_FILE_EPOCH_US
+		links      = 12                           // the fake's A100
+		nvlinkRate = 100 * nvmlMiB                // bytes/s a direction, all links together
+	)
+	kib := func(s int64) uint64 { return uint64(nvlinkRate*s) / 1024 } // fakenvml.c bytesAt / 1024
+	wantLink := float64((kib(20)/links - kib(10)/links) * 1024)
+	wantAggregate := float64((kib(20) - kib(10)) * 1024)
+
+	clockFile := filepath.Join(t.TempDir(), "clock")
+	setFakeNVMLClock(t, clockFile, epochUs+10_000_000)
+	addr, logs, _ := nvmlCollector(t, fakenvml.Build(t), `
+    source: nvml
+    metrics:
+      gpu.nvlink.link.io: {enabled: true}`, "FAKE_NVML_MODEL=a100", "FAKE_NVML_CLOCK_FILE="+clockFile)
+
+	const metric = "gpu_nvlink_link_io_bytes_total"
+	// Every link is served from its first reading on, at 0: nothing moved since the series began.
+	deadline := time.Now().Add(waitServed)
+	for len(sampleValues(metricsBody(t, addr), metric, `device="gpu0"`)) < 2*links {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d per-link NVLink series for gpu0 within %s:\n%s", 2*links, waitServed, metricsBody(t, addr))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	body := metricsBody(t, addr)
+	for _, v := range sampleValues(body, metric, `device="gpu0"`) {
+		assert.Zero(t, v, "the clock has not moved: no link carried anything yet")
+	}
+
+	setFakeNVMLClock(t, clockFile, epochUs+20_000_000)
+	// The exporter takes in a scrape's metrics one by one, so a read can fall between the
+	// aggregate's update and the links': such a read is tried again, a lasting mismatch fails at
+	// the deadline.
+	deadline = time.Now().Add(waitServed)
+	for {
+		body = metricsBody(t, addr)
+		settled := true
+		for _, dir := range []string{"transmit", "receive"} {
+			perLink := sampleValues(body, metric, `device="gpu0"`, `direction="`+dir+`"`)
+			aggregate, _ := sampleValue(body, "interconnect_io_bytes_total", ioLabels("gpu_nvlink", dir)...)
+			settled = settled && len(perLink) == links && aggregate == wantAggregate
+			for _, v := range perLink {
+				settled = settled && v == wantLink
+			}
+		}
+		if settled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gpu0's links did not each serve %.0f B (aggregate %.0f B) within %s:\n%s", wantLink, wantAggregate, waitServed, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for l := 0; l < links; l++ {
+		v, ok := sampleValue(body, metric, `device="gpu0"`, `direction="transmit"`, `link="`+strconv.Itoa(l)+`"`)
+		assert.True(t, ok && v == wantLink, "link %d: %v B", l, v)
+	}
+	_, ok := sampleValue(body, metric, `device="gpu0"`, `link="`+strconv.Itoa(links)+`"`)
+	assert.False(t, ok, "no link past NVML_FI_DEV_NVLINK_LINK_COUNT")
+	assert.InDelta(t, wantAggregate, links*wantLink, links*1024, "the links sum to the aggregate")
+	assert.Len(t, sampleValues(body, metric, `device="gpu1"`), 2*links, "the second GPU's links too")
+	out := logs()
+	assert.Contains(t, out, `"gpu_nvlink": "counter NVML fields 138/139 FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (cumulative KiB)"`)
 	assert.NotContains(t, out, "\terror\t")
 }

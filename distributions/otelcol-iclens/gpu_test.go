@@ -142,10 +142,11 @@ func TestCollectorGPUHopperDCGM46(t *testing.T) {
 	assert.NotContains(t, out, "\terror\t")
 }
 
-// mi300xTable is an MI300X's gpu_metrics_v1_7 table (smu_v13_0_6_ppt.c
-// smu_v13_0_6_get_gpu_metrics) whose seven active XGMI links have each read kb and written 2*kb KB.
+// mi300xTable is an MI300X's gpu_metrics_v1_8 table, the version smu_v13_0_6_ppt.c
+// smu_v13_0_6_get_gpu_metrics fills since "drm/amd/pm: Use gpu_metrics_v1_8 for smu_v13_0_6"
+// (2025), whose seven active XGMI links have each read kb and written 2*kb KB.
 func mi300xTable(kb uint64) []byte {
-	m := testfs.GPUMetrics{FormatRevision: 1, ContentRevision: 7, AverageUMCActivity: 40, PCIeLinkWidth: 16, PCIeLinkSpeed: 320}
+	m := testfs.GPUMetrics{FormatRevision: 1, ContentRevision: 8, AverageUMCActivity: 40, PCIeLinkWidth: 16, PCIeLinkSpeed: 320}
 	for l := 0; l < 7; l++ {
 		m.XGMIReadDataAcc[l], m.XGMIWriteDataAcc[l] = kb, 2*kb
 	}

@@ -67,14 +67,48 @@ type cField struct {
 
 // gpuMetricsStructs are the gpu_metrics_v1_x structs of kgd_pp_interface.h, member by member in
 // declaration order (NUM_VCN 4, NUM_JPEG_ENG 32, NUM_XGMI_LINKS 8, MAX_GFX_CLKS 8, MAX_CLKS 4);
-// v1_6 and v1_7 through num_partition (xcp_stats[NUM_XCP] and what follows are left out). v1_6 is
-// v1_7 without what the patch "drm/amd/pm: Add gpu_metrics_v1_7" added: mem_max_bandwidth and
-// xgmi_link_status[] with its padding.
+// v1_6 and v1_7 through num_partition (xcp_stats[NUM_XCP] and what follows are left out), v1_8
+// whole. v1_6 is v1_7 without what the patch "drm/amd/pm: Add gpu_metrics_v1_7" added:
+// mem_max_bandwidth and xgmi_link_status[] with its padding. v1_8 (the patch "drm/amd/pm: Add
+// gpu_metrics_v1_8", 2025-03) is v1_7 with xcp_stats[] of struct amdgpu_xcp_metrics_v1_2.
 var gpuMetricsStructs = map[uint8][]cField{
 	4: append(append(v1Head(false, false), v1PCIe(false)...), v1Tail(false)...),
 	5: append(append(v1Head(true, false), v1PCIe(true)...), v1Tail(false)...),
 	6: append(append(v1Head(false, true), v1PCIe(true)...), v1Tail(true)...),
-	7: append(append(v1HeadMemMax(), v1PCIe(true)...), append([]cField{{"xgmi_link_status", 2, 8}, {"padding_ls", 2, 1}}, v1Tail(true)...)...),
+	7: v1_7Through(),
+	8: append(v1_7Through(), cField{"xcp_stats", 8, numXCP * xcpMetricsV1_2Size / 8}, cField{"pcie_lc_perf_other_end_recovery", 4, 1}),
+}
+
+// numXCP is NUM_XCP (kgd_pp_interface.h).
+const numXCP = 8
+
+// xcpMetricsV1_2 is struct amdgpu_xcp_metrics_v1_2 of kgd_pp_interface.h (MAX_XCC 8,
+// NUM_JPEG_ENG_V1 40, NUM_VCN 4).
+var xcpMetricsV1_2 = []cField{{"gfx_busy_inst", 4, 8}, {"jpeg_busy", 2, 40}, {"vcn_busy", 2, 4},
+	{"gfx_busy_acc", 8, 8}, {"gfx_below_host_limit_ppt_acc", 8, 8}, {"gfx_below_host_limit_thm_acc", 8, 8},
+	{"gfx_low_utilization_acc", 8, 8}, {"gfx_below_host_limit_total_acc", 8, 8}}
+
+// xcpMetricsV1_2Size is sizeof(struct amdgpu_xcp_metrics_v1_2), 440. Its alignment is its largest
+// member's (u64) and its size a multiple of 8, so xcp_stats[NUM_XCP] lies as NUM_XCP*440/8 u64s do.
+var xcpMetricsV1_2Size = func() int { _, n := cLayout(xcpMetricsV1_2); return n }()
+
+// v1_7Through: gpu_metrics_v1_7 (and v1_8) through num_partition.
+func v1_7Through() []cField {
+	return append(append(v1HeadMemMax(), v1PCIe(true)...), append([]cField{{"xgmi_link_status", 2, 8}, {"padding_ls", 2, 1}}, v1Tail(true)...)...)
+}
+
+// cLayout places the members as the C compiler does: each at its natural alignment (its element
+// size), the struct padded to its largest member's alignment; it returns the offsets and sizeof.
+func cLayout(fields []cField) (map[string]int, int) {
+	off := map[string]int{}
+	n, align := 0, 1
+	for _, f := range fields {
+		n = (n + f.size - 1) / f.size * f.size
+		off[f.name] = n
+		n += f.size * f.count
+		align = max(align, f.size)
+	}
+	return off, (n + align - 1) / align * align
 }
 
 func v1Common() []cField {
@@ -141,14 +175,7 @@ func GPUMetricsTable(m GPUMetrics) []byte {
 		b[2], b[3] = m.FormatRevision, m.ContentRevision
 		return b
 	}
-	off := map[string]int{}
-	n := 0
-	for _, f := range fields {
-		n = (n + f.size - 1) / f.size * f.size
-		off[f.name] = n
-		n += f.size * f.count
-	}
-	n = (n + 7) / 8 * 8
+	off, n := cLayout(fields)
 	b := make([]byte, n)
 	le := binary.LittleEndian
 	le.PutUint16(b[off["structure_size"]:], uint16(n))

@@ -149,7 +149,8 @@ func TestStartTimeRuleCPUUncore(t *testing.T) {
 // complex) are in the sender's receive (bw_in) but were in no transmit series. perfmon graniterapids
 // lists UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS (0xC0/0x02, PortMask 0xFF, FCMask 7,
 // counters 2-3): counted into transmit at stack granularity on GNR (testdata/gnr: uncore_iio_N =
-// 130+N). The icelakex, sapphirerapids and emeraldrapids files list no PEER_* event (README).
+// 130+N). ICX, SPR and EMR count the same event per part (their *_uncore_experimental.json
+// PEER_WRITE.PARTn): TestPeerWritesICXSPREMR.
 func TestGraniteRapidsPeerWrites(t *testing.T) {
 	ts := newTestScraper(t, "gnr", func(c *Config) { c.Memory.Enabled = false })
 	const (

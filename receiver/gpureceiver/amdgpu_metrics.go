@@ -33,7 +33,7 @@ const amdXGMILinks = 8
 // definitions in kgd_pp_interface.h, with NUM_VCN 4, NUM_JPEG_ENG 32, NUM_XGMI_LINKS 8.
 type amdMetricsLayout struct {
 	// size is the smallest structure_size the version can have: the whole struct for v1_4 and
-	// v1_5; for v1_6 and v1_7, whose tail (xcp_stats[NUM_XCP]) the receiver does not read, the
+	// v1_5; for v1_6 to v1_8, whose tail (xcp_stats[NUM_XCP]) the receiver does not read, the
 	// end of the fields it reads.
 	size                          int
 	umc, pcieWidth, pcieSpeed     int
@@ -43,9 +43,10 @@ type amdMetricsLayout struct {
 
 // amdMetricsLayouts are the gpu_metrics_v1_x versions the receiver knows, by content revision:
 // those smu_v13_0_6_ppt.c smu_v13_0_6_get_gpu_metrics has filled for MI300X / MI325X
-// (smu_cmn_init_soft_gpu_metrics(gpu_metrics, 1, 4) in Linux 6.7 up to (1, 7) since the patch
-// "drm/amd/pm: Add gpu_metrics_v1_7", 2024-11). v1_6 is v1_7 without mem_max_bandwidth,
-// xgmi_link_status[] and its padding (the difference that patch adds).
+// (smu_cmn_init_soft_gpu_metrics(gpu_metrics, 1, 4) in Linux 6.7, (1, 7) since the patch
+// "drm/amd/pm: Add gpu_metrics_v1_7", 2024-11, and (1, 8) since "drm/amd/pm: Use gpu_metrics_v1_8
+// for smu_v13_0_6", 2025). v1_6 is v1_7 without mem_max_bandwidth, xgmi_link_status[] and its
+// padding (the difference that patch adds).
 var amdMetricsLayouts = map[uint8]amdMetricsLayout{
 	// gpu_metrics_v1_4: sizeof 288.
 	4: {size: 288, umc: 14, pcieWidth: 48, pcieSpeed: 50, pcieBandwidthAcc: 64, pcieReplays: 88, xgmiRead: 104, xgmiWrite: 168},
@@ -56,7 +57,19 @@ var amdMetricsLayouts = map[uint8]amdMetricsLayout{
 	6: {size: 256, umc: 14, pcieWidth: 60, pcieSpeed: 62, pcieBandwidthAcc: 80, pcieReplays: 104, xgmiRead: 128, xgmiWrite: 192},
 	// gpu_metrics_v1_7: mem_max_bandwidth (u64) after average_umc_activity.
 	7: {size: 264, umc: 14, pcieWidth: 68, pcieSpeed: 70, pcieBandwidthAcc: 88, pcieReplays: 112, xgmiRead: 136, xgmiWrite: 200},
+	// gpu_metrics_v1_8 (the patch "drm/amd/pm: Add gpu_metrics_v1_8", 2025-03): member for member
+	// v1_7 up to num_partition; only its tail differs (xcp_stats[NUM_XCP] of struct
+	// amdgpu_xcp_metrics_v1_2, with jpeg_busy[NUM_JPEG_ENG_V1 40] and the below-host-limit
+	// accumulators; sizeof 3872), which the receiver does not read.
+	8: {size: 264, umc: 14, pcieWidth: 68, pcieSpeed: 70, pcieBandwidthAcc: 88, pcieReplays: 112, xgmiRead: 136, xgmiWrite: 200},
 }
+
+// amdMetricsAttrRevision is gpu_metrics_v1_9 (the series "drm/amdgpu/pm: Add definition for
+// gpu_metrics v1.9", 2025-09): not a struct of fixed members but the header, an int attr_count and
+// attr_count attributes, each a u64 encoding (AMDGPU_METRICS_ENC_ATTR: unit, type, id, instance
+// count) followed by a value whose size the encoding gives. Its offsets differ from table to table,
+// so it needs a decoder of its own; until there is one it is refused, saying why.
+const amdMetricsAttrRevision = 9
 
 // parseAMDMetrics decodes a gpu_metrics table by its header (struct metrics_table_header:
 // structure_size u16, format_revision u8, content_revision u8). A version the receiver does not
@@ -69,8 +82,11 @@ func parseAMDMetrics(b []byte) (amdMetrics, error) {
 	size := int(binary.LittleEndian.Uint16(b[0:2]))
 	m.formatRev, m.contentRev = b[2], b[3]
 	l, ok := amdMetricsLayouts[m.contentRev]
+	if m.formatRev == 1 && m.contentRev == amdMetricsAttrRevision {
+		return m, fmt.Errorf("gpu_metrics: table version 1.9 is not one the receiver knows: it is attribute-encoded (a count, then encoding/value pairs of varying size), not a struct of fixed offsets like 1.4 to 1.8")
+	}
 	if m.formatRev != 1 || !ok {
-		return m, fmt.Errorf("gpu_metrics: table version %d.%d is not one the receiver knows (it reads 1.4 to 1.7, the versions of the MI300 series)", m.formatRev, m.contentRev)
+		return m, fmt.Errorf("gpu_metrics: table version %d.%d is not one the receiver knows (it reads 1.4 to 1.8, the versions of the MI300 series)", m.formatRev, m.contentRev)
 	}
 	if size < l.size || len(b) < l.size {
 		return m, fmt.Errorf("gpu_metrics: version 1.%d table of %d bytes (header says %d), needs at least %d", m.contentRev, len(b), size, l.size)

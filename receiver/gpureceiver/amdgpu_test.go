@@ -2,6 +2,8 @@ package gpureceiver
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -34,8 +36,11 @@ func mi300xMetrics(rev uint8, kb uint64) testfs.GPUMetrics {
 
 // TestParseAMDMetrics: every table version the receiver knows, laid out member by member from
 // kgd_pp_interface.h by internal/testfs (its own walk of the struct, not the parser's offsets).
+// 1.8 is what smu_v13_0_6_get_gpu_metrics fills since "drm/amd/pm: Use gpu_metrics_v1_8 for
+// smu_v13_0_6" (2025): its fixture follows struct gpu_metrics_v1_8 of kgd_pp_interface.h as the
+// patch "drm/amd/pm: Add gpu_metrics_v1_8" defines it, whole, xcp_stats[] included.
 func TestParseAMDMetrics(t *testing.T) {
-	for _, rev := range []uint8{4, 5, 6, 7} {
+	for _, rev := range []uint8{4, 5, 6, 7, 8} {
 		want := mi300xMetrics(rev, 1000)
 		b := testfs.GPUMetricsTable(want)
 		m, err := parseAMDMetrics(b)
@@ -48,21 +53,30 @@ func TestParseAMDMetrics(t *testing.T) {
 		assert.Equal(t, want.XGMIReadDataAcc, m.xgmiReadKB, want.String())
 		assert.Equal(t, want.XGMIWriteDataAcc, m.xgmiWriteKB, want.String())
 	}
-	// sizeof(struct gpu_metrics_v1_4) and _v1_5 as gcc lays them out on x86-64 and arm64.
+	// sizeof(struct gpu_metrics_v1_4), _v1_5 and _v1_8 as gcc lays them out on x86-64 and arm64
+	// (v1_8: 344 bytes through num_partition and its padding, 8 x 440 of xcp_stats, the u32 and
+	// the struct's padding to 8).
 	assert.Len(t, testfs.GPUMetricsTable(mi300xMetrics(4, 0)), 288)
 	assert.Len(t, testfs.GPUMetricsTable(mi300xMetrics(5, 0)), 360)
+	b := testfs.GPUMetricsTable(mi300xMetrics(8, 0))
+	assert.Len(t, b, 3872)
+	assert.EqualValues(t, 3872, binary.LittleEndian.Uint16(b), "structure_size is sizeof(struct gpu_metrics_v1_8)")
 }
 
-// TestParseAMDMetricsRefusesUnknownVersions: a version the receiver does not know (a newer
-// kernel's 1.8, an APU's 2.x, a 3.0) and a table shorter than its version are refused, naming them.
+// TestParseAMDMetricsRefusesUnknownVersions: a version the receiver does not know (a 1.99, an
+// APU's 2.x, a 3.0, the older 1.3) and a table shorter than its version are refused, naming them;
+// 1.9, the attribute-encoded table of the series "drm/amdgpu/pm: Add definition for gpu_metrics
+// v1.9" (2025-09), is refused saying that it is not a struct of fixed offsets.
 func TestParseAMDMetricsRefusesUnknownVersions(t *testing.T) {
-	for _, v := range [][2]uint8{{1, 8}, {2, 1}, {3, 0}, {1, 3}} {
+	for _, v := range [][2]uint8{{1, 99}, {2, 1}, {3, 0}, {1, 3}} {
 		_, err := parseAMDMetrics(testfs.GPUMetricsTable(testfs.GPUMetrics{FormatRevision: v[0], ContentRevision: v[1]}))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "table version "+string('0'+v[0])+"."+string('0'+v[1])+" is not one the receiver knows")
+		assert.Contains(t, err.Error(), fmt.Sprintf("table version %d.%d is not one the receiver knows (it reads 1.4 to 1.8", v[0], v[1]))
 	}
+	_, err := parseAMDMetrics(testfs.GPUMetricsTable(testfs.GPUMetrics{FormatRevision: 1, ContentRevision: 9}))
+	assert.ErrorContains(t, err, "table version 1.9 is not one the receiver knows: it is attribute-encoded")
 	b := testfs.GPUMetricsTable(mi300xMetrics(5, 1))
-	_, err := parseAMDMetrics(b[:200])
+	_, err = parseAMDMetrics(b[:200])
 	assert.ErrorContains(t, err, "version 1.5 table of 200 bytes (header says 360), needs at least 360")
 	_, err = parseAMDMetrics(b[:3])
 	assert.ErrorContains(t, err, "shorter than its 4-byte header")
@@ -132,10 +146,31 @@ func TestAMDGPUSource(t *testing.T) {
 	assert.Len(t, find(m, "interconnect.io", "device", "gpu0"), 2, "XGMI, two directions")
 }
 
+// TestAMDGPUTableV1_8: an MI300X on a kernel whose smu_v13_0_6_get_gpu_metrics fills
+// gpu_metrics_v1_8 (since "drm/amd/pm: Use gpu_metrics_v1_8 for smu_v13_0_6", 2025) is served like
+// the older tables: XGMI bytes and the link gauges, without an error.
+func TestAMDGPUTableV1_8(t *testing.T) {
+	root := amdNode(t, 1000, 8)
+	s, _, clock := newAMDScraper(t, root)
+	require.NoError(t, s.start(context.Background(), nil))
+	defer func() { require.NoError(t, s.shutdown(context.Background())) }()
+	scrapeOnce(t, s)
+	var tree testfs.Tree
+	tree.Bytes("sys/devices/pci0000:10/0000:15:00.0/gpu_metrics", testfs.GPUMetricsTable(mi300xMetrics(8, 1500)))
+	require.NoError(t, tree.Write(root))
+	clock.t = clock.t.Add(10 * time.Second)
+	m := scrapeOnce(t, s)
+	const linkSum = 1 + 2 + 3 + 4 + 5 + 6 + 7
+	assert.EqualValues(t, 500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_xgmi", "direction", "receive").i)
+	assert.EqualValues(t, 2*500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_xgmi", "direction", "transmit").i)
+	assert.InDelta(t, 0.40, one(t, m, "gpu.dram.active", "device", "gpu1").f, 1e-9)
+	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.generation", "device", "gpu1").i)
+}
+
 // TestAMDGPUUnknownTableVersion: a GPU whose table is a version the receiver does not know costs
 // that GPU's series, with one line naming the file and the version; the other GPU is served.
 func TestAMDGPUUnknownTableVersion(t *testing.T) {
-	root := amdNode(t, 1000, 8)
+	root := amdNode(t, 1000, 99)
 	s, logs, clock := newAMDScraper(t, root)
 	require.NoError(t, s.start(context.Background(), nil))
 	defer func() { require.NoError(t, s.shutdown(context.Background())) }()
@@ -143,7 +178,7 @@ func TestAMDGPUUnknownTableVersion(t *testing.T) {
 		m, err := s.scrape(context.Background())
 		require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
 		assert.ErrorContains(t, err, filepath.Join("card1", "device", "gpu_metrics"))
-		assert.ErrorContains(t, err, "table version 1.8 is not one the receiver knows")
+		assert.ErrorContains(t, err, "table version 1.99 is not one the receiver knows")
 		assert.Len(t, find(m, "interconnect.io", "device", "gpu0"), 2)
 		assert.Empty(t, find(m, "interconnect.io", "device", "gpu1"))
 		clock.t = clock.t.Add(10 * time.Second)
