@@ -119,6 +119,11 @@ type Thresholds struct {
 	// CollectiveSlowMaxPathShare: an NCCL collective type whose large messages' bus bandwidth is
 	// below this share of what the node's path carries (its fastest port's highest rate) is slow.
 	CollectiveSlowMaxPathShare float64 `mapstructure:"collective_slow_max_path_share"`
+	// StragglerMinBusBandwidthRatio: across the nodes of an NCCL communicator, a node whose
+	// large messages' bus bandwidth of a collective type is at least this many times the next
+	// node's is the straggler: its ranks arrive last, so theirs is the one collective that does
+	// not wait, and every other node's includes the wait (README.md#straggler).
+	StragglerMinBusBandwidthRatio float64 `mapstructure:"straggler_min_bus_bandwidth_ratio"`
 	// NVLinkIdleShare: a GPU's NVLink link carrying below this share of its busiest link's bytes
 	// ...
 	NVLinkIdleShare float64 `mapstructure:"nvlink_idle_share"`
@@ -151,6 +156,7 @@ func defaultThresholds() Thresholds {
 		StormMinPauseTimeShare:               0.5,
 		StormMinPauseFramesPerGbps:           100,
 		CollectiveSlowMaxPathShare:           0.5,
+		StragglerMinBusBandwidthRatio:        2,
 		NVLinkIdleShare:                      0.01,
 		NVLinkBusyBytesPerSecond:             1e9,
 		NVLinkMaxErrorsPerSecond:             1,
@@ -254,6 +260,9 @@ func (t Thresholds) validate() error {
 	positive("bounce_min_host_memory_per_network_byte", t.BounceMinHostMemoryPerNetworkByte)
 	positive("healthy_max_path_write_per_rdma_byte", t.HealthyMaxPathWritePerRDMAByte)
 	positive("storm_min_pause_frames_per_gbps", t.StormMinPauseFramesPerGbps)
+	if !(t.StragglerMinBusBandwidthRatio > 1) || math.IsInf(t.StragglerMinBusBandwidthRatio, 0) {
+		errs = append(errs, fmt.Errorf("thresholds::straggler_min_bus_bandwidth_ratio: must be above 1 (equal bus bandwidths are no straggler), got %v", t.StragglerMinBusBandwidthRatio))
+	}
 	// The verdicts are exclusive only while their bands do not overlap.
 	if t.FallbackMaxRDMAShare >= t.MinRDMAShare {
 		errs = append(errs, fmt.Errorf("thresholds::fallback_max_rdma_share: must be below min_rdma_share (%v): a node cannot be both TCP and RDMA, got %v", t.MinRDMAShare, t.FallbackMaxRDMAShare))

@@ -59,7 +59,8 @@ func TestConfigValidateRejectsNonsense(t *testing.T) {
 			"max_nodes: must be at least 1, got 0",
 			"thresholds::busy_line_share: must be a share in (0, 1], got 1.5",
 			"thresholds::storm_min_pause_frames_per_gbps: must be positive, got -1",
-			"verdicts: unknown verdict (known: healthy_gpudirect, tcp_fallback, gpudirect_bounce, fabric_congestion, pfc_storm, link_degraded, gpudirect_not_ready, idle, collective_slow, collective_stalled, waits_on_peer), got tcp_fallbak",
+			"thresholds::straggler_min_bus_bandwidth_ratio: must be above 1 (equal bus bandwidths are no straggler), got 1",
+			"verdicts: unknown verdict (known: healthy_gpudirect, tcp_fallback, gpudirect_bounce, fabric_congestion, pfc_storm, link_degraded, gpudirect_not_ready, idle, collective_slow, collective_stalled, straggler, waits_on_peer), got tcp_fallbak",
 		},
 	} {
 		err := loadConfig(t, name).Validate()

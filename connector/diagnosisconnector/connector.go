@@ -228,7 +228,8 @@ func (e *engine) evaluate(now time.Time) (pmetric.Metrics, plog.Logs) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	// Every node's conditions first: waits_on_peer reads its peers' (peers.go).
+	// Every node's conditions first: straggler compares the nodes of a communicator
+	// (stragglers.go), waits_on_peer reads its peers' conditions, stragglers' included (peers.go).
 	evals := make([]evaluation, 0, len(names))
 	for _, name := range names {
 		n := e.nodes[name]
@@ -236,6 +237,7 @@ func (e *engine) evaluate(now time.Time) (pmetric.Metrics, plog.Logs) {
 		v := n.view(e.cfg, t)
 		evals = append(evals, evaluation{n: n, v: v, cond: conditions(e.cfg.Thresholds, v)})
 	}
+	stragglerConditions(e.cfg.Thresholds, evals)
 	peerConditions(evals)
 	for _, ev := range evals {
 		n, v := ev.n, ev.v

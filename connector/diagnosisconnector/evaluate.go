@@ -28,8 +28,10 @@ type nodeView struct {
 	unwatched bool
 	// coll: the NCCL communicators' verdicts' inputs (collectives.go).
 	coll collectiveView
-	// peers: the peer each waits_on_peer names, and its fault (peers.go).
-	peers map[string]peerFault
+	// peers: the peer each waits_on_peer names, and its fault (peers.go); stragglers: what makes
+	// the node the straggler of each collective type it is one of (stragglers.go).
+	peers      map[string]peerFault
+	stragglers map[string]straggle
 }
 
 func transmitLineShare(p nodestate.Port) float64 { return p.Tx / p.Rate }

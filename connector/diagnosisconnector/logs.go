@@ -118,6 +118,8 @@ func sentence(which, device string, n *node, v *nodeView) string {
 		return collectiveSentence(which, device, name, v)
 	case verdict.WaitsOnPeer:
 		return peerSentence(name, device, v)
+	case verdict.Straggler:
+		return stragglerSentence(name, device, v)
 	case verdict.HealthyGPUDirect:
 		s := fmt.Sprintf("%s: healthy GPUDirect RDMA: RDMA %s, GPU PCIe %s, root-port writes %s of the RDMA bytes",
 			name, bps(v.rdma), bps(v.gpu), pct(v.pathWriteBeyondIP()))

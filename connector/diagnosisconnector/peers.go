@@ -117,6 +117,9 @@ func peerSentence(name, peer string, v *nodeView) string {
 		what = peer + "'s " + pf.fault.device + " is in a PFC pause storm"
 	case verdict.LinkDegraded:
 		what = peer + "'s " + pf.fault.device + " runs below its capability"
+	case verdict.Straggler:
+		comm, op, _ := strings.Cut(pf.fault.device, "/")
+		what = peer + " is the straggler of NCCL communicator " + comm + " in " + op
 	default:
 		what = peer + ": " + strings.ReplaceAll(pf.fault.verdict, "_", " ")
 	}

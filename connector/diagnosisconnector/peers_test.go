@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
@@ -249,4 +250,58 @@ func TestPeerFaultsAreVerdicts(t *testing.T) {
 		assert.Contains(t, verdict.Names(), f)
 	}
 	assert.False(t, slices.Contains(verdict.PeerFaults(), verdict.WaitsOnPeer))
+}
+
+// TestStragglerSaysWhoWaits: on nccl_straggler, node1's sentence says it is the straggler, with
+// both nodes' bus bandwidths, and node2's that it waits on node1 for that reason.
+func TestStragglerSaysWhoWaits(t *testing.T) {
+	e := newTestEngine(t, testConfig())
+	c := caseNamed(t, "nccl_straggler")
+	_, logs := runNodes(t, e, c, 10)
+	said := map[string]string{}
+	for _, ld := range logs {
+		forEachRecord(ld, func(host string, r plog.LogRecord) {
+			if v, _ := r.Attributes().Get(verdict.AttrVerdict); v.Str() == verdict.Straggler || v.Str() == verdict.WaitsOnPeer {
+				said[host+" "+v.Str()] = r.Body().Str()
+			}
+		})
+	}
+	n1, n2 := scenario.HostName(c, "node1"), scenario.HostName(c, "node2")
+	comm := scenario.CommID(c)
+	assert.Equal(t, n1+": the straggler of NCCL communicator "+comm+": its AllReduce ran at 11.5 GB/s bus bandwidth, 3.0× the next node's ("+n2+
+		", 3.8 GB/s): the other nodes' ranks wait in each AllReduce for this node's to arrive; check its GPUs (clocks, power and thermal throttling, XIDs), its CPU and its data loading",
+		said[n1+" "+verdict.Straggler])
+	assert.Contains(t, said[n2+" "+verdict.WaitsOnPeer], n2+" waits on "+n1+" (NCCL communicator "+comm+"): "+n1+" is the straggler of NCCL communicator "+comm+" in AllReduce (straggler)")
+	assert.Len(t, said, 2)
+}
+
+// TestStragglerAmongThree: of three nodes of a communicator, the one far above the next is the
+// straggler; with two nodes close at the top (the third waited on both), none is.
+func TestStragglerAmongThree(t *testing.T) {
+	th := defaultThresholds()
+	for _, tc := range []struct {
+		bus  []float64
+		want string
+	}{
+		{[]float64{10e9, 3e9, 3.2e9}, "a"},
+		{[]float64{3e9, 10e9, 3.2e9}, "b"},
+		{[]float64{10e9, 9e9, 3e9}, ""},
+		{[]float64{5e9, 5e9, 5e9}, ""},
+	} {
+		var evals []evaluation
+		for k, b := range tc.bus {
+			st := &nodestate.State{Collectives: []nodestate.Collective{{Comm: "0x1", Ops: []nodestate.CollectiveOp{{Name: "AllReduce", BusBandwidth: b}}}}}
+			evals = append(evals, evaluation{n: newNode(string(rune('a'+k)), nodestate.Limits{}), v: &nodeView{State: st}, cond: map[verdictKey]bool{}})
+		}
+		stragglerConditions(th, evals)
+		got := ""
+		for _, ev := range evals {
+			held, ok := ev.cond[verdictKey{verdict.Straggler, "0x1/AllReduce"}]
+			assert.True(t, ok, "%v: every member evaluated", tc.bus)
+			if held {
+				got += ev.n.Name
+			}
+		}
+		assert.Equal(t, tc.want, got, "%v", tc.bus)
+	}
 }

@@ -262,7 +262,7 @@ func PrometheusRules(cfg *Config) RuleFile {
 			port, node, fmt.Sprintf("max by (%s, gpu_pci_bus_id) (%s)", node, gauge(nodestate.MetricTopoReady, "")), gauge(nodestate.MetricGPUInfo, "")),
 	}
 	collectiveRules(cfg, &rules, exprs, present)
-	peerRules(&rules, exprs)
+	peerRules(cfg, &rules, exprs)
 	hold := ""
 	if cfg.Hold > 1 {
 		hold = promDuration(time.Duration(cfg.Hold-1) * cfg.Interval)
@@ -298,6 +298,7 @@ var alertSummary = map[string]string{
 	verdict.Idle:              "{{ $labels.host_name }}: idle",
 	verdict.CollectiveSlow:    "{{ $labels.host_name }} {{ $labels.device }}: NCCL collective's bus bandwidth well below what the node's path carries; the node's other alerts say which component explains it",
 	verdict.CollectiveStalled: "{{ $labels.host_name }} {{ $labels.device }}: NCCL communicator stalled: RAS reports failed ranks, or its operation count stopped while another's advances",
+	verdict.Straggler:         "{{ $labels.host_name }} {{ $labels.device }}: the straggler of its NCCL communicator: its bus bandwidth far above the next node's, whose ranks wait for this node's; check its GPUs' clocks and throttling, its CPU and its data loading",
 	verdict.WaitsOnPeer:       "{{ $labels.host_name }} waits on {{ $labels.device }}: no fault of its own, and a node of its job or NCCL communicator has one; fix that node first",
 }
 

@@ -56,8 +56,8 @@ func run(t *testing.T, e *engine, c scenario.Case, n, samples int) ([][]string, 
 
 // runNodes feeds every node of case c into one engine, sample by sample, as a gateway that
 // receives both nodes' OTLP sees them (the cross-node verdicts read the peer), and evaluates after
-// each sample. It returns, per node, the verdicts holding after each sample.
-func runNodes(t *testing.T, e *engine, c scenario.Case, samples int) [len(scenario.Nodes)][][]string {
+// each sample. It returns, per node, the verdicts holding after each sample, and the logs.
+func runNodes(t *testing.T, e *engine, c scenario.Case, samples int) ([len(scenario.Nodes)][][]string, []plog.Logs) {
 	t.Helper()
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	var streams [len(scenario.Nodes)][][]scenario.Point
@@ -65,17 +65,19 @@ func runNodes(t *testing.T, e *engine, c scenario.Case, samples int) [len(scenar
 		streams[n] = c.Stream(n, samples, e.cfg.Interval.Seconds())
 	}
 	var out [len(scenario.Nodes)][][]string
+	var logs []plog.Logs
 	for i := range samples {
 		at := start.Add(time.Duration(i) * e.cfg.Interval)
 		for n, node := range scenario.Nodes {
 			e.ingest(toMetrics(scenario.HostName(c, node), c.Name, streams[n][i], at), at)
 		}
-		md, _ := e.evaluate(at.Add(10 * time.Millisecond))
+		md, ld := e.evaluate(at.Add(10 * time.Millisecond))
 		for n, node := range scenario.Nodes {
 			out[n] = append(out[n], holdingOf(md, scenario.HostName(c, node)))
 		}
+		logs = append(logs, ld)
 	}
-	return out
+	return out, logs
 }
 
 // holdingOf lists the verdicts of host whose diagnosis.verdict point is 1.

@@ -31,7 +31,7 @@ func TestVerdictsOnSimulatedCases(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			e := newTestEngine(t, testConfig())
 			samples := samplesOf(c)
-			got := runNodes(t, e, c, samples)
+			got, _ := runNodes(t, e, c, samples)
 			for n, node := range scenario.Nodes {
 				j := c.Judge(n, got[n])
 				assert.Empty(t, j.Failures(samples), "%s: %s", node, j)

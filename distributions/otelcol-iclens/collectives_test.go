@@ -22,15 +22,17 @@ import (
 // would all arrive at the first scrape), and the rank that dies, its RAS service answering with
 // the dead rank from the start.
 var e2eNCCLCases = map[string]bool{"nccl_healthy_allreduce": true, "nccl_compute_only": true, "nccl_tcp_fallback": true,
-	"nccl_congestion_20g": true, "nccl_slow_no_hardware_cause": true, "nccl_rank_dies": true, "nccl_trained_down_at_boot": true}
+	"nccl_congestion_20g": true, "nccl_slow_no_hardware_cause": true, "nccl_rank_dies": true, "nccl_trained_down_at_boot": true,
+	"nccl_straggler": true}
 
 // TestCollectiveVerdictsInPrometheus replays the NCCL cases through the built collector (the rnic,
 // cpuuncore and gpu replays, a nccl receiver per case on the simulator's Inspector dumps, a RAS
 // service per node of nccl_rank_dies on loopback) into the real Prometheus with the generated
 // rules. On every node both evaluators (the connector's diagnosis_verdict and the rules' ALERTS)
-// raise the case's collective verdicts, and the cross-node waits_on_peer (the healthy node of a
-// ring whose peer's port trained down), within StartLimit of their first evaluation, counted in
-// their own evaluations, keep them to the end, and raise none on the other cases.
+// raise the case's collective verdicts, and the cross-node ones (the healthy node of a ring whose
+// peer's port trained down waits on it; the straggler, and the node that waits on it), within
+// StartLimit of their first evaluation, counted in their own evaluations, keep them to the end,
+// and raise none on the other cases.
 func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
@@ -80,8 +82,8 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 	lookback := "[5m]"
 	var report []string
 	for _, ev := range []struct{ name, clock, verdicts, value string }{
-		{"connector", `diagnosis_verdict_ratio{verdict="idle",device=""}`, `diagnosis_verdict_ratio{verdict=~"collective_.*|waits_on_peer"}`, "1"},
-		{"prometheus", `iclens_diagnosis:rdma_bytes`, `ALERTS{alertstate="firing",verdict=~"collective_.*|waits_on_peer"}`, ""},
+		{"connector", `diagnosis_verdict_ratio{verdict="idle",device=""}`, `diagnosis_verdict_ratio{verdict=~"collective_.*|straggler|waits_on_peer"}`, "1"},
+		{"prometheus", `iclens_diagnosis:rdma_bytes`, `ALERTS{alertstate="firing",verdict=~"collective_.*|straggler|waits_on_peer"}`, ""},
 	} {
 		clock := map[string][]float64{} // host -> evaluation times (ms)
 		for _, s := range promSeriesSamples(t, prom, ev.clock+lookback) {
@@ -112,7 +114,8 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 				// The last phase's: the steady cases have one, and nccl_rank_dies' RAS service
 				// answers with its rank dead from the start.
 				for _, e := range c.Phases[len(c.Phases)-1].Expect[n] {
-					if strings.HasPrefix(e, scenario.CollectiveSlow) || strings.HasPrefix(e, scenario.CollectiveStalled) || strings.HasPrefix(e, scenario.WaitsOnPeer) {
+					if strings.HasPrefix(e, scenario.CollectiveSlow) || strings.HasPrefix(e, scenario.CollectiveStalled) || strings.HasPrefix(e, scenario.WaitsOnPeer) ||
+						strings.HasPrefix(e, scenario.Straggler) {
 						want = append(want, e)
 					}
 				}
@@ -145,6 +148,8 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 	assert.Contains(t, out, "nccl_slow_no_hardware_cause-node1: AllReduce on comm")
 	assert.Contains(t, out, "of what mlx5_0/1 can carry (12.5 GB/s): the hardware looks healthy")
 	assert.Contains(t, out, "nccl_rank_dies-node1: NCCL communicator "+scenario.CommID(dies)+" is stalled: RAS reports 1 dead of its 2 ranks")
+	st, _ := scenario.Named("nccl_straggler")
+	assert.Contains(t, out, "nccl_straggler-node1: the straggler of NCCL communicator "+scenario.CommID(st)+": its AllReduce ran at 11.5 GB/s bus bandwidth")
 	// The cross-node sentence names the peer, the group they share and the peer's fault.
 	boot, _ := scenario.Named("nccl_trained_down_at_boot")
 	assert.Contains(t, out, "nccl_trained_down_at_boot-node2 waits on nccl_trained_down_at_boot-node1 (NCCL communicator "+scenario.CommID(boot)+

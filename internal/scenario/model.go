@@ -153,6 +153,7 @@ const (
 	GPUDirectNotReady = verdict.GPUDirectNotReady
 	Idle              = verdict.Idle
 	WaitsOnPeer       = verdict.WaitsOnPeer
+	Straggler         = verdict.Straggler
 )
 
 // HCAType is the simulated NICs' model as the kernel's ib_device hca_type attribute names it

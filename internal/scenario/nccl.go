@@ -36,6 +36,10 @@ type NCCLJob struct {
 	Op string
 	// DeadRanks is how many of the job's ranks RAS reports dead (their process is gone).
 	DeadRanks int
+	// LateSeconds is how much longer than its peers the node computes each step (a throttled
+	// GPU): its ranks arrive that late in the step's collectives and wait in none, while its
+	// peers' wait for them (their Traffic's rate, the step's, holds the wait).
+	LateSeconds float64
 }
 
 // CollectiveSlow and CollectiveStalled are the verdicts on a communicator (internal/verdict).
@@ -60,7 +64,9 @@ func (t Traffic) TransportRate() float64 {
 // BusBandwidth is the bus bandwidth (bytes/s) of node traffic t's operations: the rate its
 // transport carries a step's bytes at while they move (TransferSeconds: the step's average rate
 // less its compute part).
-func (t Traffic) BusBandwidth() float64 { return AllReduceBytes() / TransferSeconds(t.TransportRate()) }
+func (t Traffic) BusBandwidth() float64 {
+	return AllReduceBytes() / (TransferSeconds(t.TransportRate()) - t.NCCL.LateSeconds)
+}
 
 // OpTransferSeconds is how long one operation of node traffic t takes.
 func (t Traffic) OpTransferSeconds() float64 { return MessageBytes / t.BusBandwidth() }
@@ -136,7 +142,7 @@ func NCCLCases() []Case {
 	// below half the 100 Gb/s the nodes' ports can carry, on both.
 	boot := with("trained_down_at_boot", CollectiveSlow)
 	boot.Phases[0].Expect[1] = append(boot.Phases[0].Expect[1], On(WaitsOnPeer, HostName(*boot, Nodes[0])))
-	out = append(out, peerBounce())
+	out = append(out, peerBounce(), straggler())
 
 	// The job is slow while the hardware is healthy: NCCL limited to one channel
 	// (NCCL_MAX_NCHANNELS=1) moves 4 GB/s over a 12.5 GB/s port, RDMA all the way, the host
@@ -185,6 +191,27 @@ func peerBounce() Case {
 		{From: TransitionClear, Nodes: [2]Traffic{healthy(gdr, gdr), healthy(gdr, gdr)}, Expect: ok},
 	}
 	return c.WithNCCL("AllReduce")
+}
+
+// straggler is a ring of two nodes of which node1 computes each step 0.9 s longer than node2 (its
+// GPU throttled): node2's ranks wait that long in every AllReduce for node1's. The ports carry the
+// same bytes on both nodes, at the step's pace; the Inspector's bus bandwidth is the link's on
+// node1 (its ranks wait for no one) and a third of it on node2 (the transfer and twice as long
+// waiting): node1 is the straggler, node2 waits on it, and node2's AllReduce is slow.
+func straggler() Case {
+	transfer := AllReduceBytes() / (lineRate * rdmaEfficiency)
+	late := 2 * transfer
+	rate := AllReduceBytes() / (computeSeconds + late + transfer)
+	slow, waiting := healthy(rate, rate), healthy(rate, rate)
+	slow.NCCL = NCCLJob{Op: "AllReduce", LateSeconds: late}
+	waiting.NCCL = NCCLJob{Op: "AllReduce"}
+	c := Case{Name: "nccl_straggler",
+		Note: "node1 computes each step 0.9 s longer (a throttled GPU): node2's ranks wait in every AllReduce for node1's, the links healthy on both"}
+	op := On(CollectiveSlow, CommID(c)+"/AllReduce")
+	c.Phases = []Phase{{Nodes: [2]Traffic{slow, waiting}, Expect: [2][]string{
+		{HealthyGPUDirect, On(Straggler, CommID(c)+"/AllReduce")},
+		{HealthyGPUDirect, On(WaitsOnPeer, HostName(c, Nodes[0])), op}}}}
+	return c
 }
 
 // expandCollective names the communicator verdicts of add for case c.

@@ -57,6 +57,10 @@ const (
 	// stalled one.
 	CollectiveSlow    = "collective_slow"
 	CollectiveStalled = "collective_stalled"
+	// Straggler is a cross-node verdict on an NCCL communicator's collective type (device
+	// CollectiveDevice(comm, collective)): the node's ranks are the ones the communicator's other
+	// nodes wait for in it.
+	Straggler = "straggler"
 	// WaitsOnPeer is a cross-node verdict: the node has no fault of its own, and a peer of its
 	// job or NCCL communicator has one, which its collectives wait on; device is the peer's node
 	// (its host.name). Only a collector that receives the peer's metrics too (a gateway) raises it.
@@ -69,13 +73,13 @@ func CollectiveDevice(comm, collective string) string { return comm + "/" + coll
 // Names are every verdict, node verdicts first.
 func Names() []string {
 	return []string{HealthyGPUDirect, TCPFallback, GPUDirectBounce, FabricCongestion, PFCStorm, LinkDegraded, GPUDirectNotReady, Idle,
-		CollectiveSlow, CollectiveStalled, WaitsOnPeer}
+		CollectiveSlow, CollectiveStalled, Straggler, WaitsOnPeer}
 }
 
 // PeerFaults are the verdicts of a node that its peers wait on (WaitsOnPeer): its traffic's faults
 // and its ports' and links', in the order a sentence names the first that holds.
 func PeerFaults() []string {
-	return []string{TCPFallback, GPUDirectBounce, FabricCongestion, PFCStorm, LinkDegraded}
+	return []string{TCPFallback, GPUDirectBounce, FabricCongestion, PFCStorm, LinkDegraded, Straggler}
 }
 
 // NodeVerdicts are the verdicts on a node's traffic (device ""): at most one holds at a time.

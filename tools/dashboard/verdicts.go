@@ -33,7 +33,7 @@ func (g *gen) verdicts() {
 		16, 8, maps,
 		target{expr: `max by (host_name) (` + strings.Join(parts, " or ") + `)`, legend: "{{host_name}}"}))
 	g.add(g.stateTimeline("Device verdicts",
-		"Verdicts on one device: pfc_storm on a port, link_degraded on a port, NIC or GPU, gpudirect_not_ready on a GPU (diagnosis.verdict with a device). A band while the verdict holds.",
+		"Verdicts on one device: pfc_storm on a port, link_degraded on a port, NIC or GPU, gpudirect_not_ready on a GPU, collective_slow and collective_stalled on an NCCL communicator (diagnosis.verdict with a device); across nodes, where a gateway diagnoses every node: straggler on a communicator's collective type, waits_on_peer with the peer node as the device. A band while the verdict holds.",
 		8, 8, valueMap(state{0, "", "transparent"}, state{1, "holds", "red"}),
 		target{expr: `diagnosis_verdict_ratio{host_name=~"$node", device!=""} == 1`, legend: "{{host_name}} {{device}} {{verdict}}"}))
 

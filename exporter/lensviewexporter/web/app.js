@@ -313,6 +313,7 @@
     gpudirect_not_ready: ['GPUDirect RDMA not ready', 'warn', '#bcbd22'],
     collective_slow: ['NCCL collective slow', 'bad', '#e7298a'],
     collective_stalled: ['NCCL communicator stalled', 'bad', '#67001f'],
+    straggler: ['The straggler of its NCCL communicator', 'bad', '#a63603'],
     waits_on_peer: ['Waits on a faulty peer', 'warn', '#6baed6'],
   };
   function verdictInfo(v) { return verdicts[v] || [v, 'warn', '#7f7f7f']; }

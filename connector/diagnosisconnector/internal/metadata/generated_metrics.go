@@ -115,6 +115,7 @@ const (
 	AttributeVerdictIdle
 	AttributeVerdictCollectiveSlow
 	AttributeVerdictCollectiveStalled
+	AttributeVerdictStraggler
 	AttributeVerdictWaitsOnPeer
 )
 
@@ -141,6 +142,8 @@ func (av AttributeVerdict) String() string {
 		return "collective_slow"
 	case AttributeVerdictCollectiveStalled:
 		return "collective_stalled"
+	case AttributeVerdictStraggler:
+		return "straggler"
 	case AttributeVerdictWaitsOnPeer:
 		return "waits_on_peer"
 	}
@@ -159,6 +162,7 @@ var MapAttributeVerdict = map[string]AttributeVerdict{
 	"idle":                AttributeVerdictIdle,
 	"collective_slow":     AttributeVerdictCollectiveSlow,
 	"collective_stalled":  AttributeVerdictCollectiveStalled,
+	"straggler":           AttributeVerdictStraggler,
 	"waits_on_peer":       AttributeVerdictWaitsOnPeer,
 }
 
