@@ -56,3 +56,24 @@ func (f *fleet) metrics(i, k int, at time.Time) pmetric.Metrics {
 	}
 	return scenario.Metrics(f.host(i), "", pts, at)
 }
+
+// waiters is how many nodes wait on a faulty peer once the faults hold: the healthy members of
+// every job that holds a faulty node.
+func (f *fleet) waiters() int {
+	if f.jobSize <= 0 {
+		return 0
+	}
+	faulty := map[int]bool{}
+	for i := range f.nodes {
+		if f.isFaulty(i) {
+			faulty[i/f.jobSize] = true
+		}
+	}
+	n := 0
+	for i := range f.nodes {
+		if faulty[i/f.jobSize] && !f.isFaulty(i) {
+			n++
+		}
+	}
+	return n
+}

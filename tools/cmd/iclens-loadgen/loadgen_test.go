@@ -62,6 +62,8 @@ func TestFleet(t *testing.T) {
 	}
 	assert.Equal(t, "1001", owner(fl.metrics(15, 0, time.Now())), "nodes 8-15 are job 1001")
 	assert.Equal(t, "1000", owner(fl.metrics(7, 0, time.Now())))
+	// Jobs of 8: nodes 15 and 31 fall back, in jobs 1001 and 1003; their 7 peers each wait.
+	assert.Equal(t, 14, fl.waiters())
 
 	// RDMA bytes sent per interval: the same before the fault on both nodes (within the model's ripple), far less after it on
 	// the faulty one (TCP fallback), unchanged on the healthy one.

@@ -175,6 +175,7 @@ func run(o options) error {
 	}
 	cancel()
 
+	waitsGot, waitsWant, waitsErr := waiting(o.view, fl)
 	pages := measurePages(o.view, fl)
 	var browser browserTimes
 	if o.chromium != "" {
@@ -199,6 +200,11 @@ func run(o options) error {
 		fmt.Printf("fault to verdict: none of %d faulty nodes named within 3 intervals of the last sample\n", len(faultSent))
 	}
 	fmt.Printf("view: %d nodes known; %s\n", watch.nodesSeen(), pages)
+	if waitsErr != nil {
+		fmt.Printf("cross-node: cannot read /api/cluster: %v\n", waitsErr)
+	} else {
+		fmt.Printf("cross-node: %d nodes wait on a peer (waits_on_peer) at the end, %d should (the healthy members of the jobs with a faulty node)\n", waitsGot, waitsWant)
+	}
 	if o.chromium != "" {
 		fmt.Println("view " + browser.String())
 	}

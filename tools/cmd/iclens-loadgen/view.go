@@ -175,3 +175,32 @@ func evictionsSaid(logPath string) string {
 	}
 	return fmt.Sprintf("gateway log (%s): %d eviction warnings (Warn), %d nodes evicted in all", logPath, lines, evicted)
 }
+
+// waiting counts, on the view's cluster page, the nodes that wait on a peer (the connector's
+// waits_on_peer), and the nodes that should: the healthy members of each job that holds a faulty
+// node.
+func waiting(view string, fl *fleet) (got, want int, err error) {
+	resp, err := http.Get("http://" + view + "/api/cluster")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	var c struct {
+		Groups []struct {
+			Nodes []struct {
+				WaitsOn []string `json:"waits_on"`
+			} `json:"nodes"`
+		} `json:"groups"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		return 0, 0, err
+	}
+	for _, g := range c.Groups {
+		for _, n := range g.Nodes {
+			if len(n.WaitsOn) > 0 {
+				got++
+			}
+		}
+	}
+	return got, fl.waiters(), nil
+}
