@@ -718,7 +718,8 @@ check_link_health() {
 check_nccl() {
   detail "needs an NCCL job (not automated): run a 2.28+/2.30+ job with the inspector plugin dumping into the ncclreceiver's"
   detail "directory; every dump must be read with outcome=accepted only, header.id equal to RAS's hash for the communicator,"
-  detail "and each rank's pci.bus_id that of nvidia-smi --query-gpu=pci.bus_id for its device"
+  detail "and each rank's pci.bus_id that of nvidia-smi --query-gpu=pci.bus_id for its device; the records' coll_timing_source"
+  detail "must be kernel_gpu (the diagnosis connector's straggler verdict assumes GPU kernel timing; a CPU-timed record inverts it)"
   return 2
 }
 

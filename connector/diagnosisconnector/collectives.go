@@ -188,6 +188,13 @@ func slowCause(v *nodeView) string {
 			return fmt.Sprintf("GPUDirect RDMA cannot work for %s", k.device)
 		}
 	}
+	// No fault of its own: the collective waits on a peer (a gateway's cross-node verdict).
+	for _, k := range devices {
+		if k.verdict == verdict.WaitsOnPeer {
+			return fmt.Sprintf("the hardware of this node looks healthy (RDMA %s, GPU PCIe %s); it waits on %s (waits_on_peer), whose fault slows the whole communicator",
+				bps(v.rdma), bps(v.gpu), k.device)
+		}
+	}
 	return fmt.Sprintf("the hardware looks healthy (RDMA %s, GPU PCIe %s, no fault verdict on this node): look at the job: a straggling rank, NCCL_MAX_NCHANNELS / NCCL_ALGO / NCCL_PROTO, the proxy threads' CPU binding",
 		bps(v.rdma), bps(v.gpu))
 }

@@ -238,7 +238,7 @@ func (e *engine) evaluate(now time.Time) (pmetric.Metrics, plog.Logs) {
 		evals = append(evals, evaluation{n: n, v: v, cond: conditions(e.cfg.Thresholds, v)})
 	}
 	stragglerConditions(e.cfg.Thresholds, evals)
-	peerConditions(evals)
+	peerConditions(e.cfg.enabled, evals)
 	for _, ev := range evals {
 		n, v := ev.n, ev.v
 		ownerChanges := e.evaluateOwners(ld, n, v, ts)

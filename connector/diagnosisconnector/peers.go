@@ -2,7 +2,6 @@ package diagnosisconnector // import "github.com/otelcol-iclens/otelcol-iclens/c
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/natorder"
@@ -31,35 +30,41 @@ type peerFault struct {
 }
 
 // ownFault returns the first of a node's conditions a peer would wait on (verdict.PeerFaults in
-// order, a device's in natural order), and whether any holds.
-func ownFault(cond map[verdictKey]bool) (verdictKey, bool) {
-	for _, f := range verdict.PeerFaults() {
-		var devices []string
-		for k, holds := range cond {
-			if holds && k.verdict == f {
-				devices = append(devices, k.device)
-			}
+// order, a device's in natural order), and whether any holds: enabled verdicts only, as only
+// those have alerts in the rules and are reported at all.
+func ownFault(cond map[verdictKey]bool, enabled func(string) bool) (verdictKey, bool) {
+	best, found := verdictKey{}, false
+	rank := map[string]int{}
+	for i, f := range verdict.PeerFaults() {
+		rank[f] = i + 1
+	}
+	for k, holds := range cond {
+		r := rank[k.verdict]
+		if !holds || r == 0 || !enabled(k.verdict) {
+			continue
 		}
-		if len(devices) > 0 {
-			sort.Slice(devices, func(i, j int) bool { return natorder.Compare(devices[i], devices[j]) < 0 })
-			return verdictKey{f, devices[0]}, true
+		if !found || r < rank[best.verdict] || r == rank[best.verdict] && natorder.Compare(k.device, best.device) < 0 {
+			best, found = k, true
 		}
 	}
-	return verdictKey{}, false
+	return best, found
 }
 
 // peerConditions adds waits_on_peer to each node's conditions: on a node with no fault of its
-// own, for the first peer (in natural order of names) of any of its groups that has one; the
-// peer's fault is kept on the view for the sentence. A node that waited before and no longer does
-// gets the condition false once, so that its verdict's series ends with a 0 and its clearing is
-// logged.
-func peerConditions(evals []evaluation) {
+// own, for the peer it waited on at the last evaluation while that one is still faulty and in a
+// group with it (a second faulty peer does not move the wait and restart its hold), else for the
+// first faulty peer (in natural order of names) of any of its groups; the peer's fault is kept on
+// the view for the sentence. A node that waited before and no longer does gets the condition
+// false once, so that its verdict's series ends with a 0 and its clearing is logged.
+func peerConditions(enabled func(string) bool, evals []evaluation) {
 	groups := make([][]nodestate.Group, len(evals))
 	faults := make([]verdictKey, len(evals))
 	faulty := make([]bool, len(evals))
+	byName := make(map[string]int, len(evals))
 	for i, ev := range evals {
 		groups[i] = ev.v.Groups()
-		faults[i], faulty[i] = ownFault(ev.cond)
+		faults[i], faulty[i] = ownFault(ev.cond, enabled)
+		byName[ev.n.Name] = i
 	}
 	// Each group's first faulty member: one pass over the memberships, not one per member (a
 	// communicator of a 2048-node job has 2048).
@@ -86,8 +91,15 @@ func peerConditions(evals []evaluation) {
 			}
 		}
 		for k, c := range ev.n.streak {
-			if k.verdict == verdict.WaitsOnPeer && (c > 0 || ev.n.deviceHeld[k]) {
-				ev.cond[k] = false
+			if k.verdict != verdict.WaitsOnPeer || c == 0 && !ev.n.deviceHeld[k] {
+				continue
+			}
+			ev.cond[k] = false
+			// Still faulty and still in a group with this node: the wait stays on it.
+			if j, ok := byName[k.device]; ok && peer >= 0 && j != peer && faulty[j] {
+				if g, shared := sharedGroup(groups[i], groups[j]); shared {
+					peer, group = j, g
+				}
 			}
 		}
 		if peer >= 0 {
@@ -96,6 +108,18 @@ func peerConditions(evals []evaluation) {
 			ev.v.peers = map[string]peerFault{name: {fault: faults[peer], group: group}}
 		}
 	}
+}
+
+// sharedGroup returns the first group of a that b belongs to too.
+func sharedGroup(a, b []nodestate.Group) (nodestate.Group, bool) {
+	for _, g := range a {
+		for _, h := range b {
+			if g == h {
+				return g, true
+			}
+		}
+	}
+	return nodestate.Group{}, false
 }
 
 // peerSentence says whom the node waits on and why: "node2 waits on node1 (job 4711): node1 is on

@@ -305,3 +305,24 @@ func TestStragglerAmongThree(t *testing.T) {
 		assert.Equal(t, tc.want, got, "%v", tc.bus)
 	}
 }
+
+// TestWaitKeepsItsPeer: a node waiting on n5 keeps waiting on it when n2, first by name, falls
+// back to TCP as well (its wait does not move and restart its hold); a peer whose only fault is a
+// verdict turned off makes no one wait.
+func TestWaitKeepsItsPeer(t *testing.T) {
+	e := newTestEngine(t, testConfig())
+	got, _ := runJobNodes(t, e, []jobNode{
+		{"n5", "tcp_fallback", 0, "9"},
+		{"n2", "tcp_fallback", 6, "9"},
+		{"n3", "healthy_allreduce", 0, "9"},
+	}, 12)
+	for i := e.cfg.Hold; i < 12; i++ {
+		assert.Equal(t, []string{verdict.HealthyGPUDirect, scenario.On(verdict.WaitsOnPeer, "n5")}, got["n3"][i], "sample %d", i)
+	}
+
+	cfg := testConfig()
+	cfg.Verdicts = map[string]VerdictConfig{verdict.TCPFallback: {Enabled: false}}
+	off := newTestEngine(t, cfg)
+	got, _ = runJobNodes(t, off, []jobNode{{"n5", "tcp_fallback", 0, "9"}, {"n3", "healthy_allreduce", 0, "9"}}, 6)
+	assert.Equal(t, []string{verdict.HealthyGPUDirect}, got["n3"][5], "tcp_fallback off: n5 has no fault anyone is told of")
+}

@@ -262,7 +262,8 @@ func PrometheusRules(cfg *Config) RuleFile {
 			port, node, fmt.Sprintf("max by (%s, gpu_pci_bus_id) (%s)", node, gauge(nodestate.MetricTopoReady, "")), gauge(nodestate.MetricGPUInfo, "")),
 	}
 	collectiveRules(cfg, &rules, exprs, present)
-	peerRules(cfg, &rules, exprs)
+	stragglerRules(cfg, exprs)
+	peerRules(&rules, exprs)
 	hold := ""
 	if cfg.Hold > 1 {
 		hold = promDuration(time.Duration(cfg.Hold-1) * cfg.Interval)

@@ -36,9 +36,13 @@ func collectiveRules(cfg *Config, rules *[]Rule, exprs map[string]string, presen
 	// Only where another verdict's condition holds in the same evaluation (collectiveConditions):
 	// the alerts before this one in the group are evaluated first, their ALERTS samples (pending
 	// from the first evaluation their condition holds) stamped with this evaluation's time.
+	// The cross-node verdicts come after this alert in the group and are decided after the
+	// communicators' in the connector too (connector.go): they explain nothing here.
 	var others []string
 	for _, v := range verdict.Names() {
-		if v != verdict.CollectiveSlow && v != verdict.CollectiveStalled {
+		switch v {
+		case verdict.CollectiveSlow, verdict.CollectiveStalled, verdict.Straggler, verdict.WaitsOnPeer:
+		default:
 			others = append(others, v)
 		}
 	}

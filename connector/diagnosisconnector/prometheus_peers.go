@@ -16,16 +16,8 @@ const recGroup = "iclens_diagnosis:group_member"
 // (peers.go): a node with no fault of its own, in a group with a node that has one, waits on
 // that peer. A rule engine that evaluates these rules over every node's series (Prometheus,
 // Thanos or Mimir rulers) is the cross-node evaluator beyond one gateway.
-func peerRules(cfg *Config, rules *[]Rule, exprs map[string]string) {
+func peerRules(rules *[]Rule, exprs map[string]string) {
 	node := nodeLabel
-	// The straggler (stragglers.go): per collective type on at least two nodes, the node whose
-	// bus bandwidth is the highest and at least the ratio times the second highest
-	// (min of topk 2). Tied nodes are none's straggler: the second highest is their own.
-	exprs[verdict.Straggler] = fmt.Sprintf("max by (%[1]s, device) (\n"+
-		"  (%[2]s == on (device) group_left () max by (device) (%[2]s))\n"+
-		"  >= on (device) group_left () (%[3]s * min by (device) (topk by (device) (2, %[2]s)))\n"+
-		"  and on (device) (count by (device) (%[2]s) >= 2))",
-		node, recCollBusBw, promFloat(cfg.Thresholds.StragglerMinBusBandwidthRatio))
 	nccl := make([]string, 0, 3)
 	for _, m := range []string{nodestate.MetricCollSamples, nodestate.MetricRASRanks, nodestate.MetricRASOperations} {
 		nccl = append(nccl, promNames[m])
@@ -41,8 +33,9 @@ func peerRules(cfg *Config, rules *[]Rule, exprs map[string]string) {
 	fault := fmt.Sprintf("max by (%s) (ALERTS{alertstate=~\"pending|firing\",owner_kind=\"\",verdict=~%q})",
 		node, strings.Join(verdict.PeerFaults(), "|"))
 	// One faulty peer per group: PromQL joins one to many, not many to many, so where a group
-	// holds several faulty nodes the rule names one of them (the connector the first by name);
-	// each of those has its own fault alert.
+	// holds several faulty nodes the rule names one of them (topk keeps the series it met first,
+	// in the order of storage; the connector the first by name); each of those has its own
+	// fault alert. A node in two groups with different faulty peers gets an alert per peer.
 	peer := fmt.Sprintf("topk by (iclens_group) (1, max by (iclens_group, peer) (label_replace(%s * on (%s) group_left () %s, \"peer\", \"$1\", \"%s\", \"(.*)\")))",
 		recGroup, node, fault, node)
 	// Every member of the group, the faulty ones (the peer among them) left out.

@@ -27,7 +27,8 @@ type straggle struct {
 
 // stragglerConditions sets, per NCCL collective type reported by at least two nodes (a
 // communicator spanning nodes), straggler on the node whose large messages' bus bandwidth is at
-// least straggler_min_bus_bandwidth_ratio times the next node's, false on the others.
+// least straggler_min_bus_bandwidth_ratio times the next node's (which must be above 0), false on
+// the others.
 func stragglerConditions(t Thresholds, evals []evaluation) {
 	type member struct {
 		i   int
@@ -58,13 +59,21 @@ func stragglerConditions(t Thresholds, evals []evaluation) {
 			evals[m.i].cond[verdictKey{verdict.Straggler, d}] = false
 		}
 		top, next := ms[0], ms[1]
-		if top.bus >= t.StragglerMinBusBandwidthRatio*next.bus {
+		if next.bus > 0 && top.bus >= t.StragglerMinBusBandwidthRatio*next.bus {
 			v := evals[top.i].v
 			evals[top.i].cond[verdictKey{verdict.Straggler, d}] = true
 			if v.stragglers == nil {
 				v.stragglers = map[string]straggle{}
 			}
 			v.stragglers[d] = straggle{bus: top.bus, nextBus: next.bus, next: evals[next.i].n.Name}
+		}
+	}
+	// A straggler whose communicator no longer spans nodes (its peers went stale) ends with a 0.
+	for _, ev := range evals {
+		for k, c := range ev.n.streak {
+			if _, set := ev.cond[k]; !set && k.verdict == verdict.Straggler && (c > 0 || ev.n.deviceHeld[k]) {
+				ev.cond[k] = false
+			}
 		}
 	}
 }

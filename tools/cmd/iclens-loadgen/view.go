@@ -185,6 +185,9 @@ func waiting(view string, fl *fleet) (got, want int, err error) {
 		return 0, 0, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("/api/cluster answered %s", resp.Status)
+	}
 	var c struct {
 		Groups []struct {
 			Nodes []struct {
