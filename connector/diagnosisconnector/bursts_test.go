@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
@@ -46,10 +47,41 @@ func TestCongestionInBursts(t *testing.T) {
 	assert.Contains(t, s, "mlx5_0/1 transmits")
 	assert.Regexp(t, `on average, at ≥90\.0% of its line 30\.0% of the time \(peak 12\.5 GB/s over 10ms\): its queues fill in every burst, 0\.02[0-9]% of its packets ECN-marked or CNPs`, s)
 
+	// The time at line rate is evidence of its own, on the port.
+	md, _ := e.evaluate(time.Date(2026, 12, 1, 0, 0, 11, 500_000_000, time.UTC))
+	x, ok := evidencePoint(md, scenario.HostName(caseNamed(t, scenario.BurstCongestionCase), scenario.Nodes[0]), verdict.BurstTimeShare, scenario.Port)
+	require.True(t, ok, "port_burst_time_share on %s", scenario.Port)
+	assert.InDelta(t, 0.3, x, 0.01)
+
 	e = newTestEngine(t, testConfig())
 	got, logs = run(t, e, caseNamed(t, scenario.BurstCase), 0, 12)
 	assert.Equal(t, []string{verdict.HealthyGPUDirect}, got[len(got)-1])
 	assert.Contains(t, sentenceOf(logs, verdict.HealthyGPUDirect), "; in bursts: mlx5_0/1 at ≥90.0% of its line 6.7% of the time (peak 12.5 GB/s over 10ms)")
+}
+
+// evidencePoint is host's diagnosis.evidence point of ratio on device, if md has one.
+func evidencePoint(md pmetric.Metrics, host, ratio, device string) (float64, bool) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		if h, _ := rms.At(i).Resource().Attributes().Get("host.name"); h.Str() != host {
+			continue
+		}
+		ms := rms.At(i).ScopeMetrics().At(0).Metrics()
+		for j := range ms.Len() {
+			if ms.At(j).Name() != verdict.MetricEvidence {
+				continue
+			}
+			dps := ms.At(j).Gauge().DataPoints()
+			for k := range dps.Len() {
+				r, _ := dps.At(k).Attributes().Get(verdict.AttrRatio)
+				d, _ := dps.At(k).Attributes().Get(verdict.AttrDevice)
+				if r.Str() == ratio && d.Str() == device {
+					return dps.At(k).DoubleValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 // TestCongestionInBurstsNeedsTheSampler: without the fast sampler's series (bursts.period unset)

@@ -244,7 +244,7 @@ func (e *engine) evaluate(now time.Time) (pmetric.Metrics, plog.Logs) {
 		ownerChanges := e.evaluateOwners(ld, n, v, ts)
 		holding := e.decide(n, ev.cond, ts)
 		v.coll.holding = holding
-		ev := evidence(v)
+		ev := evidence(e.cfg.Thresholds, v)
 		for k, x := range ev {
 			e.recordEvidence(n, ts, x, k, nodestate.OwnerID{})
 		}

@@ -179,7 +179,7 @@ func conditions(t Thresholds, v *nodeView) map[verdictKey]bool {
 }
 
 // evidence returns the ratios of a view, per device ("" for the node), finite ones only.
-func evidence(v *nodeView) map[verdictKey]float64 {
+func evidence(t Thresholds, v *nodeView) map[verdictKey]float64 {
 	out := map[verdictKey]float64{}
 	put := func(ratio, dev string, x float64) {
 		if !math.IsNaN(x) && !math.IsInf(x, 0) {
@@ -191,6 +191,9 @@ func evidence(v *nodeView) map[verdictKey]float64 {
 		put(verdict.Marks, p.Device, marksPerPacket(p))
 		put(verdict.PauseTime, p.Device, p.PauseTime)
 		put(verdict.PauseFrames, p.Device, framesPerGbps(p))
+		if at, ok := p.TimeAbove(nodestate.Transmit, burstShareLabel(t.CongestionBurstShare)); ok {
+			put(verdict.BurstTimeShare, p.Device, at)
+		}
 	}
 	collectiveEvidence(v, put)
 	if v.hasLine {

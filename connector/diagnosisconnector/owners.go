@@ -125,7 +125,7 @@ func (e *engine) evaluateOwners(ld plog.Logs, n *node, v *nodeView, ts pcommon.T
 			}
 			e.recordVerdict(n, ts, val, verdictKey{nv, ""}, id)
 		}
-		for k, x := range evidence(w) {
+		for k, x := range evidence(e.cfg.Thresholds, w) {
 			if k.device == "" {
 				e.recordEvidence(n, ts, x, k, id)
 			}
@@ -145,7 +145,7 @@ func (e *engine) evaluateOwners(ld plog.Logs, n *node, v *nodeView, ts pcommon.T
 	recs := make([]ownerRecord, 0, len(changed))
 	for _, id := range changed {
 		recs = append(recs, ownerRecord{owner: id, verdict: holds[id], previous: ov.held[id],
-			body: ownerSentence(n, id, views[id], holds), evidence: evidence(views[id])})
+			body: ownerSentence(n, id, views[id], holds), evidence: evidence(e.cfg.Thresholds, views[id])})
 		ov.held[id] = holds[id]
 	}
 	for id := range ov.held {

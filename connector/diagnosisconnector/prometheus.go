@@ -114,7 +114,7 @@ const (
 	recNdPause   = "iclens_diagnosis:netdev_pause_time_share"
 	// recBurstTime is each port's share of time transmitting at or above congestion_burst_share
 	// of its line rate (the rnic receiver's fast sampler).
-	recBurstTime = "iclens_diagnosis:port_burst_time_share"
+	recBurstTime = "iclens_diagnosis:" + verdict.BurstTimeShare
 )
 
 // promFloat writes a threshold as PromQL reads it back exactly.

@@ -73,12 +73,13 @@ func ownerRules(cfg *Config, rules []Rule) []Rule {
 		// Host memory is the node's: nothing in its counters says whose.
 		{Record: o(recMemory), Expr: fmt.Sprintf("0 * %s + on (%s) group_left () %s", o(recRDMA), node, recMemory)},
 	}
-	portRatios := map[string]bool{verdict.TransmitLine: true, verdict.Marks: true, verdict.PauseTime: true, verdict.PauseFrames: true}
-	for _, r := range []string{verdict.TransmitLine, verdict.Marks, verdict.PauseTime, verdict.PauseFrames} {
+	// Its ports' ratios, their time at line rate in bursts among them, which its congestion reads
+	// as the node's does.
+	portRatios := map[string]bool{verdict.TransmitLine: true, verdict.Marks: true, verdict.PauseTime: true, verdict.PauseFrames: true,
+		verdict.BurstTimeShare: true}
+	for _, r := range []string{verdict.TransmitLine, verdict.Marks, verdict.PauseTime, verdict.PauseFrames, verdict.BurstTimeShare} {
 		out = append(out, Rule{Record: o(recordedRatio(r)), Expr: onOwnedPorts(recordedRatio(r))})
 	}
-	// Its ports' time at line rate in bursts, which its congestion reads as the node's does.
-	out = append(out, Rule{Record: o(recBurstTime), Expr: onOwnedPorts(recBurstTime)})
 	// The node's ratios and traffic alerts over the owner's series, grouped by the owner too.
 	byOwner := func(expr string) string {
 		expr = strings.ReplaceAll(expr, "iclens_diagnosis:", ownerPrefix)

@@ -107,6 +107,9 @@ const (
 	// CollectivePathShare is a collective type's bus bandwidth over what the node's path
 	// carries (its fastest port's highest rate), per CollectiveDevice.
 	CollectivePathShare = "collective_bus_bandwidth_path_share"
+	// BurstTimeShare is a port's share of the time it transmitted at or above the connector's
+	// congestion_burst_share of its line rate (the rnic receiver's fast sampler), per port.
+	BurstTimeShare = "port_burst_time_share"
 )
 
 // The ratios per GPU byte, for a socket transport on an interface no receiver watches.
@@ -119,7 +122,8 @@ const (
 // Ratios are every evidence ratio.
 func Ratios() []string {
 	return []string{RDMAShare, CPUPerNetwork, CPUWrite, MemoryPerNetwork, TransmitLine, NetworkLine, GPULine, PathWrite,
-		PathWriteBeyondIP, CPUWritePerGPU, MemoryPerGPU, GPUTransmitShare, Marks, PauseTime, PauseFrames, CollectivePathShare}
+		PathWriteBeyondIP, CPUWritePerGPU, MemoryPerGPU, GPUTransmitShare, Marks, PauseTime, PauseFrames, CollectivePathShare,
+		BurstTimeShare}
 }
 
 var ratios = func() map[string]bool {

@@ -39,6 +39,7 @@ const (
 	AttributeRatioPauseTimeShare
 	AttributeRatioPauseFramesPerGbps
 	AttributeRatioCollectiveBusBandwidthPathShare
+	AttributeRatioPortBurstTimeShare
 )
 
 // String returns the string representation of the AttributeRatio.
@@ -76,6 +77,8 @@ func (av AttributeRatio) String() string {
 		return "pause_frames_per_gbps"
 	case AttributeRatioCollectiveBusBandwidthPathShare:
 		return "collective_bus_bandwidth_path_share"
+	case AttributeRatioPortBurstTimeShare:
+		return "port_burst_time_share"
 	}
 	return ""
 }
@@ -98,6 +101,7 @@ var MapAttributeRatio = map[string]AttributeRatio{
 	"pause_time_share":                        AttributeRatioPauseTimeShare,
 	"pause_frames_per_gbps":                   AttributeRatioPauseFramesPerGbps,
 	"collective_bus_bandwidth_path_share":     AttributeRatioCollectiveBusBandwidthPathShare,
+	"port_burst_time_share":                   AttributeRatioPortBurstTimeShare,
 }
 
 // AttributeVerdict specifies the value verdict attribute.
