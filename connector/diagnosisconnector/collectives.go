@@ -105,8 +105,10 @@ func collectiveConditions(t Thresholds, v *nodeView, out map[verdictKey]bool) {
 	}
 	for _, c := range v.Collectives {
 		for _, op := range c.Ops {
-			if math.IsNaN(op.BusBandwidth) {
-				continue // no large message: its bus bandwidth says nothing of the links
+			if math.IsNaN(op.BusBandwidth) || c.WithinNode() {
+				// No large message: its bus bandwidth says nothing of the links. Within the node:
+				// NVLink or PCIe carries it, not the NIC the path's capacity is.
+				continue
 			}
 			out[verdictKey{verdict.CollectiveSlow, verdict.CollectiveDevice(c.Comm, op.Name)}] = named && v.pathShare(op) < t.CollectiveSlowMaxPathShare
 		}
@@ -119,6 +121,9 @@ func collectiveConditions(t Thresholds, v *nodeView, out map[verdictKey]bool) {
 // collectiveEvidence adds each collective type's path share.
 func collectiveEvidence(v *nodeView, put func(ratio, dev string, x float64)) {
 	for _, c := range v.Collectives {
+		if c.WithinNode() {
+			continue
+		}
 		for _, op := range c.Ops {
 			put(verdict.CollectivePathShare, verdict.CollectiveDevice(c.Comm, op.Name), v.pathShare(op))
 		}

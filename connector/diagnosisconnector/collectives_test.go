@@ -2,6 +2,7 @@ package diagnosisconnector
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,4 +88,38 @@ func TestSlowCollectiveNeedsAnEnabledExplanation(t *testing.T) {
 	on := newTestEngine(t, testConfig())
 	got, _ = run(t, on, c, 0, 20)
 	assert.Contains(t, got[19], scenario.On(verdict.CollectiveSlow, verdict.CollectiveDevice(scenario.CommID(c), "AllReduce")), "raised while tcp_fallback is evaluated")
+}
+
+// TestCollectiveWithinNodeNotJudgedByTheNIC: the Inspector's nnodes says a communicator is within
+// the node (nccl.comm.nodes 1): NVLink or PCIe carry it, not the NIC, so its bus bandwidth is not
+// compared with the port's rate. The same slow AllReduce (nccl_slow_no_hardware_cause, 4 GB/s of a
+// 12.5 GB/s port) is slow across two nodes and raises nothing within one.
+func TestCollectiveWithinNodeNotJudgedByTheNIC(t *testing.T) {
+	c := caseNamed(t, "nccl_slow_no_hardware_cause")
+	slow := scenario.On(verdict.CollectiveSlow, scenario.CommID(c)+"/AllReduce")
+	for _, tc := range []struct {
+		nodes string
+		want  []string
+	}{
+		{"2", []string{slow, verdict.HealthyGPUDirect}},
+		{"1", []string{verdict.HealthyGPUDirect}},
+	} {
+		e := newTestEngine(t, testConfig())
+		var got []string
+		var share bool
+		for i, pts := range c.Stream(0, 12, 1) {
+			for k := range pts {
+				if _, ok := pts[k].Attrs["nccl.comm.nodes"]; ok {
+					pts[k].Attrs["nccl.comm.nodes"] = tc.nodes
+				}
+			}
+			at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
+			e.ingest(toMetrics("n", c.Name, pts, at), at)
+			md, _ := e.evaluate(at.Add(10 * time.Millisecond))
+			got = holdingOf(md, "n")
+			_, share = evidencePoint(md, "n", verdict.CollectivePathShare, scenario.CommID(c)+"/AllReduce")
+		}
+		assert.Equal(t, tc.want, got, "nnodes %s", tc.nodes)
+		assert.Equal(t, tc.nodes != "1", share, "nnodes %s: the path share is evidence only across nodes", tc.nodes)
+	}
 }

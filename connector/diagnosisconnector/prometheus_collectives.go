@@ -28,8 +28,9 @@ func collectiveRules(cfg *Config, rules *[]Rule, exprs map[string]string, presen
 		Rule{Record: recPathCapacity, Expr: fmt.Sprintf("max by (%s) (max_over_time(%s[%s]) and on (%s, device) %s)",
 			node, promNames[nodestate.MetricPortRate], promDuration(cfg.PortRateMemory), node, present)},
 		// Per collective type, the best bus bandwidth of its large messages over the node's
-		// ranks (nodestate.CollectiveOp.BusBandwidth), by device <comm>/<collective>.
-		Rule{Record: recCollBusBw, Expr: fmt.Sprintf(`label_join(max by (%s, nccl_collective) (%s{nccl_message_size=~%q}) * 1e9, "device", "/", "nccl_comm_id", "nccl_collective")`,
+		// ranks (nodestate.CollectiveOp.BusBandwidth), by device <comm>/<collective>; not of a
+		// communicator within the node (nccl_comm_nodes 1: NVLink or PCIe carry it, no NIC).
+		Rule{Record: recCollBusBw, Expr: fmt.Sprintf(`label_join(max by (%s, nccl_collective) (%s{nccl_message_size=~%q,nccl_comm_nodes!="1"}) * 1e9, "device", "/", "nccl_comm_id", "nccl_collective")`,
 			comm, promNames[nodestate.MetricCollBusBandwidth], strings.Join(nodestate.LargeMessageBuckets, "|"))},
 		Rule{Record: recordedRatio(verdict.CollectivePathShare), Expr: fmt.Sprintf("%s / on (%s) group_left () %s", recCollBusBw, node, recPathCapacity)},
 	)

@@ -37,6 +37,9 @@ func stragglerConditions(t Thresholds, evals []evaluation) {
 	byOp := map[string][]member{}
 	for i, ev := range evals {
 		for _, c := range ev.v.Collectives {
+			if c.WithinNode() {
+				continue // as the rules, which record no bus bandwidth of it (collectiveRules)
+			}
 			for _, op := range c.Ops {
 				if !math.IsNaN(op.BusBandwidth) {
 					d := verdict.CollectiveDevice(c.Comm, op.Name)

@@ -25,6 +25,7 @@ const (
 	AttrCommID      = "nccl.comm.id"
 	AttrCommName    = "nccl.comm.name"
 	AttrCommSize    = "nccl.comm.size"
+	AttrCommNodes   = "nccl.comm.nodes"
 	AttrRank        = "nccl.rank"
 	AttrCollective  = "nccl.collective"
 	AttrMessageSize = "nccl.message_size"
@@ -50,9 +51,11 @@ var FailedRankStates = []string{"missing", "unresponsive", "dead", "async_error"
 type Collective struct {
 	// Comm is the communicator's hash (nccl.comm.id), the same in Inspector and RAS.
 	Comm string
-	// Name is its commName where NCCL gives one, Size its ranks.
-	Name string
-	Size int
+	// Name is its commName where NCCL gives one, Size its ranks, Nodes the nodes they are on
+	// (the Inspector's nnodes; 0 where no record says, 1 for a communicator within the node).
+	Name  string
+	Size  int
+	Nodes int
 	// Bus is the PCI address of the GPU of its lowest rank on this node, "" where the receiver
 	// could not join the rank's process to a GPU; GPU is that GPU's name (GPU.Name).
 	Bus, GPU string
@@ -77,6 +80,10 @@ type CollectiveOp struct {
 	// samples in the window.
 	Records float64
 }
+
+// WithinNode reports whether the communicator's ranks are all on this node (the Inspector says
+// one node): its bytes move over NVLink or PCIe between the GPUs, and no NIC is on its path.
+func (c Collective) WithinNode() bool { return c.Nodes == 1 }
 
 // Failed is how many of the job's ranks RAS reports in a failed state (FailedRankStates).
 func (c Collective) Failed() float64 {
@@ -172,6 +179,9 @@ func (n *Node) collectives(now int64, window, lookback time.Duration, gpuName fu
 			}
 			if size, err := strconv.Atoi(a[AttrCommSize]); err == nil {
 				c.Size = size
+			}
+			if nodes, err := strconv.Atoi(a[AttrCommNodes]); err == nil {
+				c.Nodes = nodes
 			}
 			if rank, err := strconv.Atoi(a[AttrRank]); err == nil {
 				if low, seen := lowestRank[id]; !seen || rank < low {

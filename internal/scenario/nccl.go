@@ -282,7 +282,7 @@ func (c Case) ncclPoints(pts []Point, s NCCLSample, n int) []Point {
 	comm := CommID(c)
 	if s.Records > 0 {
 		a := func() map[string]string {
-			return map[string]string{"nccl.comm.id": comm, "nccl.comm.name": "unknown", "nccl.comm.size": strconv.Itoa(GPUs),
+			return map[string]string{"nccl.comm.id": comm, "nccl.comm.name": "unknown", "nccl.comm.size": strconv.Itoa(GPUs), "nccl.comm.nodes": strconv.Itoa(GPUs),
 				"nccl.rank": strconv.Itoa(n), "nccl.collective": op, "nccl.message_size": MessageBucket, "pci.bus_id": gpuBusID}
 		}
 		pts = append(pts, Point{Metric: "nccl.collective.samples", Attrs: a(), Value: float64(s.Records), Counter: true},

@@ -22,6 +22,7 @@ type seriesKey struct {
 type series struct {
 	commName string
 	nranks   int64
+	nnodes   int64
 	busID    string
 	first    time.Time
 	last     time.Time
@@ -102,7 +103,7 @@ func (a *aggregator) add(r record, now time.Time) bool {
 		a.outcomes[outcomeIgnored]++
 		return true
 	}
-	s.commName, s.nranks = r.commName, r.nranks
+	s.commName, s.nranks, s.nnodes = r.commName, r.nranks, r.nnodes
 	s.last = now
 	s.lastSN, s.haveSN = r.sn, r.hasSN
 	s.samples++

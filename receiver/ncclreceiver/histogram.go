@@ -43,6 +43,7 @@ func fillPoint(dp pmetric.HistogramDataPoint, k seriesKey, s series, h *histogra
 	a.PutStr("nccl.comm.id", k.commID)
 	a.PutStr("nccl.comm.name", s.commName)
 	a.PutInt("nccl.comm.size", s.nranks)
+	a.PutInt("nccl.comm.nodes", s.nnodes)
 	a.PutInt("nccl.rank", k.rank)
 	a.PutStr("nccl.collective", k.op)
 	a.PutStr("nccl.message_size", k.bucket)

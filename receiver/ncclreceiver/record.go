@@ -101,6 +101,8 @@ type record struct {
 	commName string
 	rank     int64
 	nranks   int64
+	// nnodes is the header's nnodes: the nodes the communicator spans, 0 where it is absent.
+	nnodes   int64
 	op       string
 	sn       uint64
 	hasSN    bool
@@ -141,6 +143,7 @@ func parseRecord(line []byte) (record, error) {
 		commName: l.Header.CommName,
 		rank:     int64(l.Header.Rank.v),
 		nranks:   int64(l.Header.NRanks.v),
+		nnodes:   int64(l.Header.NNodes.v),
 	}
 	if r.commName == "" {
 		r.commName = "unknown" // what 2.30+ writes for a communicator without a name

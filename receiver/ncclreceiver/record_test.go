@@ -25,6 +25,8 @@ func TestParseRecordFormats(t *testing.T) {
 	p2p.P2P, p2p.Op, p2p.MsgBytes = true, "Send", 536870912
 	v51 := base
 	v51.Version = "v5.1"
+	spread := base
+	spread.NNodes = 4
 
 	cases := map[string]struct {
 		line                   string
@@ -33,6 +35,7 @@ func TestParseRecordFormats(t *testing.T) {
 		exec, busbw            float64
 		sn                     uint64
 		rank, nranks, pid      int64
+		nnodes                 int64 // 1 where unset: every line but "4 nodes" says 1
 		wantErr, wantErrSubstr string
 	}{
 		"2.28 coll_perf": {line: testfs.InspectorLine(base), op: "AllReduce", name: "unknown", version: "v4.0",
@@ -43,6 +46,9 @@ func TestParseRecordFormats(t *testing.T) {
 			bytes: 536870912, exec: 61974, busbw: base.BusBw, sn: 1407, rank: 2, nranks: 8, pid: 1639453},
 		"v5.1": {line: testfs.InspectorLine(v51), op: "AllReduce", name: "unknown", version: "v5.1",
 			bytes: 17179869184, exec: 61974, busbw: base.BusBw, sn: 1407, rank: 2, nranks: 8, pid: 1639453},
+		// The communicator's nodes (header nnodes), which tells one within a node from one across.
+		"4 nodes": {line: testfs.InspectorLine(spread), op: "AllReduce", name: "unknown", version: "v4.0",
+			bytes: 17179869184, exec: 61974, busbw: base.BusBw, sn: 1407, rank: 2, nranks: 8, pid: 1639453, nnodes: 4},
 		// The README's verbose example (NCCL_INSPECTOR_DUMP_VERBOSE=1), on one line as written.
 		"verbose": {line: `{"header":{"id":"0xe62dedaa97644a","rank":4,"n_ranks":8,"nnodes":1},"metadata":{"inspector_output_format_version":"v4.0","git_rev":"9019a1912-dirty","rec_mechanism":"nccl_profiler_interface","dump_timestamp_us":1752867229276385,"hostname":"example-hostname","pid":438776},"coll_perf":{"coll":"ReduceScatter","coll_sn":1231,"coll_msg_size_bytes":2147483648,"coll_exec_time_us":41057,"coll_timing_source":"kernel_gpu","coll_algobw_gbs":418.439467,"coll_busbw_gbs":366.134533,"event_trace_sn":{"coll_start_sn":1,"coll_stop_sn":2,"kernel_events":[{"channel_id":0,"kernel_start_sn":3,"kernel_stop_sn":48,"kernel_record_sn":47}]},"event_trace_ts":{"coll_start_ts":1752867229235059,"coll_stop_ts":1752867229235064,"kernel_events":[{"channel_id":0,"kernel_start_ts":1752867229235181,"kernel_stop_ts":1752867229275811,"kernel_record_ts":1752867229275811}]}}}`,
 			op: "ReduceScatter", name: "unknown", version: "v4.0", bytes: 2147483648, exec: 41057, busbw: 366.134533, sn: 1231, rank: 4, nranks: 8, pid: 438776},
@@ -89,6 +95,10 @@ func TestParseRecordFormats(t *testing.T) {
 			assert.Equal(t, c.rank, r.rank)
 			assert.Equal(t, c.nranks, r.nranks)
 			assert.Equal(t, c.pid, r.pid)
+			if c.nnodes == 0 {
+				c.nnodes = 1
+			}
+			assert.Equal(t, c.nnodes, r.nnodes)
 		})
 	}
 }

@@ -178,10 +178,10 @@ func (s *ncclScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		sortKeys(keys)
 		for _, k := range keys {
 			v := series[k]
-			s.mb.RecordNcclCollectiveSamplesDataPoint(ts, v.samples, k.commID, v.commName, v.nranks, k.rank, k.op, k.bucket, v.busID)
-			s.mb.RecordNcclCollectiveSampledBytesDataPoint(ts, int64(v.bytes), k.commID, v.commName, v.nranks, k.rank, k.op, k.bucket, v.busID)
+			s.mb.RecordNcclCollectiveSamplesDataPoint(ts, v.samples, k.commID, v.commName, v.nranks, v.nnodes, k.rank, k.op, k.bucket, v.busID)
+			s.mb.RecordNcclCollectiveSampledBytesDataPoint(ts, int64(v.bytes), k.commID, v.commName, v.nranks, v.nnodes, k.rank, k.op, k.bucket, v.busID)
 			if v.busBw.Count > 0 {
-				s.mb.RecordNcclCollectiveLastBusBandwidthDataPoint(ts, v.lastBusBw, k.commID, v.commName, v.nranks, k.rank, k.op, k.bucket, v.busID)
+				s.mb.RecordNcclCollectiveLastBusBandwidthDataPoint(ts, v.lastBusBw, k.commID, v.commName, v.nranks, v.nnodes, k.rank, k.op, k.bucket, v.busID)
 			}
 		}
 		s.recordTextfile(ts, textfiles, textfileByHost[h])

@@ -16,6 +16,7 @@ const (
 	NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID      NcclCollectiveLastBusBandwidthMetricAttributeKey = "nccl.comm.id"
 	NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName    NcclCollectiveLastBusBandwidthMetricAttributeKey = "nccl.comm.name"
 	NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize    NcclCollectiveLastBusBandwidthMetricAttributeKey = "nccl.comm.size"
+	NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommNodes   NcclCollectiveLastBusBandwidthMetricAttributeKey = "nccl.comm.nodes"
 	NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank        NcclCollectiveLastBusBandwidthMetricAttributeKey = "nccl.rank"
 	NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective  NcclCollectiveLastBusBandwidthMetricAttributeKey = "nccl.collective"
 	NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize NcclCollectiveLastBusBandwidthMetricAttributeKey = "nccl.message_size"
@@ -48,9 +49,9 @@ func (ms *NcclCollectiveLastBusBandwidthMetricConfig) Unmarshal(parser *confmap.
 func (ms *NcclCollectiveLastBusBandwidthMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyPciBusID:
+		case NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommNodes, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric nccl.collective.last_bus_bandwidth doesn't have an attribute %v, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]", val)
+			return fmt.Errorf("metric nccl.collective.last_bus_bandwidth doesn't have an attribute %v, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.comm.nodes, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]", val)
 		}
 	}
 
@@ -70,6 +71,7 @@ const (
 	NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID      NcclCollectiveSampledBytesMetricAttributeKey = "nccl.comm.id"
 	NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName    NcclCollectiveSampledBytesMetricAttributeKey = "nccl.comm.name"
 	NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize    NcclCollectiveSampledBytesMetricAttributeKey = "nccl.comm.size"
+	NcclCollectiveSampledBytesMetricAttributeKeyNcclCommNodes   NcclCollectiveSampledBytesMetricAttributeKey = "nccl.comm.nodes"
 	NcclCollectiveSampledBytesMetricAttributeKeyNcclRank        NcclCollectiveSampledBytesMetricAttributeKey = "nccl.rank"
 	NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective  NcclCollectiveSampledBytesMetricAttributeKey = "nccl.collective"
 	NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize NcclCollectiveSampledBytesMetricAttributeKey = "nccl.message_size"
@@ -102,9 +104,9 @@ func (ms *NcclCollectiveSampledBytesMetricConfig) Unmarshal(parser *confmap.Conf
 func (ms *NcclCollectiveSampledBytesMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank, NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective, NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize, NcclCollectiveSampledBytesMetricAttributeKeyPciBusID:
+		case NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommNodes, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank, NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective, NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize, NcclCollectiveSampledBytesMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric nccl.collective.sampled_bytes doesn't have an attribute %v, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]", val)
+			return fmt.Errorf("metric nccl.collective.sampled_bytes doesn't have an attribute %v, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.comm.nodes, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]", val)
 		}
 	}
 
@@ -124,6 +126,7 @@ const (
 	NcclCollectiveSamplesMetricAttributeKeyNcclCommID      NcclCollectiveSamplesMetricAttributeKey = "nccl.comm.id"
 	NcclCollectiveSamplesMetricAttributeKeyNcclCommName    NcclCollectiveSamplesMetricAttributeKey = "nccl.comm.name"
 	NcclCollectiveSamplesMetricAttributeKeyNcclCommSize    NcclCollectiveSamplesMetricAttributeKey = "nccl.comm.size"
+	NcclCollectiveSamplesMetricAttributeKeyNcclCommNodes   NcclCollectiveSamplesMetricAttributeKey = "nccl.comm.nodes"
 	NcclCollectiveSamplesMetricAttributeKeyNcclRank        NcclCollectiveSamplesMetricAttributeKey = "nccl.rank"
 	NcclCollectiveSamplesMetricAttributeKeyNcclCollective  NcclCollectiveSamplesMetricAttributeKey = "nccl.collective"
 	NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize NcclCollectiveSamplesMetricAttributeKey = "nccl.message_size"
@@ -156,9 +159,9 @@ func (ms *NcclCollectiveSamplesMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *NcclCollectiveSamplesMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case NcclCollectiveSamplesMetricAttributeKeyNcclCommID, NcclCollectiveSamplesMetricAttributeKeyNcclCommName, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize, NcclCollectiveSamplesMetricAttributeKeyNcclRank, NcclCollectiveSamplesMetricAttributeKeyNcclCollective, NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize, NcclCollectiveSamplesMetricAttributeKeyPciBusID:
+		case NcclCollectiveSamplesMetricAttributeKeyNcclCommID, NcclCollectiveSamplesMetricAttributeKeyNcclCommName, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize, NcclCollectiveSamplesMetricAttributeKeyNcclCommNodes, NcclCollectiveSamplesMetricAttributeKeyNcclRank, NcclCollectiveSamplesMetricAttributeKeyNcclCollective, NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize, NcclCollectiveSamplesMetricAttributeKeyPciBusID:
 		default:
-			return fmt.Errorf("metric nccl.collective.samples doesn't have an attribute %v, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]", val)
+			return fmt.Errorf("metric nccl.collective.samples doesn't have an attribute %v, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.comm.nodes, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]", val)
 		}
 	}
 
@@ -463,17 +466,17 @@ func DefaultMetricsConfig() MetricsConfig {
 		NcclCollectiveLastBusBandwidth: NcclCollectiveLastBusBandwidthMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []NcclCollectiveLastBusBandwidthMetricAttributeKey{NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyPciBusID},
+			EnabledAttributes:   []NcclCollectiveLastBusBandwidthMetricAttributeKey{NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommNodes, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyPciBusID},
 		},
 		NcclCollectiveSampledBytes: NcclCollectiveSampledBytesMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NcclCollectiveSampledBytesMetricAttributeKey{NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank, NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective, NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize, NcclCollectiveSampledBytesMetricAttributeKeyPciBusID},
+			EnabledAttributes:   []NcclCollectiveSampledBytesMetricAttributeKey{NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommNodes, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank, NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective, NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize, NcclCollectiveSampledBytesMetricAttributeKeyPciBusID},
 		},
 		NcclCollectiveSamples: NcclCollectiveSamplesMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NcclCollectiveSamplesMetricAttributeKey{NcclCollectiveSamplesMetricAttributeKeyNcclCommID, NcclCollectiveSamplesMetricAttributeKeyNcclCommName, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize, NcclCollectiveSamplesMetricAttributeKeyNcclRank, NcclCollectiveSamplesMetricAttributeKeyNcclCollective, NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize, NcclCollectiveSamplesMetricAttributeKeyPciBusID},
+			EnabledAttributes:   []NcclCollectiveSamplesMetricAttributeKey{NcclCollectiveSamplesMetricAttributeKeyNcclCommID, NcclCollectiveSamplesMetricAttributeKeyNcclCommName, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize, NcclCollectiveSamplesMetricAttributeKeyNcclCommNodes, NcclCollectiveSamplesMetricAttributeKeyNcclRank, NcclCollectiveSamplesMetricAttributeKeyNcclCollective, NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize, NcclCollectiveSamplesMetricAttributeKeyPciBusID},
 		},
 		NcclInspectorRecords: NcclInspectorRecordsMetricConfig{
 			Enabled:             true,

@@ -29,17 +29,17 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NcclCollectiveLastBusBandwidth: NcclCollectiveLastBusBandwidthMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NcclCollectiveLastBusBandwidthMetricAttributeKey{NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyPciBusID},
+						EnabledAttributes:   []NcclCollectiveLastBusBandwidthMetricAttributeKey{NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommNodes, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyPciBusID},
 					},
 					NcclCollectiveSampledBytes: NcclCollectiveSampledBytesMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NcclCollectiveSampledBytesMetricAttributeKey{NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank, NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective, NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize, NcclCollectiveSampledBytesMetricAttributeKeyPciBusID},
+						EnabledAttributes:   []NcclCollectiveSampledBytesMetricAttributeKey{NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommNodes, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank, NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective, NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize, NcclCollectiveSampledBytesMetricAttributeKeyPciBusID},
 					},
 					NcclCollectiveSamples: NcclCollectiveSamplesMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NcclCollectiveSamplesMetricAttributeKey{NcclCollectiveSamplesMetricAttributeKeyNcclCommID, NcclCollectiveSamplesMetricAttributeKeyNcclCommName, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize, NcclCollectiveSamplesMetricAttributeKeyNcclRank, NcclCollectiveSamplesMetricAttributeKeyNcclCollective, NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize, NcclCollectiveSamplesMetricAttributeKeyPciBusID},
+						EnabledAttributes:   []NcclCollectiveSamplesMetricAttributeKey{NcclCollectiveSamplesMetricAttributeKeyNcclCommID, NcclCollectiveSamplesMetricAttributeKeyNcclCommName, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize, NcclCollectiveSamplesMetricAttributeKeyNcclCommNodes, NcclCollectiveSamplesMetricAttributeKeyNcclRank, NcclCollectiveSamplesMetricAttributeKeyNcclCollective, NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize, NcclCollectiveSamplesMetricAttributeKeyPciBusID},
 					},
 					NcclInspectorRecords: NcclInspectorRecordsMetricConfig{
 						Enabled:             true,
@@ -82,17 +82,17 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NcclCollectiveLastBusBandwidth: NcclCollectiveLastBusBandwidthMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NcclCollectiveLastBusBandwidthMetricAttributeKey{NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyPciBusID},
+						EnabledAttributes:   []NcclCollectiveLastBusBandwidthMetricAttributeKey{NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommID, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommName, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommNodes, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCollective, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclMessageSize, NcclCollectiveLastBusBandwidthMetricAttributeKeyPciBusID},
 					},
 					NcclCollectiveSampledBytes: NcclCollectiveSampledBytesMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NcclCollectiveSampledBytesMetricAttributeKey{NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank, NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective, NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize, NcclCollectiveSampledBytesMetricAttributeKeyPciBusID},
+						EnabledAttributes:   []NcclCollectiveSampledBytesMetricAttributeKey{NcclCollectiveSampledBytesMetricAttributeKeyNcclCommID, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommName, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommNodes, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank, NcclCollectiveSampledBytesMetricAttributeKeyNcclCollective, NcclCollectiveSampledBytesMetricAttributeKeyNcclMessageSize, NcclCollectiveSampledBytesMetricAttributeKeyPciBusID},
 					},
 					NcclCollectiveSamples: NcclCollectiveSamplesMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NcclCollectiveSamplesMetricAttributeKey{NcclCollectiveSamplesMetricAttributeKeyNcclCommID, NcclCollectiveSamplesMetricAttributeKeyNcclCommName, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize, NcclCollectiveSamplesMetricAttributeKeyNcclRank, NcclCollectiveSamplesMetricAttributeKeyNcclCollective, NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize, NcclCollectiveSamplesMetricAttributeKeyPciBusID},
+						EnabledAttributes:   []NcclCollectiveSamplesMetricAttributeKey{NcclCollectiveSamplesMetricAttributeKeyNcclCommID, NcclCollectiveSamplesMetricAttributeKeyNcclCommName, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize, NcclCollectiveSamplesMetricAttributeKeyNcclCommNodes, NcclCollectiveSamplesMetricAttributeKeyNcclRank, NcclCollectiveSamplesMetricAttributeKeyNcclCollective, NcclCollectiveSamplesMetricAttributeKeyNcclMessageSize, NcclCollectiveSamplesMetricAttributeKeyPciBusID},
 					},
 					NcclInspectorRecords: NcclInspectorRecordsMetricConfig{
 						Enabled:             false,
@@ -142,7 +142,7 @@ func TestNcclCollectiveLastBusBandwidthMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []NcclCollectiveLastBusBandwidthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nccl.collective.last_bus_bandwidth doesn't have an attribute invalid, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]")
+	require.ErrorContains(t, cfg.Validate(), "metric nccl.collective.last_bus_bandwidth doesn't have an attribute invalid, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.comm.nodes, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().NcclCollectiveLastBusBandwidth
 	cfg.AggregationStrategy = "invalid"
@@ -154,7 +154,7 @@ func TestNcclCollectiveSampledBytesMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []NcclCollectiveSampledBytesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nccl.collective.sampled_bytes doesn't have an attribute invalid, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]")
+	require.ErrorContains(t, cfg.Validate(), "metric nccl.collective.sampled_bytes doesn't have an attribute invalid, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.comm.nodes, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().NcclCollectiveSampledBytes
 	cfg.AggregationStrategy = "invalid"
@@ -166,7 +166,7 @@ func TestNcclCollectiveSamplesMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []NcclCollectiveSamplesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nccl.collective.samples doesn't have an attribute invalid, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]")
+	require.ErrorContains(t, cfg.Validate(), "metric nccl.collective.samples doesn't have an attribute invalid, valid attributes: [nccl.comm.id, nccl.comm.name, nccl.comm.size, nccl.comm.nodes, nccl.rank, nccl.collective, nccl.message_size, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().NcclCollectiveSamples
 	cfg.AggregationStrategy = "invalid"

@@ -137,15 +137,15 @@ var MapAttributeRankState = map[string]AttributeRankState{
 var MetricsInfo = metricsInfo{
 	NcclCollectiveLastBusBandwidth: metricInfo{
 		Name:       "nccl.collective.last_bus_bandwidth",
-		Attributes: []string{"nccl.comm.id", "nccl.comm.name", "nccl.comm.size", "nccl.rank", "nccl.collective", "nccl.message_size", "pci.bus_id"},
+		Attributes: []string{"nccl.comm.id", "nccl.comm.name", "nccl.comm.size", "nccl.comm.nodes", "nccl.rank", "nccl.collective", "nccl.message_size", "pci.bus_id"},
 	},
 	NcclCollectiveSampledBytes: metricInfo{
 		Name:       "nccl.collective.sampled_bytes",
-		Attributes: []string{"nccl.comm.id", "nccl.comm.name", "nccl.comm.size", "nccl.rank", "nccl.collective", "nccl.message_size", "pci.bus_id"},
+		Attributes: []string{"nccl.comm.id", "nccl.comm.name", "nccl.comm.size", "nccl.comm.nodes", "nccl.rank", "nccl.collective", "nccl.message_size", "pci.bus_id"},
 	},
 	NcclCollectiveSamples: metricInfo{
 		Name:       "nccl.collective.samples",
-		Attributes: []string{"nccl.comm.id", "nccl.comm.name", "nccl.comm.size", "nccl.rank", "nccl.collective", "nccl.message_size", "pci.bus_id"},
+		Attributes: []string{"nccl.comm.id", "nccl.comm.name", "nccl.comm.size", "nccl.comm.nodes", "nccl.rank", "nccl.collective", "nccl.message_size", "pci.bus_id"},
 	},
 	NcclInspectorRecords: metricInfo{
 		Name:       "nccl.inspector.records",
@@ -206,7 +206,7 @@ func (m *metricNcclCollectiveLastBusBandwidth) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricNcclCollectiveLastBusBandwidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
+func (m *metricNcclCollectiveLastBusBandwidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclCommNodesAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -222,6 +222,9 @@ func (m *metricNcclCollectiveLastBusBandwidth) recordDataPoint(start pcommon.Tim
 	}
 	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommSize) {
 		dp.Attributes().PutInt("nccl.comm.size", ncclCommSizeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclCommNodes) {
+		dp.Attributes().PutInt("nccl.comm.nodes", ncclCommNodesAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveLastBusBandwidthMetricAttributeKeyNcclRank) {
 		dp.Attributes().PutInt("nccl.rank", ncclRankAttributeValue)
@@ -315,7 +318,7 @@ func (m *metricNcclCollectiveSampledBytes) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricNcclCollectiveSampledBytes) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
+func (m *metricNcclCollectiveSampledBytes) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclCommNodesAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -331,6 +334,9 @@ func (m *metricNcclCollectiveSampledBytes) recordDataPoint(start pcommon.Timesta
 	}
 	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommSize) {
 		dp.Attributes().PutInt("nccl.comm.size", ncclCommSizeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveSampledBytesMetricAttributeKeyNcclCommNodes) {
+		dp.Attributes().PutInt("nccl.comm.nodes", ncclCommNodesAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveSampledBytesMetricAttributeKeyNcclRank) {
 		dp.Attributes().PutInt("nccl.rank", ncclRankAttributeValue)
@@ -424,7 +430,7 @@ func (m *metricNcclCollectiveSamples) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricNcclCollectiveSamples) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
+func (m *metricNcclCollectiveSamples) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclCommNodesAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -440,6 +446,9 @@ func (m *metricNcclCollectiveSamples) recordDataPoint(start pcommon.Timestamp, t
 	}
 	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveSamplesMetricAttributeKeyNcclCommSize) {
 		dp.Attributes().PutInt("nccl.comm.size", ncclCommSizeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveSamplesMetricAttributeKeyNcclCommNodes) {
+		dp.Attributes().PutInt("nccl.comm.nodes", ncclCommNodesAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, NcclCollectiveSamplesMetricAttributeKeyNcclRank) {
 		dp.Attributes().PutInt("nccl.rank", ncclRankAttributeValue)
@@ -1226,18 +1235,18 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordNcclCollectiveLastBusBandwidthDataPoint adds a data point to nccl.collective.last_bus_bandwidth metric.
-func (mb *MetricsBuilder) RecordNcclCollectiveLastBusBandwidthDataPoint(ts pcommon.Timestamp, val float64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
-	mb.metricNcclCollectiveLastBusBandwidth.recordDataPoint(mb.startTime, ts, val, ncclCommIDAttributeValue, ncclCommNameAttributeValue, ncclCommSizeAttributeValue, ncclRankAttributeValue, ncclCollectiveAttributeValue, ncclMessageSizeAttributeValue, pciBusIDAttributeValue)
+func (mb *MetricsBuilder) RecordNcclCollectiveLastBusBandwidthDataPoint(ts pcommon.Timestamp, val float64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclCommNodesAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricNcclCollectiveLastBusBandwidth.recordDataPoint(mb.startTime, ts, val, ncclCommIDAttributeValue, ncclCommNameAttributeValue, ncclCommSizeAttributeValue, ncclCommNodesAttributeValue, ncclRankAttributeValue, ncclCollectiveAttributeValue, ncclMessageSizeAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordNcclCollectiveSampledBytesDataPoint adds a data point to nccl.collective.sampled_bytes metric.
-func (mb *MetricsBuilder) RecordNcclCollectiveSampledBytesDataPoint(ts pcommon.Timestamp, val int64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
-	mb.metricNcclCollectiveSampledBytes.recordDataPoint(mb.startTime, ts, val, ncclCommIDAttributeValue, ncclCommNameAttributeValue, ncclCommSizeAttributeValue, ncclRankAttributeValue, ncclCollectiveAttributeValue, ncclMessageSizeAttributeValue, pciBusIDAttributeValue)
+func (mb *MetricsBuilder) RecordNcclCollectiveSampledBytesDataPoint(ts pcommon.Timestamp, val int64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclCommNodesAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricNcclCollectiveSampledBytes.recordDataPoint(mb.startTime, ts, val, ncclCommIDAttributeValue, ncclCommNameAttributeValue, ncclCommSizeAttributeValue, ncclCommNodesAttributeValue, ncclRankAttributeValue, ncclCollectiveAttributeValue, ncclMessageSizeAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordNcclCollectiveSamplesDataPoint adds a data point to nccl.collective.samples metric.
-func (mb *MetricsBuilder) RecordNcclCollectiveSamplesDataPoint(ts pcommon.Timestamp, val int64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
-	mb.metricNcclCollectiveSamples.recordDataPoint(mb.startTime, ts, val, ncclCommIDAttributeValue, ncclCommNameAttributeValue, ncclCommSizeAttributeValue, ncclRankAttributeValue, ncclCollectiveAttributeValue, ncclMessageSizeAttributeValue, pciBusIDAttributeValue)
+func (mb *MetricsBuilder) RecordNcclCollectiveSamplesDataPoint(ts pcommon.Timestamp, val int64, ncclCommIDAttributeValue string, ncclCommNameAttributeValue string, ncclCommSizeAttributeValue int64, ncclCommNodesAttributeValue int64, ncclRankAttributeValue int64, ncclCollectiveAttributeValue string, ncclMessageSizeAttributeValue string, pciBusIDAttributeValue string) {
+	mb.metricNcclCollectiveSamples.recordDataPoint(mb.startTime, ts, val, ncclCommIDAttributeValue, ncclCommNameAttributeValue, ncclCommSizeAttributeValue, ncclCommNodesAttributeValue, ncclRankAttributeValue, ncclCollectiveAttributeValue, ncclMessageSizeAttributeValue, pciBusIDAttributeValue)
 }
 
 // RecordNcclInspectorRecordsDataPoint adds a data point to nccl.inspector.records metric.

@@ -85,21 +85,21 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNcclCollectiveLastBusBandwidthDataPoint(ts, 1, "nccl.comm.id-val", "nccl.comm.name-val", 14, 9, "nccl.collective-val", "nccl.message_size-val", "pci.bus_id-val")
+			mb.RecordNcclCollectiveLastBusBandwidthDataPoint(ts, 1, "nccl.comm.id-val", "nccl.comm.name-val", 14, 15, 9, "nccl.collective-val", "nccl.message_size-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordNcclCollectiveLastBusBandwidthDataPoint(ts, 3, "nccl.comm.id-val-2", "nccl.comm.name-val-2", 15, 10, "nccl.collective-val-2", "nccl.message_size-val-2", "pci.bus_id-val-2")
+				mb.RecordNcclCollectiveLastBusBandwidthDataPoint(ts, 3, "nccl.comm.id-val-2", "nccl.comm.name-val-2", 15, 16, 10, "nccl.collective-val-2", "nccl.message_size-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNcclCollectiveSampledBytesDataPoint(ts, 1, "nccl.comm.id-val", "nccl.comm.name-val", 14, 9, "nccl.collective-val", "nccl.message_size-val", "pci.bus_id-val")
+			mb.RecordNcclCollectiveSampledBytesDataPoint(ts, 1, "nccl.comm.id-val", "nccl.comm.name-val", 14, 15, 9, "nccl.collective-val", "nccl.message_size-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordNcclCollectiveSampledBytesDataPoint(ts, 3, "nccl.comm.id-val-2", "nccl.comm.name-val-2", 15, 10, "nccl.collective-val-2", "nccl.message_size-val-2", "pci.bus_id-val-2")
+				mb.RecordNcclCollectiveSampledBytesDataPoint(ts, 3, "nccl.comm.id-val-2", "nccl.comm.name-val-2", 15, 16, 10, "nccl.collective-val-2", "nccl.message_size-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNcclCollectiveSamplesDataPoint(ts, 1, "nccl.comm.id-val", "nccl.comm.name-val", 14, 9, "nccl.collective-val", "nccl.message_size-val", "pci.bus_id-val")
+			mb.RecordNcclCollectiveSamplesDataPoint(ts, 1, "nccl.comm.id-val", "nccl.comm.name-val", 14, 15, 9, "nccl.collective-val", "nccl.message_size-val", "pci.bus_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordNcclCollectiveSamplesDataPoint(ts, 3, "nccl.comm.id-val-2", "nccl.comm.name-val-2", 15, 10, "nccl.collective-val-2", "nccl.message_size-val-2", "pci.bus_id-val-2")
+				mb.RecordNcclCollectiveSamplesDataPoint(ts, 3, "nccl.comm.id-val-2", "nccl.comm.name-val-2", 15, 16, 10, "nccl.collective-val-2", "nccl.message_size-val-2", "pci.bus_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -197,6 +197,9 @@ func TestMetricsBuilder(t *testing.T) {
 						ncclCommSizeAttrVal, ok := dp.Attributes().Get("nccl.comm.size")
 						assert.True(t, ok)
 						assert.EqualValues(t, 14, ncclCommSizeAttrVal.Int())
+						ncclCommNodesAttrVal, ok := dp.Attributes().Get("nccl.comm.nodes")
+						assert.True(t, ok)
+						assert.EqualValues(t, 15, ncclCommNodesAttrVal.Int())
 						ncclRankAttrVal, ok := dp.Attributes().Get("nccl.rank")
 						assert.True(t, ok)
 						assert.EqualValues(t, 9, ncclRankAttrVal.Int())
@@ -236,6 +239,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nccl.comm.size")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nccl.comm.nodes")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nccl.rank")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nccl.collective")
@@ -269,6 +274,9 @@ func TestMetricsBuilder(t *testing.T) {
 						ncclCommSizeAttrVal, ok := dp.Attributes().Get("nccl.comm.size")
 						assert.True(t, ok)
 						assert.EqualValues(t, 14, ncclCommSizeAttrVal.Int())
+						ncclCommNodesAttrVal, ok := dp.Attributes().Get("nccl.comm.nodes")
+						assert.True(t, ok)
+						assert.EqualValues(t, 15, ncclCommNodesAttrVal.Int())
 						ncclRankAttrVal, ok := dp.Attributes().Get("nccl.rank")
 						assert.True(t, ok)
 						assert.EqualValues(t, 9, ncclRankAttrVal.Int())
@@ -310,6 +318,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nccl.comm.size")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nccl.comm.nodes")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nccl.rank")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nccl.collective")
@@ -343,6 +353,9 @@ func TestMetricsBuilder(t *testing.T) {
 						ncclCommSizeAttrVal, ok := dp.Attributes().Get("nccl.comm.size")
 						assert.True(t, ok)
 						assert.EqualValues(t, 14, ncclCommSizeAttrVal.Int())
+						ncclCommNodesAttrVal, ok := dp.Attributes().Get("nccl.comm.nodes")
+						assert.True(t, ok)
+						assert.EqualValues(t, 15, ncclCommNodesAttrVal.Int())
 						ncclRankAttrVal, ok := dp.Attributes().Get("nccl.rank")
 						assert.True(t, ok)
 						assert.EqualValues(t, 9, ncclRankAttrVal.Int())
@@ -383,6 +396,8 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("nccl.comm.name")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nccl.comm.size")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nccl.comm.nodes")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nccl.rank")
 						assert.False(t, ok)
