@@ -61,6 +61,12 @@ func TestCongestionInBursts(t *testing.T) {
 
 // evidencePoint is host's diagnosis.evidence point of ratio on device, if md has one.
 func evidencePoint(md pmetric.Metrics, host, ratio, device string) (float64, bool) {
+	dp, ok := pointOf(md, host, verdict.MetricEvidence, verdict.AttrRatio, ratio, device)
+	return dp.DoubleValue(), ok
+}
+
+// pointOf is host's point of the connector's metric whose attribute key is value on device.
+func pointOf(md pmetric.Metrics, host, metric, key, value, device string) (pmetric.NumberDataPoint, bool) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		if h, _ := rms.At(i).Resource().Attributes().Get("host.name"); h.Str() != host {
@@ -68,20 +74,20 @@ func evidencePoint(md pmetric.Metrics, host, ratio, device string) (float64, boo
 		}
 		ms := rms.At(i).ScopeMetrics().At(0).Metrics()
 		for j := range ms.Len() {
-			if ms.At(j).Name() != verdict.MetricEvidence {
+			if ms.At(j).Name() != metric {
 				continue
 			}
 			dps := ms.At(j).Gauge().DataPoints()
 			for k := range dps.Len() {
-				r, _ := dps.At(k).Attributes().Get(verdict.AttrRatio)
+				r, _ := dps.At(k).Attributes().Get(key)
 				d, _ := dps.At(k).Attributes().Get(verdict.AttrDevice)
-				if r.Str() == ratio && d.Str() == device {
-					return dps.At(k).DoubleValue(), true
+				if r.Str() == value && d.Str() == device {
+					return dps.At(k), true
 				}
 			}
 		}
 	}
-	return 0, false
+	return pmetric.NewNumberDataPoint(), false
 }
 
 // TestCongestionInBurstsNeedsTheSampler: without the fast sampler's series (bursts.period unset)

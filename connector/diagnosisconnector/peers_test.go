@@ -142,28 +142,8 @@ func TestWaitsOnPeerOfItsJob(t *testing.T) {
 
 // verdictPoint is host's diagnosis.verdict point of verdict v on device, if md has one.
 func verdictPoint(md pmetric.Metrics, host, v, device string) (int64, bool) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		if h, _ := rms.At(i).Resource().Attributes().Get("host.name"); h.Str() != host {
-			continue
-		}
-		ms := rms.At(i).ScopeMetrics().At(0).Metrics()
-		for j := range ms.Len() {
-			if ms.At(j).Name() != verdict.MetricVerdict {
-				continue
-			}
-			dps := ms.At(j).Gauge().DataPoints()
-			for k := range dps.Len() {
-				a := dps.At(k).Attributes()
-				vv, _ := a.Get(verdict.AttrVerdict)
-				d, _ := a.Get(verdict.AttrDevice)
-				if vv.Str() == v && d.Str() == device {
-					return dps.At(k).IntValue(), true
-				}
-			}
-		}
-	}
-	return 0, false
+	dp, ok := pointOf(md, host, verdict.MetricVerdict, verdict.AttrVerdict, v, device)
+	return dp.IntValue(), ok
 }
 
 // TestWaitsOnTheFirstFaultyPeer: of two faulty peers in one group, the node names the first by
@@ -206,26 +186,11 @@ func TestPromtoolWaitsOnPeerOfItsJob(t *testing.T) {
 	const samples = 12
 	pt := promtoolTest{Name: "job_peers", Interval: promDuration(interval)}
 	for _, n := range []jobNode{{"gw-a", "healthy_allreduce", 0, "4242"}, {"gw-b", "tcp_fallback", 0, "4242"}, {"gw-c", "healthy_allreduce", 0, "7"}} {
-		values := map[string][]float64{}
-		counters := map[string]bool{}
-		var keys []string
-		for _, pts := range caseNamed(t, n.caseName).SteadyStream(0, samples, interval.Seconds()) {
-			for _, p := range append(pts, scenario.JobOwnerPoints(n.job)...) {
-				k := promSeries(p, n.host)
-				if _, ok := values[k]; !ok {
-					keys = append(keys, k)
-				}
-				values[k] = append(values[k], p.Value)
-				counters[k] = p.Counter
-			}
+		stream := caseNamed(t, n.caseName).SteadyStream(0, samples, interval.Seconds())
+		for i := range stream {
+			stream[i] = append(stream[i], scenario.JobOwnerPoints(n.job)...)
 		}
-		for _, k := range keys {
-			v := values[k]
-			if counters[k] {
-				v = integral(v)
-			}
-			pt.InputSeries = append(pt.InputSeries, inputSeries{Series: k, Values: expand(v)})
-		}
+		pt.InputSeries = append(pt.InputSeries, inputSeriesOf(stream, n.host)...)
 	}
 	name := alertName(verdict.WaitsOnPeer)
 	var summary string

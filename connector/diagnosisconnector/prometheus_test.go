@@ -119,6 +119,33 @@ type (
 	}
 )
 
+// inputSeriesOf is a node's stream as promtool input series of host: one per series, a counter
+// as its running sum.
+func inputSeriesOf(stream [][]scenario.Point, host string) []inputSeries {
+	values := map[string][]float64{}
+	counters := map[string]bool{}
+	var keys []string
+	for _, pts := range stream {
+		for _, p := range pts {
+			k := promSeries(p, host)
+			if _, ok := values[k]; !ok {
+				keys = append(keys, k)
+			}
+			values[k] = append(values[k], p.Value)
+			counters[k] = p.Counter
+		}
+	}
+	out := make([]inputSeries, 0, len(keys))
+	for _, k := range keys {
+		v := values[k]
+		if counters[k] {
+			v = integral(v)
+		}
+		out = append(out, inputSeries{Series: k, Values: expand(v)})
+	}
+	return out
+}
+
 // promtoolTests builds the rule unit tests from the simulated cases: every case's two nodes as
 // the receivers report them (scenario.SteadyStream: straight counters within a phase), sampled at
 // the rules' interval, and the alerts expected at the checkpoints of each phase.
@@ -139,27 +166,7 @@ func promtoolTests(cfg *Config) ([]byte, error) {
 		}
 		pt := promtoolTest{Name: c.Name, Interval: promDuration(interval)}
 		for n, node := range scenario.Nodes {
-			host := scenario.HostName(c, node)
-			values := map[string][]float64{}
-			counters := map[string]bool{}
-			var keys []string
-			for _, pts := range c.SteadyStream(n, samples, interval.Seconds()) {
-				for _, p := range pts {
-					k := promSeries(p, host)
-					if _, ok := values[k]; !ok {
-						keys = append(keys, k)
-					}
-					values[k] = append(values[k], p.Value)
-					counters[k] = p.Counter
-				}
-			}
-			for _, k := range keys {
-				v := values[k]
-				if counters[k] {
-					v = integral(v)
-				}
-				pt.InputSeries = append(pt.InputSeries, inputSeries{Series: k, Values: expand(v)})
-			}
+			pt.InputSeries = append(pt.InputSeries, inputSeriesOf(c.SteadyStream(n, samples, interval.Seconds()), scenario.HostName(c, node))...)
 		}
 		// Checkpoints: a phase's verdicts fire from the evaluation after its first sample on
 		// (hold: two evaluations; the first raised at the phase's first sample), and hold until
