@@ -65,3 +65,14 @@ func TestJudgeSkewed(t *testing.T) {
 	assert.NotEmpty(t, c.JudgeSkewed(0, got, []int{0, 0, 3}, nil).Wrong)
 	assert.Empty(t, c.JudgeSkewed(0, got, []int{0, 0, 3}, map[int]bool{30: true}).Wrong)
 }
+
+// TestJudgeSlackForReceiversApart: a phase raised one interval late passes only where the node's
+// receivers switched to it more than a sample apart (lead above 1), and only by one.
+func TestJudgeSlackForReceiversApart(t *testing.T) {
+	c := transitionCase()
+	late := verdicts(TransitionSamples, TransitionFault+2, TransitionClear+2) // raised after 3
+	assert.NotEmpty(t, c.JudgeSkewed(0, late, []int{0, 1, 1}, nil).Failures(TransitionSamples), "receivers a sample apart: hold absorbs that")
+	assert.Empty(t, c.JudgeSkewed(0, late, []int{0, 2, 3}, nil).Failures(TransitionSamples), "receivers 2-3 samples apart: one interval more")
+	later := verdicts(TransitionSamples, TransitionFault+3, TransitionClear+3) // raised after 4
+	assert.NotEmpty(t, c.JudgeSkewed(0, later, []int{0, 2, 3}, nil).Failures(TransitionSamples), "but not two")
+}
