@@ -210,6 +210,15 @@ func TestGatewayClusterPageInBrowser(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	assert.Equal(t, "#node=gw-b", page)
+
+	// gw-a's own page lists its wait among the device verdicts, the peer's name a link to its page.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+view+"/#node=gw-a")))
+	peer, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+		const a = document.querySelector('#verdict-devices .device-verdict[data-verdict="waits_on_peer"] a.peer');
+		return a ? a.getAttribute('href') + ' ' + a.parentElement.textContent : false; })()`,
+		chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(250*time.Millisecond)))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(peer, "#node=gw-b gw-b: Waits on a faulty peer (waits_on_peer) — gw-a waits on gw-b (job 4242): gw-b is on TCP (tcp_fallback)"), peer)
 	assertOnlyOwnHost(t, blog, view)
 }
 
