@@ -15,11 +15,11 @@ import (
 
 // collectiveView is what one evaluation knows of a node's communicators beyond its State.
 type collectiveView struct {
-	// capacity is what the node's path carries, one direction (By/s): the highest rate its
-	// fastest port reached within port_rate_memory (a port that trained down still could carry
-	// its old rate); port names it. NaN without a port.
-	capacity float64
-	port     string
+	// node is what the node's fastest port carries: a communicator's path where the topology
+	// does not say which NIC its GPUs use. paths: communicator -> what its path carries
+	// (pathCapacity), communicators within the node left out.
+	node  pathCapacity
+	paths map[string]pathCapacity
 	// idle: communicator -> its operation count has not moved for collective_stall_after (and
 	// it has been seen that long); moving: some communicator's count moved within it.
 	idle   map[string]bool
@@ -30,6 +30,13 @@ type collectiveView struct {
 	// enabled reports whether a verdict is evaluated (Config.Verdicts): only those can explain a
 	// slow collective, as only their alerts exist for the rules.
 	enabled func(string) bool
+}
+
+// pathCapacity is what a path carries in one direction (By/s), and the component that limits it:
+// a port (mlx5_0/1) or a GPU's PCIe link; NaN where nothing is known.
+type pathCapacity struct {
+	bytes float64
+	limit string
 }
 
 // opsPoint is what the connector remembers of a communicator's RAS operation count.
@@ -47,10 +54,10 @@ type opsPoint struct {
 // the oldest, which reads a stall one sample sooner): a count is idle once the sample before its
 // last change is older than the range, and moving while both samples of a change are in it.
 func (n *node) observeCollectives(v *nodeView, cfg *Config) {
-	c := collectiveView{capacity: math.NaN(), idle: map[string]bool{}, enabled: cfg.enabled}
-	for _, p := range v.Ports {
-		if peak := v.peaks[p.Device]; !(peak <= c.capacity) {
-			c.capacity, c.port = peak, p.Device
+	c := collectiveView{node: v.fastestPort(v.Ports), paths: map[string]pathCapacity{}, idle: map[string]bool{}, enabled: cfg.enabled}
+	for _, col := range v.Collectives {
+		if !col.WithinNode() {
+			c.paths[col.Comm] = v.communicatorPath(col, c.node)
 		}
 	}
 	stall := cfg.CollectiveStallAfter.Nanoseconds()
@@ -86,9 +93,50 @@ func (n *node) observeCollectives(v *nodeView, cfg *Config) {
 	v.coll = c
 }
 
-// pathShare is a collective type's bus bandwidth over the path's capacity.
-func (v *nodeView) pathShare(op nodestate.CollectiveOp) float64 {
-	return op.BusBandwidth / v.coll.capacity
+// fastestPort is what the fastest of ports can carry, and that port: a port can carry the highest
+// rate it reached within port_rate_memory, or that another port of its model on the node trained
+// to (Port.PeerRate), as link_degraded reads it: one that trained down, at boot or since, still
+// could carry that rate.
+func (v *nodeView) fastestPort(ports []nodestate.Port) pathCapacity {
+	best := pathCapacity{bytes: math.NaN()}
+	for _, p := range ports {
+		if can := math.Max(v.peaks[p.Device], p.PeerRate); !(can <= best.bytes) {
+			best = pathCapacity{can, p.Device}
+		}
+	}
+	return best
+}
+
+// communicatorPath is what a communicator's path carries: the best of its GPUs' paths on this
+// node (its bus bandwidth is its best rank's, CollectiveOp.BusBandwidth). A GPU's path is its
+// nearest NIC's fastest port (the NIC NCCL gives its rank, rnic.topology.nearest_rnic), capped by
+// the GPU's own PCIe link, which GPUDirect RDMA crosses (GPU.LinkCapacity); a GPU the topology
+// names no NIC for, or a rank not joined to a GPU, has the node's fastest port.
+func (v *nodeView) communicatorPath(c nodestate.Collective, node pathCapacity) pathCapacity {
+	best := pathCapacity{bytes: math.NaN()}
+	for _, bus := range c.Buses {
+		path := node
+		if nic, ok := v.NearestNIC(bus); ok {
+			if p := v.fastestPort(v.PortsOf(nic)); !math.IsNaN(p.bytes) {
+				path = p
+				if g, ok := v.GPUAt(bus); ok && g.LinkCapacity() < path.bytes {
+					path = pathCapacity{g.LinkCapacity(), "the PCIe link of " + g.Name}
+				}
+			}
+		}
+		if !(path.bytes <= best.bytes) {
+			best = path
+		}
+	}
+	if len(c.Buses) == 0 {
+		return node
+	}
+	return best
+}
+
+// pathShare is a collective type's bus bandwidth over what its communicator's path carries.
+func (v *nodeView) pathShare(c nodestate.Collective, op nodestate.CollectiveOp) float64 {
+	return op.BusBandwidth / v.coll.paths[c.Comm].bytes
 }
 
 // collectiveConditions adds the communicators' verdicts to out, which holds the conditions of
@@ -110,7 +158,7 @@ func collectiveConditions(t Thresholds, v *nodeView, out map[verdictKey]bool) {
 				// NVLink or PCIe carries it, not the NIC the path's capacity is.
 				continue
 			}
-			out[verdictKey{verdict.CollectiveSlow, verdict.CollectiveDevice(c.Comm, op.Name)}] = named && v.pathShare(op) < t.CollectiveSlowMaxPathShare
+			out[verdictKey{verdict.CollectiveSlow, verdict.CollectiveDevice(c.Comm, op.Name)}] = named && v.pathShare(c, op) < t.CollectiveSlowMaxPathShare
 		}
 		if c.Ranks != nil || c.Operations >= 0 {
 			out[verdictKey{verdict.CollectiveStalled, c.Comm}] = c.Failed() > 0 || v.coll.idle[c.Comm] && v.coll.moving
@@ -125,7 +173,7 @@ func collectiveEvidence(v *nodeView, put func(ratio, dev string, x float64)) {
 			continue
 		}
 		for _, op := range c.Ops {
-			put(verdict.CollectivePathShare, verdict.CollectiveDevice(c.Comm, op.Name), v.pathShare(op))
+			put(verdict.CollectivePathShare, verdict.CollectiveDevice(c.Comm, op.Name), v.pathShare(c, op))
 		}
 	}
 }
@@ -155,7 +203,7 @@ func collectiveSentence(which, device, name string, v *nodeView) string {
 		gpu = " (" + c.GPU + ")"
 	}
 	return fmt.Sprintf("%s: %s on comm %s%s at %s bus bandwidth, %.0f %% of what %s can carry (%s): %s",
-		name, opName, comm, gpu, bps(op.BusBandwidth), 100*v.pathShare(op), v.coll.port, bps(v.coll.capacity), slowCause(v))
+		name, opName, comm, gpu, bps(op.BusBandwidth), 100*v.pathShare(c, op), v.coll.paths[comm].limit, bps(v.coll.paths[comm].bytes), slowCause(v))
 }
 
 // slowCause names the component that explains a slow collective, from what else holds on the node.
@@ -186,7 +234,7 @@ func slowCause(v *nodeView) string {
 			return fmt.Sprintf("%s is in a PFC pause storm (paused %s of the time)", k.device, pct(p.PauseTime))
 		case verdict.LinkDegraded:
 			if p, ok := v.Port(k.device); ok {
-				return fmt.Sprintf("%s runs at %s, below the %s it can reach", k.device, gbps(p.Rate), gbps(v.coll.capacity))
+				return fmt.Sprintf("%s runs at %s, below the %s it can reach", k.device, gbps(p.Rate), gbps(math.Max(v.peaks[k.device], p.PeerRate)))
 			}
 			return fmt.Sprintf("the PCIe link of %s trained below its capability", k.device)
 		case verdict.GPUDirectNotReady:

@@ -106,15 +106,15 @@ func TestPromtoolStalledCommunicatorByItsCount(t *testing.T) {
 	runPromtoolTest(t, bin, cfg.Interval, rules, pt)
 }
 
-// runPromtoolTest runs one promtool rule unit test of rules, evaluated at interval, and returns
+// runPromtoolTest runs promtool rule unit tests of rules, evaluated at interval, and returns
 // promtool's output.
-func runPromtoolTest(t *testing.T, bin string, interval time.Duration, rules RuleFile, pt promtoolTest) string {
+func runPromtoolTest(t *testing.T, bin string, interval time.Duration, rules RuleFile, pts ...promtoolTest) string {
 	t.Helper()
 	rulesYAML, err := rules.YAML()
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rulesYAML, 0o600))
-	tests, err := yaml.Marshal(promtoolFile{RuleFiles: []string{"rules.yaml"}, EvaluationInterval: promDuration(interval), Tests: []promtoolTest{pt}})
+	tests, err := yaml.Marshal(promtoolFile{RuleFiles: []string{"rules.yaml"}, EvaluationInterval: promDuration(interval), Tests: pts})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), tests, 0o600))
 	cmd := exec.Command(bin, "test", "rules", "test.yaml")

@@ -117,7 +117,8 @@ type Thresholds struct {
 	// Gb/s of its line rate (for NICs without pause-duration counters).
 	StormMinPauseFramesPerGbps float64 `mapstructure:"storm_min_pause_frames_per_gbps"`
 	// CollectiveSlowMaxPathShare: an NCCL collective type whose large messages' bus bandwidth is
-	// below this share of what the node's path carries (its fastest port's highest rate) is slow.
+	// below this share of what its path carries (its GPU's nearest NIC, capped by the GPU's PCIe
+	// link) is slow.
 	CollectiveSlowMaxPathShare float64 `mapstructure:"collective_slow_max_path_share"`
 	// StragglerMinBusBandwidthRatio: across the nodes of an NCCL communicator, a node whose
 	// large messages' bus bandwidth of a collective type is at least this many times the next

@@ -2,6 +2,7 @@ package nodestate // import "github.com/otelcol-iclens/otelcol-iclens/internal/n
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -59,6 +60,9 @@ type Collective struct {
 	// Bus is the PCI address of the GPU of its lowest rank on this node, "" where the receiver
 	// could not join the rank's process to a GPU; GPU is that GPU's name (GPU.Name).
 	Bus, GPU string
+	// Buses are the PCI addresses of the GPUs of all its ranks on this node, sorted, "" among
+	// them where a rank's process was not joined to a GPU.
+	Buses []string
 	// Ops are its collective types by name (AllReduce), in natural order.
 	Ops []CollectiveOp
 	// Ranks are the job's ranks by RAS state (running, dead, ...); nil without RAS.
@@ -183,6 +187,9 @@ func (n *Node) collectives(now int64, window, lookback time.Duration, gpuName fu
 			if nodes, err := strconv.Atoi(a[AttrCommNodes]); err == nil {
 				c.Nodes = nodes
 			}
+			if !slices.Contains(c.Buses, a[AttrBusID]) {
+				c.Buses = append(c.Buses, a[AttrBusID])
+			}
 			if rank, err := strconv.Atoi(a[AttrRank]); err == nil {
 				if low, seen := lowestRank[id]; !seen || rank < low {
 					lowestRank[id] = rank
@@ -236,6 +243,7 @@ func (n *Node) collectives(now int64, window, lookback time.Duration, gpuName fu
 		if c.Bus != "" {
 			c.GPU = gpuName(c.Bus)
 		}
+		sort.Strings(c.Buses)
 		sort.Slice(c.Ops, func(i, j int) bool { return natorder.Compare(c.Ops[i].Name, c.Ops[j].Name) < 0 })
 		out = append(out, *c)
 	}

@@ -26,6 +26,7 @@ const (
 	MetricGPUInfo     = "gpu.info"
 	MetricGPUWidth    = "gpu.pcie.link.width"
 	MetricGPUMaxWidth = "gpu.pcie.link.max_width"
+	MetricGPUMaxGen   = "gpu.pcie.link.max_generation"
 	MetricDRAMActive  = "gpu.dram.active"
 	MetricPCIeDevice  = "cpuuncore.pcie.device"
 	// The rnic receiver's fast sampler (bursts.period): a port's highest rate over one sampling
@@ -83,7 +84,7 @@ var gauges = map[string]bool{
 	MetricPortRate: true, MetricPortWidth: true, MetricPortInfo: true,
 	MetricTopoReady: true, MetricTopoDist: true, MetricTopoNearest: true, MetricTopoACS: true,
 	MetricTopoIOMMU: true, MetricTopoPeerMem: true, MetricTopoDegrade: true,
-	MetricGPUInfo: true, MetricGPUWidth: true, MetricGPUMaxWidth: true, MetricPCIeDevice: true,
+	MetricGPUInfo: true, MetricGPUWidth: true, MetricGPUMaxWidth: true, MetricGPUMaxGen: true, MetricPCIeDevice: true,
 	MetricOwner: true, MetricBurstPeak: true,
 }
 

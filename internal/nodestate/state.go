@@ -3,9 +3,11 @@ package nodestate // import "github.com/otelcol-iclens/otelcol-iclens/internal/n
 import (
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/natorder"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/pci"
 )
 
 // State is a node at one instant: every rate is the irate over the window of the counters it is
@@ -80,8 +82,9 @@ func (p Port) TimeAbove(direction, share string) (float64, bool) {
 // its PCI address, or the address itself on a node without the gpu receiver.
 type GPU struct {
 	Name, Bus string
-	// Width and MaxWidth are the PCIe lanes trained and supported (0 unknown).
-	Width, MaxWidth float64
+	// Width and MaxWidth are the PCIe lanes trained and supported, MaxGen the highest PCIe
+	// generation the GPU and its slot support (0 unknown).
+	Width, MaxWidth, MaxGen float64
 	// Ready is the best rnic.topology.gpudirect_ready over the GPU's NICs, -1 unreported.
 	Ready float64
 	// NVLinks are the GPU's NVLink links, where the per-link metrics are enabled (nvlink.go).
@@ -97,6 +100,17 @@ func (g GPU) LinkDegraded() (degraded, known bool) {
 		return false, false
 	}
 	return g.Width < g.MaxWidth, true
+}
+
+// LinkCapacity is what the GPU's PCIe link can carry in one direction (bytes/s) at its highest
+// generation and width (pci.LaneBandwidth), whatever it trained to: NaN while either is
+// unreported or the generation is one the kernel does not know.
+func (g GPU) LinkCapacity() float64 {
+	lane := pci.LaneBandwidth(pci.GenerationGTs(int(g.MaxGen)))
+	if lane <= 0 || g.MaxWidth <= 0 {
+		return math.NaN()
+	}
+	return lane * g.MaxWidth
 }
 
 // Pair is one GPU-NIC pair of the rnic receiver's topology; -1 is unreported.
@@ -147,6 +161,38 @@ func (s *State) GPU(name string) (GPU, bool) {
 		}
 	}
 	return GPU{}, false
+}
+
+// GPUAt returns the GPU at PCI address bus.
+func (s *State) GPUAt(bus string) (GPU, bool) {
+	for _, g := range s.GPUs {
+		if g.Bus == bus && bus != "" {
+			return g, true
+		}
+	}
+	return GPU{}, false
+}
+
+// NearestNIC returns the RDMA device the rnic receiver's topology names as nearest to the GPU
+// at bus (rnic.topology.nearest_rnic): the NIC NCCL gives that GPU's rank.
+func (s *State) NearestNIC(bus string) (string, bool) {
+	for _, p := range s.Pairs {
+		if p.GPU == bus && p.Nearest {
+			return p.NIC, true
+		}
+	}
+	return "", false
+}
+
+// PortsOf returns the ports of RDMA device nic (its ports are named <nic>/<port>).
+func (s *State) PortsOf(nic string) []Port {
+	var out []Port
+	for _, p := range s.Ports {
+		if dev, _, ok := strings.Cut(p.Device, "/"); ok && dev == nic {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Port returns the port of device.
@@ -333,6 +379,8 @@ func (n *Node) At(now int64, window, lookback time.Duration) *State {
 			gpu(a[AttrDevice]).Width = val
 		case MetricGPUMaxWidth:
 			gpu(a[AttrDevice]).MaxWidth = val
+		case MetricGPUMaxGen:
+			gpu(a[AttrDevice]).MaxGen = val
 		case MetricPCIeDevice:
 			stacksOf[a[AttrBusID]] = append(stacksOf[a[AttrBusID]], a[AttrDevice])
 		}

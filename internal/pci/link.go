@@ -99,3 +99,41 @@ func parseSpeed(s string) float64 {
 	}
 	return v
 }
+
+// GenerationGTs is the transfer rate of PCIe generation gen (1 to 6) in GT/s per lane, as NVML
+// and DCGM number a link's generation (nvmlDeviceGetMaxPcieLinkGeneration); 0 for another.
+func GenerationGTs(gen int) float64 {
+	switch gen {
+	case 1:
+		return 2.5
+	case 2:
+		return 5
+	case 3:
+		return 8
+	case 4:
+		return 16
+	case 5:
+		return 32
+	case 6:
+		return 64
+	}
+	return 0
+}
+
+// LaneBandwidth is what one lane at gts GT/s carries in one direction after its encoding, in
+// bytes/s, as the kernel's PCIE_SPEED2MBS_ENC (drivers/pci/pci.h, used by
+// pcie_bandwidth_available) counts it: 8b/10b at 2.5 and 5 GT/s, 128b/130b at 8, 16 and 32 GT/s,
+// and 1/1 at 64 GT/s (FLIT mode, whose overhead the kernel leaves out). 0 for a rate the kernel
+// does not know.
+func LaneBandwidth(gts float64) float64 {
+	var mbps float64 // Mb/s
+	switch gts {
+	case 2.5, 5:
+		mbps = gts * 1000 * 8 / 10
+	case 8, 16, 32:
+		mbps = gts * 1000 * 128 / 130
+	case 64:
+		mbps = gts * 1000
+	}
+	return mbps * 1e6 / 8
+}

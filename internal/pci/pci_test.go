@@ -29,6 +29,21 @@ func TestLinkState(t *testing.T) {
 	assert.False(t, Link{}.BelowWidth(), "unknown is not degraded")
 }
 
+// TestLaneBandwidth: a link's payload bandwidth as the kernel's PCIE_SPEED2MBS_ENC counts it
+// (drivers/pci/pci.h), which pcie_bandwidth_available logs as "x Gb/s available PCIe bandwidth":
+// "31.504 Gb/s" for an 8 GT/s x4 link, 252.064 Gb/s for Gen4 x16, 504.128 Gb/s for Gen5 x16.
+func TestLaneBandwidth(t *testing.T) {
+	gbps := func(gen, width int) float64 { return LaneBandwidth(GenerationGTs(gen)) * float64(width) * 8 / 1e9 }
+	assert.InDelta(t, 2.0, gbps(1, 1), 1e-9, "Gen1 x1: 8b/10b")
+	assert.InDelta(t, 32.0, gbps(2, 8), 1e-9, "Gen2 x8")
+	assert.InDelta(t, 31.508, gbps(3, 4), 1e-3, "Gen3 x4")
+	assert.InDelta(t, 252.062, gbps(4, 16), 1e-3, "Gen4 x16 (A100 PCIe, ConnectX-6/7 in a Gen4 slot)")
+	assert.InDelta(t, 504.123, gbps(5, 16), 1e-3, "Gen5 x16 (H100, ConnectX-7 NDR)")
+	assert.InDelta(t, 1024.0, gbps(6, 16), 1e-9, "Gen6 x16 (B200's ConnectX-8): FLIT mode, counted 1/1")
+	assert.Zero(t, LaneBandwidth(GenerationGTs(7)), "a generation the kernel does not know carries nothing it can name")
+	assert.Zero(t, LaneBandwidth(12))
+}
+
 func acsConfig(ctrl uint16, withCap bool) []byte {
 	b := make([]byte, 4096)
 	if withCap {

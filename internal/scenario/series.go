@@ -130,6 +130,19 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 			degraded = 1
 		}
 		gauge("rnic.topology.link.degraded", degraded, map[string]string{"device": NIC, "pci.bus_id": nicBus})
+		// The GPU's nearest NIC as the rnic receiver finds it in the simulated tree
+		// (tools/simulate pciNode): mlx5_0 on the GPU's switch (PIX); a misplaced one under
+		// socket 1 (SYS), unless the second NIC on another root port of socket 0 is nearer (NODE).
+		nearest := map[string]string{"gpu.pci.bus_id": gpuBusID, "device": NIC, "pci.bus_id": nicBus, "pcie.path": "PIX"}
+		distance := 1.0
+		switch {
+		case first.NICOnGPUSwitch:
+		case first.SecondNIC:
+			nearest["device"], nearest["pci.bus_id"], nearest["pcie.path"], distance = NIC2, nic2BusID, "NODE", 4
+		default:
+			nearest["pcie.path"], distance = "SYS", 5
+		}
+		gauge("rnic.topology.nearest_rnic", distance, nearest)
 		// The second NIC reports while it is there (port_vanishes removes it).
 		if first.SecondNIC && tr.SecondNIC {
 			port2 := NIC2 + "/1"
@@ -177,8 +190,11 @@ func (c Case) stream(n, samples int, interval float64, ripples bool) [][]Point {
 		io("gpu_pcie", "transmit", GPU, gpuBusID, tr.GPUPCIeTx*w)
 		io("gpu_pcie", "receive", GPU, gpuBusID, tr.GPUPCIeRx*w)
 		gauge("gpu.info", 1, map[string]string{"device": GPU, "pci.bus_id": gpuBusID})
-		gauge("gpu.pcie.link.width", float64(first.LinkWidthOfGPU()), map[string]string{"device": GPU})
-		gauge("gpu.pcie.link.max_width", 16, map[string]string{"device": GPU})
+		// An A100 80GB PCIe: a Gen4 x16 link (tools/simulate gpuSample).
+		gpuLink := map[string]string{"device": GPU, "pci.bus_id": gpuBusID}
+		gauge("gpu.pcie.link.width", float64(first.LinkWidthOfGPU()), gpuLink)
+		gauge("gpu.pcie.link.max_width", 16, gpuLink)
+		gauge("gpu.pcie.link.max_generation", 4, gpuLink)
 		out = append(out, c.ncclPoints(pts, nccl.Next(i), n))
 	}
 	return out

@@ -104,8 +104,8 @@ const (
 	Marks             = "congestion_marks_per_packet"
 	PauseTime         = "pause_time_share"
 	PauseFrames       = "pause_frames_per_gbps"
-	// CollectivePathShare is a collective type's bus bandwidth over what the node's path
-	// carries (its fastest port's highest rate), per CollectiveDevice.
+	// CollectivePathShare is a collective type's bus bandwidth over what its communicator's path
+	// carries (its GPUs' nearest NICs, capped by their PCIe links), per CollectiveDevice.
 	CollectivePathShare = "collective_bus_bandwidth_path_share"
 	// BurstTimeShare is a port's share of the time it transmitted at or above the connector's
 	// congestion_burst_share of its line rate (the rnic receiver's fast sampler), per port.
