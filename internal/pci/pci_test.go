@@ -122,6 +122,11 @@ func TestScanAndPaths(t *testing.T) {
 	assert.Equal(t, ACSRedirect, ReadACS(by["0000:12:00.0"].Path))
 	assert.Equal(t, ACSNoRedirect, ReadACS(by["0000:12:01.0"].Path))
 
+	assert.True(t, IsBridge(&r, by["0000:12:00.0"].Path), "a switch port (class 0x060400)")
+	assert.False(t, IsBridge(&r, gpu.Path), "a 3D controller")
+	assert.False(t, IsBridge(&r, nic0.Path), "an Ethernet controller")
+	assert.False(t, IsBridge(&r, filepath.Join(root, "no-such-function")), "an unreadable class is no bridge")
+
 	assert.Equal(t, IOMMUPassthrough, ReadIOMMU(gpu.Path))
 	assert.Equal(t, IOMMUTranslated, ReadIOMMU(nic0.Path))
 	assert.Equal(t, IOMMUOff, ReadIOMMU(nic1.Path))

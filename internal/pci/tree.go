@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 )
@@ -30,6 +32,22 @@ type Function struct {
 	Address string
 	// Dir is its sysfs directory.
 	Dir string
+}
+
+// classBridge is the base class and subclass of a PCI-to-PCI bridge (class code 0x0604xx: a root
+// port or a switch port; PCI Code and ID Assignment Specification, base class 06h subclass 04h).
+const classBridge = 0x0604
+
+// IsBridge reports whether the function in dir is a PCI-to-PCI bridge by its class attribute
+// ("0x060400", drivers/pci/pci-sysfs.c class_show): a port the bytes of the devices below it
+// cross, which carries none of its own. An unreadable class is no bridge.
+func IsBridge(r *sysfs.Reader, dir string) bool {
+	s, err := r.ReadString(filepath.Join(dir, "class"))
+	if err != nil {
+		return false
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32)
+	return err == nil && v>>8 == classBridge
 }
 
 // Below lists the PCI functions in the tree under dir (a root bus or a bridge directory),

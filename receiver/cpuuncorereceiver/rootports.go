@@ -138,6 +138,12 @@ func (d *discovery) attach(stackDev string, ports map[int]portInfo) {
 			dev = fmt.Sprintf("%s/port%d", stackDev, n)
 		}
 		for _, fn := range pi.below {
+			if pci.IsBridge(d.r, fn.Dir) {
+				// A switch port below the root port: the bytes of the devices below it cross it,
+				// it has none of its own, and no owner is given it (internal/owner keys GPUs and
+				// RDMA devices), so listing it would make every stack with a switch nobody's.
+				continue
+			}
 			numa := pi.numa
 			if v, err := d.r.ReadInt(filepath.Join(fn.Dir, "numa_node")); err == nil && v >= 0 {
 				numa = v
