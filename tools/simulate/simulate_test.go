@@ -38,12 +38,12 @@ func writeRecordings(t *testing.T) string {
 	return dir
 }
 
-// replay runs one receiver over a recording, the way the collector does, and returns the
-// interconnect.io rate (bytes/s) of each component/direction between its first and last scrape.
-func replay(t *testing.T, f receiver.Factory, file string, scrapes int) map[string]float64 {
+// replayScrapes runs one receiver over a recording, the way the collector does, scraping as fast
+// as it can (the replay gives one recorded second per scrape), and returns its first scrapes;
+// ports selects the cpuuncore receiver's per-root-port granularity.
+func replayScrapes(t *testing.T, f receiver.Factory, file string, scrapes int, ports bool) []pmetric.Metrics {
 	t.Helper()
 	cfg := f.CreateDefaultConfig()
-	// Scrape as fast as possible: the replay gives one recorded second per scrape.
 	switch c := cfg.(type) {
 	case *rnicreceiver.Config:
 		c.Recording.Replay = file
@@ -51,6 +51,9 @@ func replay(t *testing.T, f receiver.Factory, file string, scrapes int) map[stri
 	case *cpuuncorereceiver.Config:
 		c.Recording.Replay = file
 		c.CollectionInterval, c.InitialDelay = 20*time.Millisecond, 0
+		if ports {
+			c.PCIe.Granularity = cpuuncorereceiver.GranularityPort
+		}
 	case *gpureceiver.Config:
 		c.Recording.Replay = file
 		c.CollectionInterval, c.InitialDelay = 20*time.Millisecond, 0
@@ -60,13 +63,20 @@ func replay(t *testing.T, f receiver.Factory, file string, scrapes int) map[stri
 	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, sink)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
-	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= scrapes }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= scrapes }, 20*time.Second, 5*time.Millisecond)
 	require.NoError(t, r.Shutdown(context.Background()))
+	return sink.AllMetrics()[:scrapes]
+}
+
+// replay runs one receiver over a recording and returns the interconnect.io rate (bytes/s) of
+// each component/direction between its first and last scrape.
+func replay(t *testing.T, f receiver.Factory, file string, scrapes int) map[string]float64 {
+	t.Helper()
+	all := replayScrapes(t, f, file, scrapes, false)
 
 	// Bytes per recorded second: the difference between the first and the last scrape's values
 	// over the recorded time between them (scrapes-1 intervals of 1 s).
 	first, last := map[string]int64{}, map[string]int64{}
-	all := sink.AllMetrics()
 	collect(all[1], first) // the first scrape of the gpu receiver only opens its integrals
 	collect(all[scrapes-1], last)
 	out := map[string]float64{}

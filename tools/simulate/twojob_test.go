@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -9,10 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
@@ -26,28 +22,8 @@ import (
 // first scrapes, every interconnect.io series' value (TwoJobSeries.Key without the owner).
 func replaySeries(t *testing.T, f receiver.Factory, file string, scrapes int) []map[string]int64 {
 	t.Helper()
-	cfg := f.CreateDefaultConfig()
-	switch c := cfg.(type) {
-	case *rnicreceiver.Config:
-		c.Recording.Replay = file
-		c.CollectionInterval, c.InitialDelay = 20*time.Millisecond, 0
-	case *cpuuncorereceiver.Config:
-		c.Recording.Replay = file
-		c.CollectionInterval, c.InitialDelay = 20*time.Millisecond, 0
-		c.PCIe.Granularity = cpuuncorereceiver.GranularityPort
-	case *gpureceiver.Config:
-		c.Recording.Replay = file
-		c.CollectionInterval, c.InitialDelay = 20*time.Millisecond, 0
-		c.DCGM.SampleInterval = 10 * time.Millisecond
-	}
-	sink := new(consumertest.MetricsSink)
-	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
-	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= scrapes }, 20*time.Second, 5*time.Millisecond)
-	require.NoError(t, r.Shutdown(context.Background()))
 	var out []map[string]int64
-	for _, md := range sink.AllMetrics()[:scrapes] {
+	for _, md := range replayScrapes(t, f, file, scrapes, true) {
 		m := map[string]int64{}
 		for _, dp := range metrictest.Points(md, "interconnect.io") {
 			a := dp.Attributes().AsRaw()
