@@ -29,6 +29,14 @@ type uncoreEvent struct {
 	stack, port int
 }
 
+// reading is the event's perf read after count counts in elapsed seconds, never multiplexed
+// (enabled and running time equal).
+func (e uncoreEvent) reading(count, elapsed float64) recording.PerfReading {
+	ns := uint64(elapsed * 1e9)
+	return recording.PerfReading{CPU: e.cpu, PMU: e.pmu, Config: e.attr.Config, Config1: e.attr.Config1, Config2: e.attr.Config2,
+		Value: uint64(count), Enabled: ns, Running: ns}
+}
+
 // uncoreHost is the simulated host: its tree and its counters.
 type uncoreHost struct {
 	tree   []recording.Entry
@@ -216,9 +224,7 @@ func (c *uncoreCounters) step(h *uncoreHost, tr scenario.Traffic, i, node int, d
 			bytes = rootPortBytes(tr, e, tr.CPUPCIeTx, tr.NICRootTx, tr.OtherRootTx) * w
 		}
 		c.counts[k] += bytes * dt / e.bytes
-		ns := uint64(c.elapsed * 1e9)
-		out[k] = recording.PerfReading{CPU: e.cpu, PMU: e.pmu, Config: e.attr.Config, Config1: e.attr.Config1, Config2: e.attr.Config2,
-			Value: uint64(c.counts[k]), Enabled: ns, Running: ns}
+		out[k] = e.reading(c.counts[k], c.elapsed)
 	}
 	b, _ := json.Marshal(recording.PerfSample{Perf: out})
 	return b

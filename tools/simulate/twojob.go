@@ -500,9 +500,7 @@ func (c *twoJobUncoreCounters) step(h *uncoreHost, i int, dt float64) []byte {
 			}
 		}
 		c.counts[k] += bytes * dt / e.bytes
-		ns := uint64(c.elapsed * 1e9)
-		out[k] = recording.PerfReading{CPU: e.cpu, PMU: e.pmu, Config: e.attr.Config, Config1: e.attr.Config1, Config2: e.attr.Config2,
-			Value: uint64(c.counts[k]), Enabled: ns, Running: ns}
+		out[k] = e.reading(c.counts[k], c.elapsed)
 	}
 	b, _ := json.Marshal(recording.PerfSample{Perf: out})
 	return b
