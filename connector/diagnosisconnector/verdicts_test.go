@@ -129,6 +129,38 @@ func TestHalfUpdatedNodeRaisesNothing(t *testing.T) {
 	}
 }
 
+// TestLateEvaluationReadsTheSamplesBeforeIt: on a busy machine the ticker fires, the evaluation
+// waits for the CPU, and meanwhile the next scrape's points (stamped after the evaluation's time)
+// reach the connector. The evaluation reads the samples at or before its time, as PromQL does,
+// so it decides as if it had run on time: every phase's verdicts within the case's bounds, none
+// wrong. (Before the series kept a third sample, every such evaluation had no rate, decided
+// nothing and restarted hold: TestDiagnosisInPrometheus failed under load with that.)
+func TestLateEvaluationReadsTheSamplesBeforeIt(t *testing.T) {
+	for _, c := range scenario.StreamCases() {
+		alone := withoutPeers(c) // one node alone: TestNodeAloneKnowsNoPeer
+		for n := range scenario.Nodes {
+			e := newTestEngine(t, testConfig())
+			host := scenario.HostName(c, scenario.Nodes[n])
+			start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+			stream := c.Stream(n, samplesOf(c)+1, 1)
+			var got [][]string
+			for i := range len(stream) - 1 {
+				at := start.Add(time.Duration(i) * time.Second)
+				if i == 0 {
+					e.ingest(toMetrics(host, c.Name, stream[0], at), at)
+				}
+				// The evaluation due 10 ms before the next scrape runs after it arrived.
+				next := at.Add(time.Second)
+				e.ingest(toMetrics(host, c.Name, stream[i+1], next), next)
+				md, _ := e.evaluate(next.Add(-10 * time.Millisecond))
+				got = append(got, holdingOf(md, host))
+			}
+			j := alone.Judge(n, got)
+			assert.Empty(t, j.Failures(len(got)), "%s %s: %s: %v", c.Name, scenario.Nodes[n], j, got)
+		}
+	}
+}
+
 func union(a, b []string) []string {
 	out := append([]string(nil), a...)
 	for _, x := range b {

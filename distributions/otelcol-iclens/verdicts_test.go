@@ -228,18 +228,25 @@ func (tl verdictTimeline) secondsToVerdict(c scenario.Case, n int, sampleMs []in
 }
 
 // receiverClocks returns, for one node, when each of its receivers collected each sample of its
-// recording (a replaying receiver reads one sample per scrape, from its own first scrape on), the
-// clock of the receiver that collected each sample last, and per phase how many samples before
-// its first (on that clock) the first receiver already replayed it: the replay starts each
-// receiver when its first scrape returns, so a node's receivers can be seconds out of step, which
-// a real node's (all reading the same hardware at the same time) are not.
+// recording, the clock of the receiver that collected each sample last, and per phase how many
+// samples before its first (on that clock) the first receiver already replayed it: the replay
+// starts each receiver when its first scrape returns, so a node's receivers can be seconds out of
+// step, which a real node's (all reading the same hardware at the same time) are not.
 //
-// It also returns the samples a replay misattributes: a receiver that scraped late and then on time
-// again reads one recorded second's bytes over a longer and then a shorter span, so its rates
-// (and a rate's share of the line rate) are off at those two samples; real counters are not.
-func receiverClocks(t *testing.T, prom, host, lookback string, c scenario.Case, samples int) ([]int64, []int, float64, map[int]bool) {
+// A replayed point is stamped with its sample's recorded time on the receiver's replay clock
+// (recording.ReplayClock), so its sample is its distance from the receiver's first point in
+// intervals; a scrape that came too late reads the sample due then (recording.Player.Next), and
+// the samples it skipped count as collected with the next one the receiver read.
+//
+// It also returns the samples a replay misattributes: where a receiver skipped samples, its next
+// point's rate spans two recorded intervals (at a phase's edge, half of each phase's traffic),
+// which real counters read on time would not; those samples and the Grace evaluations after
+// them are exempt.
+func receiverClocks(t *testing.T, prom, host, lookback string, c scenario.Case, samples int, interval time.Duration) ([]int64, []int, float64, map[int]bool) {
 	t.Helper()
+	step := interval.Milliseconds()
 	var clocks [][]int64
+	jitter := map[int]bool{}
 	for _, q := range []string{
 		`interconnect_io_bytes_total{host_name=%q,component="rnic",direction="transmit"}`,
 		`interconnect_io_bytes_total{host_name=%q,component="cpu_memory",device="socket0/imc",direction="read"}`,
@@ -252,7 +259,22 @@ func receiverClocks(t *testing.T, prom, host, lookback string, c scenario.Case, 
 			}
 		}
 		require.NotEmpty(t, ms, "%s: %s", host, q)
-		clocks = append(clocks, ms)
+		sort.Slice(ms, func(i, j int) bool { return ms[i] < ms[j] })
+		// at[i]: when sample i was collected (with a later one, where it was skipped).
+		at := make([]int64, 0, samples)
+		for _, m := range ms {
+			i := int((m - ms[0] + step/2) / step)
+			if i > len(at) {
+				// Skipped: this point's rate spans them; it and the evaluations that hold it.
+				for k := len(at); k <= i+scenario.Grace; k++ {
+					jitter[k] = true
+				}
+			}
+			for len(at) <= i && len(at) < samples {
+				at = append(at, m)
+			}
+		}
+		clocks = append(clocks, at)
 	}
 	n := samples
 	for _, ms := range clocks {
@@ -279,15 +301,9 @@ func receiverClocks(t *testing.T, prom, host, lookback string, c scenario.Case, 
 			lead[p]++
 		}
 	}
-	jitter := map[int]bool{}
-	for _, ms := range clocks {
-		for i := 1; i < len(ms) && i < n; i++ {
-			if d := float64(ms[i]-ms[i-1]) / 1000; d < 0.75 || d > 1.25 {
-				// This sample and the next evaluations that read it (hold).
-				for k := i; k <= i+scenario.Grace && k < n; k++ {
-					jitter[k] = true
-				}
-			}
+	for k := range jitter {
+		if k >= n {
+			delete(jitter, k)
 		}
 	}
 	return last, lead, skew, jitter
@@ -407,7 +423,7 @@ func checkVerdicts(t *testing.T, prom string, logs *syncbuf.Buffer, samples int)
 		for n, node := range scenario.Nodes {
 			host := scenario.HostName(c, node)
 			// The first lap of the looping replay only: a new lap starts the counters over.
-			sampleMs, lead, skew, jitter := receiverClocks(t, prom, host, lookback, c, samples)
+			sampleMs, lead, skew, jitter := receiverClocks(t, prom, host, lookback, c, samples, time.Second)
 			for _, ev := range []struct {
 				name string
 				tl   verdictTimeline

@@ -6,7 +6,8 @@
 // It is the one decoding of those metrics: the diagnosis connector evaluates a State, the
 // lensview exporter draws it.
 //
-// A Node keeps the two newest samples of each series it reads (all that PromQL's irate needs);
+// A Node keeps the three newest samples of each series it reads (PromQL's irate needs the two
+// newest at or before the evaluation; the third covers a point stamped just after it, series.go);
 // Node.At reads them at an instant into a State. Rates are PromQL's irate over a window, a
 // decrease read as a counter reset, a quantity no series has a rate for is absent (NaN), exactly
 // as the diagnosis connector's generated Prometheus rules compute them.

@@ -15,13 +15,17 @@ type sample struct {
 	v float64
 }
 
-// series is one time series of a node: a metric and one set of attribute values. Only the two
-// newest samples are kept, which is all PromQL's irate reads.
+// series is one time series of a node: a metric and one set of attribute values. Only the three
+// newest samples are kept: PromQL's irate reads the two newest at or before the evaluation, and
+// under load a receiver's point stamped just after an evaluation's time can reach the consumer
+// before that evaluation runs (its ticker fired, the evaluation waited for the CPU or the lock);
+// the third keeps the two the evaluation should read, instead of leaving it without a rate.
 type series struct {
 	metric string
 	attrs  map[string]string
 	last   sample
 	prev   sample
+	older  sample
 	n      int
 }
 
@@ -31,32 +35,44 @@ func (s *series) add(t int64, v float64) {
 		// re-sent a point.
 		return
 	}
-	s.prev, s.last = s.last, sample{t, v}
+	s.older, s.prev, s.last = s.prev, s.last, sample{t, v}
 	s.n++
 }
 
-// rate is PromQL's irate(x[window]) at now: the increase between the two newest samples over the
-// time between them, with a decrease read as a counter reset to 0. ok is false when either sample
-// is outside (now-window, now].
+// newest returns the kept samples, newest first.
+func (s *series) newest() []sample {
+	all := [3]sample{s.last, s.prev, s.older}
+	return all[:min(s.n, len(all))]
+}
+
+// rate is PromQL's irate(x[window]) at now: the increase between the two newest samples at or
+// before now over the time between them, with a decrease read as a counter reset to 0. ok is
+// false when there are not two such samples within (now-window, now].
 func (s *series) rate(now int64, window time.Duration) (float64, bool) {
-	if s.n < 2 || s.prev.t <= now-window.Nanoseconds() || s.last.t > now {
+	kept := s.newest()
+	i := 0
+	for i < len(kept) && kept[i].t > now {
+		i++
+	}
+	if i+1 >= len(kept) {
 		return 0, false
 	}
-	d := s.last.v - s.prev.v
-	if s.last.v < s.prev.v {
-		d = s.last.v
+	last, prev := kept[i], kept[i+1]
+	if prev.t <= now-window.Nanoseconds() {
+		return 0, false
 	}
-	return d / (float64(s.last.t-s.prev.t) / 1e9), true
+	d := last.v - prev.v
+	if last.v < prev.v {
+		d = last.v
+	}
+	return d / (float64(last.t-prev.t) / 1e9), true
 }
 
 // value is the newest sample at or before now if it is within the lookback, as a PromQL instant
 // selector reads it: a sample stamped after now (a receiver's point that arrived while the
 // evaluation at now waited for the lock) hides neither the one before it nor the series.
 func (s *series) value(now int64, lookback time.Duration) (float64, bool) {
-	for i, p := range [2]sample{s.last, s.prev} {
-		if i >= s.n {
-			break
-		}
+	for _, p := range s.newest() {
 		if p.t <= now {
 			return p.v, p.t > now-lookback.Nanoseconds()
 		}

@@ -43,3 +43,27 @@ func TestValueIsTheNewestAtOrBeforeNow(t *testing.T) {
 	_, ok = s.value(62e9, time.Minute)
 	assert.False(t, ok, "older than the lookback")
 }
+
+// TestRateReadsTheTwoNewestAtOrBeforeNow: a point stamped a moment after the evaluation's time,
+// ingested before that evaluation ran (the evaluation waited for the CPU while the receiver's
+// scrape went through), leaves the rate of the two samples before it, as PromQL's irate at that
+// time reads it (prometheus/promql/functions.go, instantValue over the samples in the range),
+// instead of no rate at all: the latter made the connector decide nothing at such evaluations and
+// restart its hold (TestDiagnosisInPrometheus under load).
+func TestRateReadsTheTwoNewestAtOrBeforeNow(t *testing.T) {
+	s := &series{}
+	s.add(1e9, 100)
+	s.add(2e9, 300)
+	s.add(3.01e9, 1300) // stamped 10 ms after the evaluation at 3 s
+	r, ok := s.rate(3e9, 3*time.Second)
+	require.True(t, ok, "the samples at 1 s and 2 s are at or before now")
+	assert.Equal(t, 200.0, r)
+	r, ok = s.rate(3.5e9, 3*time.Second)
+	require.True(t, ok)
+	assert.InDelta(t, 1000/1.01, r, 1e-9, "at 3.5 s the newest two are read")
+	_, ok = s.rate(1.5e9, 3*time.Second)
+	assert.False(t, ok, "one sample at or before now is no rate")
+	s.add(4e9, 1400)
+	_, ok = s.rate(1.5e9, 3*time.Second)
+	assert.False(t, ok, "the sample at 1 s is no longer kept")
+}

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Player replays a recording one sample per scrape. For receivers that read files it keeps a
+// Player replays a recording one sample per scrape, at the recording's pace. For receivers that read files it keeps a
 // materialized copy of the recorded tree in a directory of its own and writes each sample's file
 // values into it before the receiver reads them, so that replay runs through the receiver's whole
 // file-reading code; recorded read errors come back through Fault. Receiver-specific payloads
@@ -38,6 +38,7 @@ type Player struct {
 	// header's interval, a lap's length.
 	first, last time.Time
 	seen        bool // first is set
+	skipped     int
 }
 
 // NewPlayer prepares a replay of a recording held in memory. dir is where the tree is
@@ -114,11 +115,36 @@ func (p *Player) applyUntilSample() error {
 	return nil
 }
 
-// Next moves to the next sample: its file values are written into the tree and the record is
-// returned. now anchors recorded time to the replay's clock on the first call. At the end of the
-// recording a looping player starts over (time keeps moving forward by the recording's length
-// plus one interval); otherwise Next returns false.
+// Next moves to the sample due at now: its file values are written into the tree and the record
+// is returned. now anchors recorded time to the replay's clock on the first call; after that each
+// call moves on by one sample, and by more when the scrape ran so late that the following samples
+// are due too (Skipped counts them): the replay keeps the recording's pace as hardware counters
+// keep counting while a scrape waits, so that the receivers of one replayed node, each skipping
+// its own ticks on a busy machine, stay on the recording's time axis instead of drifting apart by
+// every tick one of them missed. At the end of the recording a looping player starts over (time
+// keeps moving forward by the recording's length plus one interval); otherwise Next returns false.
 func (p *Player) Next(now time.Time) (Record, bool, error) {
+	r, ok, err := p.step(now)
+	interval := time.Duration(p.header.Interval)
+	for ok && err == nil && interval > 0 && !p.Time(r.Time).Add(interval).After(now) {
+		next, more, err := p.step(now)
+		if err != nil {
+			return Record{}, false, err
+		}
+		if !more {
+			break // the end of a replay that does not loop: the last sample stays
+		}
+		r = next
+		p.skipped++
+	}
+	return r, ok, err
+}
+
+// Skipped counts the samples Next moved past because a scrape came too late to read them.
+func (p *Player) Skipped() int { return p.skipped }
+
+// step moves to the next sample, whenever it is due.
+func (p *Player) step(now time.Time) (Record, bool, error) {
 	if err := p.applyUntilSample(); err != nil {
 		return Record{}, false, err
 	}

@@ -143,3 +143,34 @@ func BenchmarkReplay(b *testing.B) {
 	}
 	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB-at-start")
 }
+
+// TestLateScrapeReadsTheSampleDue: a scrape that comes late (its ticks skipped on a busy
+// machine) reads the sample recorded for its time, as a live receiver reads counters that went on
+// counting, and the file holds that sample's value; on time, early or a little late, every scrape
+// reads the next sample. Looping, the pace carries over into the next lap.
+func TestLateScrapeReadsTheSampleDue(t *testing.T) {
+	const n = 10
+	path := filepath.Join(t.TempDir(), "paced-rnic.jsonl")
+	writeLong(t, path, n)
+	p, err := OpenReplay(path, "rnic", true)
+	require.NoError(t, err)
+	defer p.Close()
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	counter := filepath.Join(p.Root(), "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data")
+	var got []int
+	// Scrape times in seconds from the first: on time, 0.9 s late, early, 3.4 s late (three ticks
+	// skipped), on time again, and across the lap's end (a lap is n samples plus one interval).
+	for _, s := range []float64{0, 1, 2.9, 3.2, 7.4, 8, 9, 10.3, 12.6, 13} {
+		r, ok, err := p.Next(start.Add(time.Duration(s * float64(time.Second))))
+		require.NoError(t, err)
+		require.True(t, ok)
+		i := int(p.Time(r.Time).Sub(start) / time.Second)
+		b, err := os.ReadFile(counter)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("%d\n", (i%n)*4096), string(b), "the tree holds the sample returned (%d)", i)
+		got = append(got, i)
+	}
+	assert.Equal(t, []int{0, 1, 2, 3, 7, 8, 9, 10, 12, 13}, got)
+	assert.Equal(t, 4, p.Skipped(), "samples 4, 5, 6 and 11 were never read")
+	assert.Equal(t, 1, p.Laps())
+}
