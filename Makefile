@@ -33,7 +33,7 @@ MODULES := . tools distributions/otelcol-iclens
 TEST_TAGS ?= integration
 
 
-.PHONY: all generate build build-arm64 run demo test test-race test-arm64 lint lint-cross bench bench-compare bench-overhead load device-check clean tools package package-arm64
+.PHONY: all generate build build-arm64 run demo test test-race test-arm64 lint lint-cross lint-arm64 package-arch bench bench-compare bench-overhead load device-check clean tools package package-arm64
 
 all: lint test build
 
@@ -46,8 +46,10 @@ $(OCB):
 
 tools: $(OCB)
 
-## build: the collector, built by ocb from builder-config.yaml, at bin/otelcol-iclens
+## build: the collector, built by ocb from builder-config.yaml, at bin/otelcol-iclens, and for
+## linux/arm64 (Grace) at bin/linux_arm64/otelcol-iclens (ARM64: see below)
 build: bin/otelcol-iclens
+	@$(call ARM64_PART,build-arm64,$(ARM64_CC))
 
 # Rebuilt only when a source, the module graph or the builder config changed; ocb's own Go build
 # reuses the Go build cache, so a rebuild after a small change takes seconds.
@@ -65,6 +67,20 @@ ARM64_CC ?= aarch64-linux-gnu-gcc
 ARM64_ENV = GOOS=linux GOARCH=arm64 CGO_ENABLED=1 CC=$(ARM64_CC) CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations"
 NEED_ARM64_CC = command -v $(ARM64_CC) >/dev/null 2>&1 || { echo "$(ARM64_CC) not found: install Debian's gcc-aarch64-linux-gnu"; exit 1; }
 
+# linux/arm64 is part of `make build`, `make package` and `make lint` (issue #25: the collector
+# ships for Grace). ARM64=no leaves it out; an arm64 host's own build is linux/arm64 already. A
+# machine without the cross C compiler (or, for lint's arm64 tests, qemu-user) gets the host's part
+# and one line saying what was left out and what to install, so that `make run` and `make test`
+# keep working on a laptop; ICLENS_REQUIRE_ARM64=yes (CI) makes that line an error, so that a CI
+# run cannot pass without the arm64 part.
+HOST_ARCH := $(shell $(GO) env GOARCH)
+ARM64     ?= $(if $(filter arm64,$(HOST_ARCH)),no,yes)
+# $(call ARM64_PART,target,tools...): make target when ARM64 is yes and the tools are installed.
+ARM64_PART = [ "$(ARM64)" = yes ] || exit 0; missing=; for c in $(2); do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+  if [ -z "$$missing" ]; then $(MAKE) --no-print-directory $(1); \
+  elif [ "$(ICLENS_REQUIRE_ARM64)" = yes ]; then echo "$(1):$$missing not found (Debian: gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static); ICLENS_REQUIRE_ARM64=yes"; exit 1; \
+  else echo "linux/arm64 left out ($(1)):$$missing not found (Debian: gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static; ARM64=no to silence)"; fi
+
 ## build-arm64: the collector for linux/arm64 at bin/linux_arm64/otelcol-iclens
 build-arm64: bin/linux_arm64/otelcol-iclens
 
@@ -75,7 +91,7 @@ bin/linux_arm64/otelcol-iclens: builder-config.yaml $(GO_SOURCES) | $(OCB)
 	cp $(OCB_OUT)/otelcol-iclens bin/linux_arm64/otelcol-iclens
 
 ## run: build and run the collector with the default configuration (works without RDMA hardware)
-run: build
+run: bin/otelcol-iclens
 	bin/otelcol-iclens --config $(DIST_CONFIG)
 
 ## demo: build the collector and replay the simulated cases of a 2-node cluster in a loop, served
@@ -84,7 +100,7 @@ run: build
 DEMO_DIR ?= $(CURDIR)/.demo
 # The simulator stays up beside the collector (-live): it feeds the NCCL transitions' Inspector
 # dumps and serves their RAS services, one sample an interval, and stops with the demo.
-demo: build
+demo: bin/otelcol-iclens
 	$(GO) -C tools build -o $(CURDIR)/bin/iclens-simulate ./cmd/iclens-simulate
 	@rm -f $(DEMO_DIR)/otelcol.yaml
 	@set -e; bin/iclens-simulate -live -uncore-fixture $(CURDIR)/receiver/cpuuncorereceiver/testdata/skx \
@@ -95,7 +111,7 @@ demo: build
 	  bin/otelcol-iclens --config $(DEMO_DIR)/otelcol.yaml
 
 ## test: everything, in every module: unit, integration, fuzz seeds, generated and end-to-end tests
-## (the end-to-end tests run the collector that `build` made)
+## (the end-to-end tests run the host's collector that `build` makes)
 # The end-to-end module runs the built collector through every case, fault and device check in
 # one package: about 10 minutes on an idle 2-core machine, more on a busy one, so go test's default
 # 10-minute package deadline would fail it by the machine's speed. TEST_TIMEOUT is a hang guard.
@@ -103,23 +119,30 @@ TEST_TIMEOUT ?= 45m
 # Its tests marked parallel (the outages, the live NCCL feed) wait on the clock, not the CPU: three
 # at a time there, where go test's default is GOMAXPROCS (2 here).
 E2E_PARALLEL ?= 3
-test: build
+test: bin/otelcol-iclens
 	@set -e; for m in $(MODULES); do echo "go test ($$m)"; par=; [ "$$m" != distributions/otelcol-iclens ] || par=-parallel=$(E2E_PARALLEL); \
 	  (cd $$m && ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens $(GO) test -count=1 -timeout=$(TEST_TIMEOUT) $$par -tags=$(TEST_TAGS) ./...); done
 
-## lint: gofmt, go vet and a tidy go.mod, in every module; then lint-cross
+## lint: gofmt, go vet and a tidy go.mod, in every module; then lint-cross (vet and build for
+## darwin, windows and linux/arm64) and test-arm64 (the arm64 tests, emulated)
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet -tags=$(TEST_TAGS) ./...); \
 	  (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "$$m: go.mod or go.sum is not tidy (run go mod tidy there)"; exit 1; }; done
-	@$(MAKE) --no-print-directory lint-cross
+	@$(MAKE) --no-print-directory lint-cross LINT_ARM64=no
+	@$(call ARM64_PART,lint-arm64,$(ARM64_CC) $(firstword $(QEMU_ARM64)))
+
+# lint's linux/arm64 part: vet and build with cgo, then the tests under qemu-user.
+lint-arm64:
+	@$(MAKE) --no-print-directory lint-cross CROSS_PLATFORMS= LINT_ARM64=yes
+	@$(MAKE) --no-print-directory test-arm64
 
 # The platforms besides linux/amd64: darwin and windows keep the off-Linux splits (factory_others.go,
 # platform_others.go, read_others.go, ...) compiling, so that a replay runs anywhere; without cgo,
 # as a developer's laptop builds them. linux/arm64 is a platform the collector ships for (Grace).
 CROSS_PLATFORMS ?= darwin/amd64 windows/amd64
-# LINT_ARM64=no leaves linux/arm64 out of lint-cross, for a run that builds it anyway (CI's
-# test-arm64 and build-arm64 compile the same packages for linux/arm64 with cgo).
+# LINT_ARM64=no leaves linux/arm64 out of lint-cross (lint runs it in lint-arm64, where the
+# cross C compiler is installed).
 LINT_ARM64 ?= yes
 
 ## lint-cross: go vet (the test files too) and go build of every module for CROSS_PLATFORMS
@@ -189,12 +212,12 @@ BENCH_COMPARE := $(TOOLS)/bench-compare
 $(BENCH_COMPARE):
 	$(GO) -C tools build -o $(BENCH_COMPARE) ./cmd/bench-compare
 
-bench-compare: build $(NODE_EXPORTER) $(BENCH_COMPARE)
+bench-compare: bin/otelcol-iclens $(NODE_EXPORTER) $(BENCH_COMPARE)
 	@$(STRACE_CHECK)
 	$(BENCH_COMPARE) -mode compare -node-exporter $(NODE_EXPORTER) -collector bin/otelcol-iclens $(BENCH_FLAGS)
 
 ## bench-overhead: the whole collector (distribution config) on the fixture node at 1 s and 100 ms, 60 s each
-bench-overhead: build $(BENCH_COMPARE)
+bench-overhead: bin/otelcol-iclens $(BENCH_COMPARE)
 	$(BENCH_COMPARE) -mode overhead -collector bin/otelcol-iclens -config $(DIST_CONFIG) $(BENCH_FLAGS)
 
 ## load: LOAD_NODES simulated nodes' OTLP (every LOAD_INTERVAL) into one gateway collector
@@ -203,7 +226,7 @@ bench-overhead: build $(BENCH_COMPARE)
 LOAD_NODES    ?= 128
 LOAD_INTERVAL ?= 10s
 GATEWAY_CONFIG ?= distributions/otelcol-iclens/gateway.yaml
-load: build
+load: bin/otelcol-iclens
 	$(GO) -C tools run ./cmd/iclens-loadgen -collector $(CURDIR)/bin/otelcol-iclens -config $(CURDIR)/$(GATEWAY_CONFIG) \
 		-nodes $(LOAD_NODES) -interval $(LOAD_INTERVAL) $(if $(CHROMIUM),-chromium $(CHROMIUM)) $(LOAD_FLAGS)
 
@@ -214,7 +237,6 @@ $(NFPM):
 	GOBIN=$(dir $(NFPM)) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
 # The package's version is the distribution's (builder-config.yaml dist.version).
 PKG_VERSION ?= $(shell sed -n 's/^  version: *//p' builder-config.yaml)
-HOST_ARCH   := $(shell $(GO) env GOARCH)
 PKG_ARCH    ?= $(HOST_ARCH)
 # The binary packed for PKG_ARCH: the host's (make build) or a cross-built one (make build-arm64).
 PKG_BINARY   = $(if $(filter $(HOST_ARCH),$(PKG_ARCH)),bin/otelcol-iclens,bin/linux_$(PKG_ARCH)/otelcol-iclens)
@@ -223,9 +245,14 @@ RPM_ARCH_amd64 := x86_64
 RPM_ARCH_arm64 := aarch64
 
 ## package: dist/otelcol-iclens_<version>_<arch>.deb and otelcol-iclens-<version>.<arch>.rpm for
-## PKG_ARCH (the host's; PKG_ARCH=arm64 packs build-arm64's binary): the binary, /etc/otelcol-iclens/
+## the host's architecture and linux/arm64 (ARM64, as for build): the binary, /etc/otelcol-iclens/
 ## (config.yaml, otelcol-iclens.conf), the systemd unit, the system user, licence and docs
-package: $(PKG_BINARY) $(NFPM)
+package:
+	@$(MAKE) --no-print-directory package-arch
+	@$(call ARM64_PART,package-arm64,$(ARM64_CC))
+
+# package-arch: the .deb and .rpm for PKG_ARCH (the host's; PKG_ARCH=arm64 packs build-arm64's binary).
+package-arch: $(PKG_BINARY) $(NFPM)
 	@mkdir -p dist && rm -f dist/otelcol-iclens_*_$(PKG_ARCH).deb dist/otelcol-iclens-*.$(RPM_ARCH_$(PKG_ARCH)).rpm
 	@set -e; for p in deb rpm; do \
 	  ICLENS_PKG_VERSION=$(PKG_VERSION) ICLENS_PKG_ARCH=$(PKG_ARCH) ICLENS_PKG_BINARY=$(PKG_BINARY) \
@@ -234,7 +261,7 @@ package: $(PKG_BINARY) $(NFPM)
 
 ## package-arm64: the linux/arm64 .deb and .rpm (build-arm64's binary)
 package-arm64:
-	@$(MAKE) --no-print-directory package PKG_ARCH=arm64
+	@$(MAKE) --no-print-directory package-arch PKG_ARCH=arm64
 
 ## device-check: on a machine with an NVIDIA GPU, run the gpu receiver of bin/otelcol-iclens through
 ## NVML and DCGM, drive PCIe traffic, and check the served GPU PCIe bytes against the traffic and
