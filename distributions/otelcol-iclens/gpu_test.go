@@ -172,7 +172,8 @@ func waitForSample(t *testing.T, addr, name string, ok func(float64) bool, label
 // TestCollectorAMDGPUXGMI (N11): the built collector with the default source (auto) on an MI300X
 // node without ROCm, DCGM or NVML: the GPUs are found in sysfs as amdgpu lays them out
 // (testfs.AMDGPU), and their XGMI bytes are served as interconnect.io component gpu_xgmi, keyed
-// by PCI address; bytes added to the table show up exactly (KB x 1024, summed over links).
+// by PCI address; bytes added to the table show up exactly (KB x 1024, summed over links), and
+// per link with the opt-in gpu.xgmi.link.io.
 func TestCollectorAMDGPUXGMI(t *testing.T) {
 	bin := collectorBinary(t)
 	root := t.TempDir()
@@ -182,7 +183,9 @@ func TestCollectorAMDGPUXGMI(t *testing.T) {
 	require.NoError(t, tree.Write(root))
 	addr := freeAddr(t)
 	cfgPath := gpuConfig(t, addr, `
-    root_path: `+root)
+    root_path: `+root+`
+    metrics:
+      gpu.xgmi.link.io: {enabled: true}`)
 	// An empty library path: neither libdcgm.so.4 nor libnvidia-ml.so.1 is found there.
 	logs := startCollectorWith(t, bin, cfgPath, []string{"LD_LIBRARY_PATH=" + t.TempDir()})
 
@@ -195,6 +198,27 @@ func TestCollectorAMDGPUXGMI(t *testing.T) {
 	want := first + 7*500*1024
 	got := waitForSample(t, addr, "interconnect_io_bytes_total", func(v float64) bool { return v != first }, rx...)
 	assert.Equal(t, want, got, "seven links, 500 KB each")
+	// The opt-in per-link series (#25) of the same scrape: eight links, the unused eighth at 0,
+	// summing to the aggregate.
+	var body string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		body = metricsBody(t, addr)
+		if v, _ := sampleValue(body, "interconnect_io_bytes_total", rx...); v == got {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the aggregate moved past %v", got)
+	}
+	links := sampleValues(body, "gpu_xgmi_link_io_bytes_total", `device="gpu0"`, `direction="receive"`)
+	require.Len(t, links, 8, "one series per link of the table")
+	sum := 0.0
+	for _, v := range links {
+		sum += v
+	}
+	assert.Equal(t, got, sum, "the links sum to interconnect.io gpu_xgmi")
+	l7, _ := sampleValue(body, "gpu_xgmi_link_io_bytes_total", `device="gpu0"`, `direction="receive"`, `link="7"`)
+	l2, _ := sampleValue(body, "gpu_xgmi_link_io_bytes_total", `device="gpu0"`, `direction="receive"`, `link="2"`)
+	assert.Zero(t, l7, "the unused link")
+	assert.Equal(t, got/7, l2, "each used link a seventh")
 	out := logs.String()
 	assert.Contains(t, out, `"source": "amdgpu"`, "the amdgpu source was chosen:\n%s", out)
 	assert.NotContains(t, out, "\terror\t")

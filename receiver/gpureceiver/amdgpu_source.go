@@ -143,13 +143,20 @@ func (s *amdgpuSource) poll(now time.Time, buf []sample) ([]sample, error) {
 				buf = append(buf, sample{gpu: i, q: q, ts: ts, valid: true, f: f, u: u})
 			}
 		}
+		// KB as the header's comment says ("XGMI accumulated data transfer size(KiloBytes)"),
+		// taken as 1024 bytes, as smu_v13_0_6 fills it from the firmware's XgmiReadDataSizeAcc.
 		var rd, wr uint64
 		for l := 0; l < amdXGMILinks; l++ {
 			rd += m.xgmiReadKB[l]
 			wr += m.xgmiWriteKB[l]
+			// Per link (gpu.xgmi.link.io, opt-in): every entry of the arrays, the unused ones
+			// too (an eight-GPU MI300X platform uses seven); a link reading 0 while its
+			// peers carry traffic is the one to look at.
+			if s.want.has(qXGMILinkTxBytes) {
+				buf = append(buf, sample{gpu: i, q: qXGMILinkTxBytes, ts: ts, valid: true, u: m.xgmiWriteKB[l] * 1024, entity: uint32(l)},
+					sample{gpu: i, q: qXGMILinkRxBytes, ts: ts, valid: true, u: m.xgmiReadKB[l] * 1024, entity: uint32(l)})
+			}
 		}
-		// KB as the header's comment says ("XGMI accumulated data transfer size(KiloBytes)"),
-		// taken as 1024 bytes, as smu_v13_0_6 fills it from the firmware's XgmiReadDataSizeAcc.
 		add(qXGMITxBytes, 0, wr*1024)
 		add(qXGMIRxBytes, 0, rd*1024)
 		add(qDRAMActive, float64(m.umcActivity)/100, 0)

@@ -95,9 +95,12 @@ func amdNode(t *testing.T, kb uint64, rev1 uint8) string {
 	return root
 }
 
-func newAMDScraper(t *testing.T, root string) (*gpuScraper, *observer.ObservedLogs, *testClock) {
+func newAMDScraper(t *testing.T, root string, configure ...func(*Config)) (*gpuScraper, *observer.ObservedLogs, *testClock) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.RootPath = root
+	for _, f := range configure {
+		f(cfg)
+	}
 	require.NoError(t, cfg.Validate())
 	core, logs := observer.New(zap.DebugLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
@@ -144,6 +147,45 @@ func TestAMDGPUSource(t *testing.T) {
 	assert.EqualValues(t, 500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "receive").i)
 	assert.EqualValues(t, 2*500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "transmit").i)
 	assert.Len(t, find(m, "interconnect.io", "device", "gpu0"), 2, "XGMI, two directions")
+}
+
+// TestAMDGPUXGMIPerLink (#25): with the opt-in gpu.xgmi.link.io, each of the table's eight XGMI
+// links is a series per direction (xgmi_write_data_acc[link] transmit, xgmi_read_data_acc[link]
+// receive, KB x 1024): on the MI300X fixture links 0-6 move 500 KB x (link+1) in 10 s and link 7,
+// unused on an eight-GPU platform, stays at 0; the links sum to interconnect.io gpu_xgmi; without
+// the option there is no per-link series.
+func TestAMDGPUXGMIPerLink(t *testing.T) {
+	root := amdNode(t, 1000, 8)
+	s, _, clock := newAMDScraper(t, root, func(c *Config) { c.Metrics.GpuXgmiLinkIo.Enabled = true })
+	require.NoError(t, s.start(context.Background(), nil))
+	defer func() { require.NoError(t, s.shutdown(context.Background())) }()
+	m := scrapeOnce(t, s)
+	assert.Len(t, find(m, "gpu.xgmi.link.io", "device", "gpu0"), 2*8, "8 links, two directions")
+	var tree testfs.Tree
+	tree.Bytes("sys/devices/pci0000:00/0000:05:00.0/gpu_metrics", testfs.GPUMetricsTable(mi300xMetrics(7, 1500)))
+	require.NoError(t, tree.Write(root))
+	clock.t = clock.t.Add(10 * time.Second)
+	m = scrapeOnce(t, s)
+	var sumRx, sumTx int64
+	for l := int64(0); l < 8; l++ {
+		want := int64(0)
+		if l < 7 {
+			want = 500 * (l + 1) * 1024
+		}
+		rx := one(t, m, "gpu.xgmi.link.io", "device", "gpu0", "link", l, "direction", "receive").i
+		tx := one(t, m, "gpu.xgmi.link.io", "device", "gpu0", "link", l, "direction", "transmit").i
+		assert.Equal(t, want, rx, "link %d receive", l)
+		assert.Equal(t, 2*want, tx, "link %d transmit", l)
+		sumRx, sumTx = sumRx+rx, sumTx+tx
+	}
+	assert.Equal(t, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "receive").i, sumRx)
+	assert.Equal(t, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "transmit").i, sumTx)
+	assert.Equal(t, "0000:05:00.0", one(t, m, "gpu.xgmi.link.io", "device", "gpu0", "link", int64(3), "direction", "receive").attrs["pci.bus_id"])
+
+	off, _, _ := newAMDScraper(t, root)
+	require.NoError(t, off.start(context.Background(), nil))
+	defer func() { require.NoError(t, off.shutdown(context.Background())) }()
+	assert.Empty(t, find(scrapeOnce(t, off), "gpu.xgmi.link.io"), "opt-in")
 }
 
 // TestAMDGPUTableV1_8: an MI300X on a kernel whose smu_v13_0_6_get_gpu_metrics fills

@@ -261,7 +261,7 @@ func (s *gpuScraper) recordLinkRates(now pcommon.Timestamp, key string, d gpuDev
 	}
 }
 
-// recordLink records one NVLink link's counter (the opt-in per-link metrics).
+// recordLink records one NVLink or XGMI link's counter (the opt-in per-link metrics).
 func (s *gpuScraper) recordLink(now pcommon.Timestamp, key string, d gpuDevice, smp sample) {
 	k := seriesKey{gpu: key, q: smp.q, link: smp.entity}
 	link := int64(smp.entity)
@@ -277,6 +277,10 @@ func (s *gpuScraper) recordLink(now pcommon.Timestamp, key string, d gpuDevice, 
 			s.mb.RecordGpuNvlinkLinkErrorsDataPoint(now, v, d.name, d.busID, link, metadata.AttributeNvlinkErrorReplay)
 		case qNVLinkLinkRecoveries:
 			s.mb.RecordGpuNvlinkLinkErrorsDataPoint(now, v, d.name, d.busID, link, metadata.AttributeNvlinkErrorRecovery)
+		case qXGMILinkTxBytes:
+			s.mb.RecordGpuXgmiLinkIoDataPoint(now, v, d.name, d.busID, link, metadata.AttributeDirectionTransmit)
+		case qXGMILinkRxBytes:
+			s.mb.RecordGpuXgmiLinkIoDataPoint(now, v, d.name, d.busID, link, metadata.AttributeDirectionReceive)
 		}
 	})
 }

@@ -115,6 +115,9 @@ func wantedQuantities(m metadata.MetricsConfig) quantitySet {
 	if m.GpuNvlinkLinkIo.Enabled {
 		w = w.with(qNVLinkLinkTxRate, qNVLinkLinkRxRate, qNVLinkLinkTxBytes, qNVLinkLinkRxBytes)
 	}
+	if m.GpuXgmiLinkIo.Enabled {
+		w = w.with(qXGMILinkTxBytes, qXGMILinkRxBytes)
+	}
 	if m.GpuNvlinkLinkErrors.Enabled {
 		w = w.with(qNVLinkLinkCRCErrors, qNVLinkLinkReplays, qNVLinkLinkRecoveries)
 	}

@@ -56,6 +56,10 @@ const (
 	qNVLinkLinkCRCErrors
 	qNVLinkLinkReplays
 	qNVLinkLinkRecoveries
+	// Per AMD XGMI link (sample.entity is the index into gpu_metrics' xgmi_*_data_acc arrays):
+	// cumulative bytes.
+	qXGMILinkTxBytes
+	qXGMILinkRxBytes
 
 	// Link health per GPU, one quantity per family, the kind in sample.entity (an index into
 	// nvlinkErrorKinds, nvlinkBERKinds, c2cErrorKinds): DCGM's NVLink5 error counters over all
@@ -86,7 +90,8 @@ var quantityNames = [numQuantities]string{
 	qNVLinkLinkTxBytes: "nvlink_link_tx_bytes", qNVLinkLinkRxBytes: "nvlink_link_rx_bytes",
 	qNVLinkLinkCRCErrors: "nvlink_link_crc_errors", qNVLinkLinkReplays: "nvlink_link_replays",
 	qNVLinkLinkRecoveries: "nvlink_link_recoveries",
-	qNVLinkErrors:         "nvlink_errors", qNVLinkBER: "nvlink_ber", qC2CErrors: "c2c_errors",
+	qXGMILinkTxBytes:      "xgmi_link_tx_bytes", qXGMILinkRxBytes: "xgmi_link_rx_bytes",
+	qNVLinkErrors: "nvlink_errors", qNVLinkBER: "nvlink_ber", qC2CErrors: "c2c_errors",
 }
 
 func (q quantity) String() string {
@@ -112,8 +117,8 @@ func (q quantity) isHealthKind() bool { return q >= qNVLinkErrors && q <= qC2CEr
 // isLinkRate reports whether the quantity is one NVLink link's rate in bytes/s, to integrate.
 func (q quantity) isLinkRate() bool { return q == qNVLinkLinkTxRate || q == qNVLinkLinkRxRate }
 
-// isPerLink reports whether the quantity is one NVLink link's (sample.entity names the link).
-func (q quantity) isPerLink() bool { return q >= qNVLinkLinkTxRate && q <= qNVLinkLinkRecoveries }
+// isPerLink reports whether the quantity is one NVLink or XGMI link's (sample.entity names the link).
+func (q quantity) isPerLink() bool { return q >= qNVLinkLinkTxRate && q <= qXGMILinkRxBytes }
 
 // isInteger reports whether the quantity's value is a whole number kept in sample.u: a counter,
 // an XID number, a PCIe link generation or width.

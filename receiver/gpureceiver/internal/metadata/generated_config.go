@@ -803,6 +803,57 @@ func (ms *GpuUtilizationMetricConfig) Validate() error {
 	return nil
 }
 
+// GpuXgmiLinkIoMetricAttributeKey specifies the key of an attribute for the gpu.xgmi.link.io metric.
+type GpuXgmiLinkIoMetricAttributeKey string
+
+const (
+	GpuXgmiLinkIoMetricAttributeKeyDevice    GpuXgmiLinkIoMetricAttributeKey = "device"
+	GpuXgmiLinkIoMetricAttributeKeyPciBusID  GpuXgmiLinkIoMetricAttributeKey = "pci.bus_id"
+	GpuXgmiLinkIoMetricAttributeKeyLink      GpuXgmiLinkIoMetricAttributeKey = "link"
+	GpuXgmiLinkIoMetricAttributeKeyDirection GpuXgmiLinkIoMetricAttributeKey = "direction"
+)
+
+// GpuXgmiLinkIoMetricConfig provides config for the gpu.xgmi.link.io metric.
+type GpuXgmiLinkIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuXgmiLinkIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuXgmiLinkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuXgmiLinkIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuXgmiLinkIoMetricAttributeKeyDevice, GpuXgmiLinkIoMetricAttributeKeyPciBusID, GpuXgmiLinkIoMetricAttributeKeyLink, GpuXgmiLinkIoMetricAttributeKeyDirection:
+		default:
+			return fmt.Errorf("metric gpu.xgmi.link.io doesn't have an attribute %v, valid attributes: [device, pci.bus_id, link, direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // GpuXidErrorsMetricAttributeKey specifies the key of an attribute for the gpu.xid.errors metric.
 type GpuXidErrorsMetricAttributeKey string
 
@@ -923,6 +974,7 @@ type MetricsConfig struct {
 	GpuPcieReplays           GpuPcieReplaysMetricConfig           `mapstructure:"gpu.pcie.replays"`
 	GpuSmActive              GpuSmActiveMetricConfig              `mapstructure:"gpu.sm.active"`
 	GpuUtilization           GpuUtilizationMetricConfig           `mapstructure:"gpu.utilization"`
+	GpuXgmiLinkIo            GpuXgmiLinkIoMetricConfig            `mapstructure:"gpu.xgmi.link.io"`
 	GpuXidErrors             GpuXidErrorsMetricConfig             `mapstructure:"gpu.xid.errors"`
 	InterconnectIo           InterconnectIoMetricConfig           `mapstructure:"interconnect.io"`
 }
@@ -1008,6 +1060,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice, GpuUtilizationMetricAttributeKeyPciBusID},
+		},
+		GpuXgmiLinkIo: GpuXgmiLinkIoMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []GpuXgmiLinkIoMetricAttributeKey{GpuXgmiLinkIoMetricAttributeKeyDevice, GpuXgmiLinkIoMetricAttributeKeyPciBusID, GpuXgmiLinkIoMetricAttributeKeyLink, GpuXgmiLinkIoMetricAttributeKeyDirection},
 		},
 		GpuXidErrors: GpuXidErrorsMetricConfig{
 			Enabled:             true,

@@ -106,6 +106,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice, GpuUtilizationMetricAttributeKeyPciBusID},
 					},
+					GpuXgmiLinkIo: GpuXgmiLinkIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuXgmiLinkIoMetricAttributeKey{GpuXgmiLinkIoMetricAttributeKeyDevice, GpuXgmiLinkIoMetricAttributeKeyPciBusID, GpuXgmiLinkIoMetricAttributeKeyLink, GpuXgmiLinkIoMetricAttributeKeyDirection},
+					},
 					GpuXidErrors: GpuXidErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -203,6 +208,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []GpuUtilizationMetricAttributeKey{GpuUtilizationMetricAttributeKeyDevice, GpuUtilizationMetricAttributeKeyPciBusID},
 					},
+					GpuXgmiLinkIo: GpuXgmiLinkIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []GpuXgmiLinkIoMetricAttributeKey{GpuXgmiLinkIoMetricAttributeKeyDevice, GpuXgmiLinkIoMetricAttributeKeyPciBusID, GpuXgmiLinkIoMetricAttributeKeyLink, GpuXgmiLinkIoMetricAttributeKeyDirection},
+					},
 					GpuXidErrors: GpuXidErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -220,7 +230,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuC2cErrorsMetricConfig{}, GpuDramActiveMetricConfig{}, GpuGraphicsEngineActiveMetricConfig{}, GpuInfoMetricConfig{}, GpuMemoryCopyUtilizationMetricConfig{}, GpuNvlinkBitErrorRateMetricConfig{}, GpuNvlinkErrorsMetricConfig{}, GpuNvlinkLinkErrorsMetricConfig{}, GpuNvlinkLinkIoMetricConfig{}, GpuPcieLinkGenerationMetricConfig{}, GpuPcieLinkMaxGenerationMetricConfig{}, GpuPcieLinkMaxWidthMetricConfig{}, GpuPcieLinkWidthMetricConfig{}, GpuPcieReplaysMetricConfig{}, GpuSmActiveMetricConfig{}, GpuUtilizationMetricConfig{}, GpuXidErrorsMetricConfig{}, InterconnectIoMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuC2cErrorsMetricConfig{}, GpuDramActiveMetricConfig{}, GpuGraphicsEngineActiveMetricConfig{}, GpuInfoMetricConfig{}, GpuMemoryCopyUtilizationMetricConfig{}, GpuNvlinkBitErrorRateMetricConfig{}, GpuNvlinkErrorsMetricConfig{}, GpuNvlinkLinkErrorsMetricConfig{}, GpuNvlinkLinkIoMetricConfig{}, GpuPcieLinkGenerationMetricConfig{}, GpuPcieLinkMaxGenerationMetricConfig{}, GpuPcieLinkMaxWidthMetricConfig{}, GpuPcieLinkWidthMetricConfig{}, GpuPcieReplaysMetricConfig{}, GpuSmActiveMetricConfig{}, GpuUtilizationMetricConfig{}, GpuXgmiLinkIoMetricConfig{}, GpuXidErrorsMetricConfig{}, InterconnectIoMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -413,6 +423,18 @@ func TestGpuUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric gpu.utilization doesn't have an attribute invalid, valid attributes: [device, pci.bus_id]")
 
 	cfg = DefaultMetricsConfig().GpuUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestGpuXgmiLinkIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuXgmiLinkIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuXgmiLinkIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.xgmi.link.io doesn't have an attribute invalid, valid attributes: [device, pci.bus_id, link, direction]")
+
+	cfg = DefaultMetricsConfig().GpuXgmiLinkIo
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -300,6 +300,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "gpu.utilization",
 		Attributes: []string{"device", "pci.bus_id"},
 	},
+	GpuXgmiLinkIo: metricInfo{
+		Name:       "gpu.xgmi.link.io",
+		Attributes: []string{"device", "pci.bus_id", "link", "direction"},
+	},
 	GpuXidErrors: metricInfo{
 		Name:       "gpu.xid.errors",
 		Attributes: []string{"device", "pci.bus_id", "xid"},
@@ -327,6 +331,7 @@ type metricsInfo struct {
 	GpuPcieReplays           metricInfo
 	GpuSmActive              metricInfo
 	GpuUtilization           metricInfo
+	GpuXgmiLinkIo            metricInfo
 	GpuXidErrors             metricInfo
 	InterconnectIo           metricInfo
 }
@@ -1851,6 +1856,106 @@ func newMetricGpuUtilization(cfg GpuUtilizationMetricConfig) metricGpuUtilizatio
 	return m
 }
 
+type metricGpuXgmiLinkIo struct {
+	data          pmetric.Metric            // data buffer for generated metric.
+	config        GpuXgmiLinkIoMetricConfig // metric config provided by user.
+	capacity      int                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.xgmi.link.io metric with initial data.
+func (m *metricGpuXgmiLinkIo) init() {
+	m.data.SetName("gpu.xgmi.link.io")
+	m.data.SetDescription("Bytes through one XGMI link of an AMD Instinct GPU, by direction; opt-in, 16 series per GPU (the table's 8 links, the unused ones included). amdgpu gpu_metrics xgmi_write_data_acc[link] as transmit and xgmi_read_data_acc[link] as receive (KB x 1024, as for interconnect.io component=gpu_xgmi, which is the GPU's sum over its links).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuXgmiLinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, linkAttributeValue int64, directionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuXgmiLinkIoMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuXgmiLinkIoMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuXgmiLinkIoMetricAttributeKeyLink) {
+		dp.Attributes().PutInt("link", linkAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuXgmiLinkIoMetricAttributeKeyDirection) {
+		dp.Attributes().PutStr("direction", directionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuXgmiLinkIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuXgmiLinkIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuXgmiLinkIo(cfg GpuXgmiLinkIoMetricConfig) metricGpuXgmiLinkIo {
+	m := metricGpuXgmiLinkIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricGpuXidErrors struct {
 	data          pmetric.Metric           // data buffer for generated metric.
 	config        GpuXidErrorsMetricConfig // metric config provided by user.
@@ -2075,6 +2180,7 @@ type MetricsBuilder struct {
 	metricGpuPcieReplays           metricGpuPcieReplays
 	metricGpuSmActive              metricGpuSmActive
 	metricGpuUtilization           metricGpuUtilization
+	metricGpuXgmiLinkIo            metricGpuXgmiLinkIo
 	metricGpuXidErrors             metricGpuXidErrors
 	metricInterconnectIo           metricInterconnectIo
 }
@@ -2118,6 +2224,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricGpuPcieReplays:           newMetricGpuPcieReplays(mbc.Metrics.GpuPcieReplays),
 		metricGpuSmActive:              newMetricGpuSmActive(mbc.Metrics.GpuSmActive),
 		metricGpuUtilization:           newMetricGpuUtilization(mbc.Metrics.GpuUtilization),
+		metricGpuXgmiLinkIo:            newMetricGpuXgmiLinkIo(mbc.Metrics.GpuXgmiLinkIo),
 		metricGpuXidErrors:             newMetricGpuXidErrors(mbc.Metrics.GpuXidErrors),
 		metricInterconnectIo:           newMetricInterconnectIo(mbc.Metrics.InterconnectIo),
 	}
@@ -2202,6 +2309,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricGpuPcieReplays.emit(ils.Metrics())
 	mb.metricGpuSmActive.emit(ils.Metrics())
 	mb.metricGpuUtilization.emit(ils.Metrics())
+	mb.metricGpuXgmiLinkIo.emit(ils.Metrics())
 	mb.metricGpuXidErrors.emit(ils.Metrics())
 	mb.metricInterconnectIo.emit(ils.Metrics())
 
@@ -2303,6 +2411,11 @@ func (mb *MetricsBuilder) RecordGpuSmActiveDataPoint(ts pcommon.Timestamp, val f
 // RecordGpuUtilizationDataPoint adds a data point to gpu.utilization metric.
 func (mb *MetricsBuilder) RecordGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, deviceAttributeValue string, pciBusIDAttributeValue string) {
 	mb.metricGpuUtilization.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue)
+}
+
+// RecordGpuXgmiLinkIoDataPoint adds a data point to gpu.xgmi.link.io metric.
+func (mb *MetricsBuilder) RecordGpuXgmiLinkIoDataPoint(ts pcommon.Timestamp, val int64, deviceAttributeValue string, pciBusIDAttributeValue string, linkAttributeValue int64, directionAttributeValue AttributeDirection) {
+	mb.metricGpuXgmiLinkIo.recordDataPoint(mb.startTime, ts, val, deviceAttributeValue, pciBusIDAttributeValue, linkAttributeValue, directionAttributeValue.String())
 }
 
 // RecordGpuXidErrorsDataPoint adds a data point to gpu.xid.errors metric.

@@ -74,6 +74,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["gpu.pcie.replays"] = mb.metricGpuPcieReplays.config.AggregationStrategy
 			aggMap["gpu.sm.active"] = mb.metricGpuSmActive.config.AggregationStrategy
 			aggMap["gpu.utilization"] = mb.metricGpuUtilization.config.AggregationStrategy
+			aggMap["gpu.xgmi.link.io"] = mb.metricGpuXgmiLinkIo.config.AggregationStrategy
 			aggMap["gpu.xid.errors"] = mb.metricGpuXidErrors.config.AggregationStrategy
 			aggMap["interconnect.io"] = mb.metricInterconnectIo.config.AggregationStrategy
 
@@ -180,6 +181,12 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordGpuUtilizationDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2")
 			}
+
+			allMetricsCount++
+			mb.RecordGpuXgmiLinkIoDataPoint(ts, 1, "device-val", "pci.bus_id-val", 4, AttributeDirectionTransmit)
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuXgmiLinkIoDataPoint(ts, 3, "device-val-2", "pci.bus_id-val-2", 5, AttributeDirectionReceive)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordGpuXidErrorsDataPoint(ts, 1, "device-val", "pci.bus_id-val", 3)
@@ -212,6 +219,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricGpuPcieReplays.aggDataPoints)
 				assert.Empty(t, mb.metricGpuSmActive.aggDataPoints)
 				assert.Empty(t, mb.metricGpuUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricGpuXgmiLinkIo.aggDataPoints)
 				assert.Empty(t, mb.metricGpuXidErrors.aggDataPoints)
 				assert.Empty(t, mb.metricInterconnectIo.aggDataPoints)
 			}
@@ -1034,6 +1042,65 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("device")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+					}
+				case "gpu.xgmi.link.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.xgmi.link.io"], "Found a duplicate in the metrics slice: gpu.xgmi.link.io")
+						validatedMetrics["gpu.xgmi.link.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes through one XGMI link of an AMD Instinct GPU, by direction; opt-in, 16 series per GPU (the table's 8 links, the unused ones included). amdgpu gpu_metrics xgmi_write_data_acc[link] as transmit and xgmi_read_data_acc[link] as receive (KB x 1024, as for interconnect.io component=gpu_xgmi, which is the GPU's sum over its links).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						linkAttrVal, ok := dp.Attributes().Get("link")
+						assert.True(t, ok)
+						assert.EqualValues(t, 4, linkAttrVal.Int())
+						directionAttrVal, ok := dp.Attributes().Get("direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", directionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.xgmi.link.io"], "Found a duplicate in the metrics slice: gpu.xgmi.link.io")
+						validatedMetrics["gpu.xgmi.link.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes through one XGMI link of an AMD Instinct GPU, by direction; opt-in, 16 series per GPU (the table's 8 links, the unused ones included). amdgpu gpu_metrics xgmi_write_data_acc[link] as transmit and xgmi_read_data_acc[link] as receive (KB x 1024, as for interconnect.io component=gpu_xgmi, which is the GPU's sum over its links).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["gpu.xgmi.link.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("link")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("direction")
 						assert.False(t, ok)
 					}
 				case "gpu.xid.errors":
