@@ -339,6 +339,44 @@ service:
 	})
 }
 
+// TestCollectorServesGraceTopology (#25): the built collector on a two-superchip Grace node's PCI
+// tree as Linux lays it out (testfs.GraceNode: every root port its own host bridge and PCI
+// segment, all with bus 00; the GPUs on segments 0009 and 0019, the ConnectX-7s on 0000 and 0010,
+// one Grace socket each). The pairs of one socket are NODE (different host bridges, never PHB
+// for sharing bus number 00), the pairs across sockets SYS, and each GPU's nearest NIC is its own
+// socket's.
+func TestCollectorServesGraceTopology(t *testing.T) {
+	bin := collectorBinary(t)
+	addr := freeAddr(t)
+	root := t.TempDir()
+	testfs.WritePCINode(t, root, testfs.GraceNode(true))
+	startCollector(t, bin, fmt.Sprintf(`
+receivers:
+  rnic:
+    collection_interval: 500ms
+    root_path: %s
+    ethtool: {enabled: false}
+    topology: {all_pairs: true}
+exporters:
+  prometheus:
+    endpoint: %s
+service:
+  pipelines:
+    metrics: {receivers: [rnic], exporters: [prometheus]}
+  telemetry: {metrics: {level: none}}
+`, root, addr))
+	body := scrapeUntil(t, addr, []string{
+		`rnic_topology_gpu_distance{device="mlx5_0",gpu_pci_bus_id="0009:01:00.0",pci_bus_id="0000:01:00.0",pcie_path="NODE"} 4`,
+		`rnic_topology_gpu_distance{device="mlx5_1",gpu_pci_bus_id="0019:01:00.0",pci_bus_id="0010:01:00.0",pcie_path="NODE"} 4`,
+		`rnic_topology_gpu_distance{device="mlx5_1",gpu_pci_bus_id="0009:01:00.0",pcie_path="SYS"} 5`,
+		`rnic_topology_gpu_distance{device="mlx5_0",gpu_pci_bus_id="0019:01:00.0",pcie_path="SYS"} 5`,
+		`rnic_topology_nearest_rnic{device="mlx5_0",gpu_pci_bus_id="0009:01:00.0",pcie_path="NODE"} 4`,
+		`rnic_topology_nearest_rnic{device="mlx5_1",gpu_pci_bus_id="0019:01:00.0",pcie_path="NODE"} 4`,
+	})
+	assert.Len(t, sampleValues(body, "rnic_topology_gpu_distance"), 4, "two GPUs x two NICs")
+	assert.Len(t, sampleValues(body, "rnic_topology_nearest_rnic"), 2, "one nearest NIC per GPU")
+}
+
 // TestCollectorReloadsOnSIGHUP: the packaged unit's ExecReload sends SIGHUP
 // (packaging/otelcol-iclens.service). The collector (otelcol/collector.go, Run: a SIGHUP on its
 // signals channel calls reloadConfiguration) must re-read its configuration file and keep
