@@ -131,6 +131,19 @@ value() {
     }' "$file" 2>/dev/null
 }
 
+# sum_of FILE METRIC LABEL=VALUE...: the sum over the samples of METRIC carrying every label (empty
+# when there is none).
+sum_of() {
+  local file=$1 metric=$2; shift 2
+  awk -v m="$metric" -v want="$*" '
+    BEGIN { n = split(want, w, " ") }
+    index($0, m "{") == 1 {
+      for (i = 1; i <= n; i++) { split(w[i], kv, "="); if (index($0, kv[1] "=\"" kv[2] "\"") == 0) next }
+      s += $NF; found = 1
+    }
+    END { if (found) printf "%.17g\n", s }' "$file" 2>/dev/null
+}
+
 # label LINE NAME: the value of label NAME in one exposition line.
 label() { sed -n "s/.*[{,]$2=\"\\([^\"]*\\)\".*/\\1/p" <<<"$1"; }
 
@@ -176,6 +189,8 @@ receivers:
     retry_interval: 10s
     root_path: $ROOT
 $gpu_cfg
+    metrics:
+      gpu.nvlink.link.io: {enabled: true}
   rnic:
     collection_interval: 5s
     root_path: $ROOT
@@ -698,11 +713,57 @@ check_amd_gpu_metrics() {
   detail "(interconnect_io{component=\"gpu_xgmi\"}), and the growth of pcie_bandwidth_acc against the host copy, to settle its unit"
   return 2
 }
+# check_nvlink_per_link SOURCE: over the traffic window, the bytes of a GPU's links
+# (gpu.nvlink.link.io, summed over link) against its interconnect.io gpu_nvlink, per direction.
+# Through DCGM they are independent fields (the per-link DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES and
+# the aggregate 1011/1012), through NVML the per-link counters 138/139 (or 202/204) and the GPU's
+# own NVLink total. Both are read at the same two scrapes, so no window edge is missed as with the
+# driven traffic: allowed 5 % plus one sample (1 s) of the window's rate, where the two fields'
+# newest samples straddle a scrape. Skipped,
+# saying so, where no link series is served (no NVLink, or a source without per-link fields) or
+# no NVLink byte moved in the window (the default traffic is host<->device only: an NVLink load,
+# nccl-tests' all_reduce_perf across the GPUs, as DEVICE_CHECK_LOAD).
 check_nvlink_per_link() {
-  detail "needs NVLink traffic (not automated): with gpu.nvlink.link.io enabled, during a GPU-GPU copy (nccl-tests all_reduce_perf),"
-  detail "the sum over links of gpu_nvlink_link_io_bytes_total equals interconnect_io{component=\"gpu_nvlink\"} per GPU and direction,"
-  detail "and nvidia-smi nvlink -gt d shows the same links moving"
-  return 2
+  local src=$1
+  ran "$src" || return
+  local before="$OUT/$src.before" after="$OUT/$src.after" gpus g dir rc=0 moved=0 secs
+  gpus=$(grep -o '^gpu_nvlink_link_io_bytes_total{[^}]*' "$after" | sed -n 's/.*[{,]device="\([^"]*\)".*/\1/p' | sort -u)
+  if [ -z "$gpus" ]; then
+    detail "no per-link series served (gpu.nvlink.link.io): no GPU with NVLink, or $src has no per-link fields here"
+    return 2
+  fi
+  read -r _ _ secs <"$OUT/$src.load" 2>/dev/null
+  secs=$(( ${secs:-$SECONDS_PER_SOURCE} + SETTLE ))
+  for g in $gpus; do
+    for dir in transmit receive; do
+      local lb la gb ga
+      lb=$(sum_of "$before" gpu_nvlink_link_io_bytes_total device="$g" direction=$dir)
+      la=$(sum_of "$after" gpu_nvlink_link_io_bytes_total device="$g" direction=$dir)
+      gb=$(value "$before" interconnect_io_bytes_total component=gpu_nvlink device="$g" direction=$dir)
+      ga=$(value "$after" interconnect_io_bytes_total component=gpu_nvlink device="$g" direction=$dir)
+      if [ -z "$la" ] || [ -z "$ga" ] || [ -z "$lb" ] || [ -z "$gb" ]; then
+        detail "$g $dir: links ${la:-not served}, gpu_nvlink ${ga:-not served}: MISMATCH"; rc=1; continue
+      fi
+      awk -v lb="$lb" -v la="$la" -v gb="$gb" -v ga="$ga" -v s="$secs" -v k=1 -v g="$g" -v dir=$dir '
+        BEGIN {
+          links = la - lb; agg = ga - gb
+          if (links == 0 && agg == 0) { printf "  %s %s: no NVLink bytes in the window\n", g, dir; exit 2 }
+          d = links - agg; if (d < 0) d = -d
+          tol = 0.05 * agg + k * agg / s
+          ok = d <= tol
+          printf "  %s %s: links %.4g B, gpu_nvlink %.4g B, differ by %.4g B (allowed %.4g): %s\n",
+            g, dir, links, agg, d, tol, (ok ? "ok" : "MISMATCH")
+          exit !ok
+        }'
+      case $? in 0) moved=1 ;; 2) ;; *) moved=1; rc=1 ;; esac
+    done
+  done
+  if [ $moved -eq 0 ]; then
+    detail "no NVLink traffic in the window: run an NVLink load as DEVICE_CHECK_LOAD (nccl-tests all_reduce_perf -g <GPUs>)"
+    detail "and nvidia-smi nvlink -gt d beside it shows the same links moving"
+    return 2
+  fi
+  return $rc
 }
 check_c2c() {
   detail "needs a Grace Hopper and C2C traffic (not automated): during a host<->device copy on GH200 (DEVICE_CHECK_LOAD),"
@@ -759,10 +820,11 @@ if [ -z "$GPU_SKIP" ]; then
     check "gpu_pcie_bytes_$src" check_pcie_bytes "$src"
     check "gpu_bus_ids_$src" check_bus_ids "$src"
     check "gpu_numa_$src" check_numa "$src"
+    check "gpu_nvlink_per_link_$src" check_nvlink_per_link "$src"
   done
   check gpu_nic_pcie_path check_nic_paths
 else
-  for c in gpu_pcie_bytes gpu_bus_ids gpu_numa gpu_nic_pcie_path; do check "$c" skipped "$GPU_SKIP"; done
+  for c in gpu_pcie_bytes gpu_bus_ids gpu_numa gpu_nvlink_per_link gpu_nic_pcie_path; do check "$c" skipped "$GPU_SKIP"; done
 fi
 check rnic_driver_names host_check "$RDMA_SKIP" check_driver_names
 check rnic_link_vs_lspci host_check "$RDMA_SKIP" check_link_lspci
@@ -777,7 +839,6 @@ check cpuuncore_grace_root_port host_check "$SCF_SKIP" check_grace_root_port
 check cpuuncore_grace_gpudirect host_check "$SCF_SKIP" check_grace_gpudirect
 check cpuuncore_xeonmax_hbm_bytes host_check "$HBM_SKIP" check_hbm_bytes
 check gpu_amd_xgmi_pcie_bandwidth host_check "$AMD_SKIP" check_amd_gpu_metrics
-check gpu_nvlink_per_link host_check "$GPU_SKIP" check_nvlink_per_link
 check gpu_c2c_bytes host_check "$GPU_SKIP" check_c2c
 check gpu_link_health host_check "$GPU_SKIP" check_link_health
 check nccl_inspector_fields host_check "$GPU_SKIP" check_nccl

@@ -89,7 +89,7 @@ func topoMatrix(cells [4]string, numa [2]string) string {
 // its Hopper, wall-clock mode (GPU 0 transmits 1000 B/s and receives 2000 B/s; fakedcgm.c), with
 // stand-ins for what a GPU machine has: nvidia-smi printing topo, a host engine that only has to
 // run, and a traffic generator that says it drove h2d and d2h bytes per second for its seconds.
-func runDeviceCheck(t *testing.T, topo string, h2d, d2h int) (string, error) {
+func runDeviceCheck(t *testing.T, topo string, h2d, d2h int, env ...string) (string, error) {
 	t.Helper()
 	bin := collectorBinary(t)
 	libDir := fakedcgm.Build(t)
@@ -131,6 +131,7 @@ esac
 		"DEVICE_CHECK_ROOT="+root,
 		"DEVICE_CHECK_OUT="+t.TempDir(),
 	)
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("device-check:\n%s", out)
 	return string(out), err
@@ -139,30 +140,34 @@ esac
 var dgxTopo = [4]string{"PIX", "SYS", "SYS", "PIX"}
 
 // TestDeviceCheckPasses: where the collector serves what was driven and what nvidia-smi says,
-// every check passes and the script exits 0.
+// and a GPU's links add up to its NVLink total (the fake's 16 links at 62.5 MB/s each way, the
+// aggregate 1e9 B/s), every check passes and the script exits 0.
 func TestDeviceCheckPasses(t *testing.T) {
 	out, err := runDeviceCheck(t, topoMatrix(dgxTopo, [2]string{"0", "1"}), 2000, 1000)
 	require.NoError(t, err)
-	for _, c := range []string{"gpu_pcie_bytes_dcgm", "gpu_bus_ids_dcgm", "gpu_numa_dcgm", "gpu_nic_pcie_path"} {
+	for _, c := range []string{"gpu_pcie_bytes_dcgm", "gpu_bus_ids_dcgm", "gpu_numa_dcgm", "gpu_nvlink_per_link_dcgm", "gpu_nic_pcie_path"} {
 		assert.Contains(t, out, "device-check: PASS "+c+"\n")
 	}
 	assert.NotContains(t, out, "FAIL")
+	assert.Regexp(t, `gpu0 transmit: links [0-9.e+]+ B, gpu_nvlink [0-9.e+]+ B, differ by [0-9.e+]+ B \(allowed [0-9.e+]+\): ok`, out)
 	assert.Contains(t, out, "gpu_pcie transmit: served")
 	assert.Contains(t, out, "GPU0 (0000:1b:00.0) - NIC0 (mlx5_0): PIX")
 	assert.Contains(t, out, "GPU1 (0000:3b:00.0) - NIC0 (mlx5_0): SYS")
 }
 
 // TestDeviceCheckFails: a generator that moved three times what the collector served, a node
-// whose nvidia-smi puts GPU 1's NIC on the other socket and GPU 1 on NUMA node 0: the traffic,
-// topology and NUMA checks fail, naming the pair, and the script exits 1.
+// whose nvidia-smi puts GPU 1's NIC on the other socket and GPU 1 on NUMA node 0, and links that
+// carry 20 % less than their GPU's NVLink total (FAKE_DCGM_LINKS_SHORT): the traffic, topology,
+// NUMA and per-link checks fail, naming the pair or GPU, and the script exits 1.
 func TestDeviceCheckFails(t *testing.T) {
-	out, err := runDeviceCheck(t, topoMatrix([4]string{"PIX", "SYS", "PIX", "SYS"}, [2]string{"0", "0"}), 6000, 3000)
+	out, err := runDeviceCheck(t, topoMatrix([4]string{"PIX", "SYS", "PIX", "SYS"}, [2]string{"0", "0"}), 6000, 3000, "FAKE_DCGM_LINKS_SHORT=1")
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "the script must fail: %v", err)
 	assert.Equal(t, 1, exit.ExitCode())
-	for _, c := range []string{"gpu_pcie_bytes_dcgm", "gpu_numa_dcgm", "gpu_nic_pcie_path"} {
+	for _, c := range []string{"gpu_pcie_bytes_dcgm", "gpu_numa_dcgm", "gpu_nvlink_per_link_dcgm", "gpu_nic_pcie_path"} {
 		assert.Contains(t, out, "device-check: FAIL "+c+"\n")
 	}
+	assert.Regexp(t, `gpu1 receive: links [0-9.e+]+ B, gpu_nvlink [0-9.e+]+ B, differ by [0-9.e+]+ B \(allowed [0-9.e+]+\): MISMATCH`, out)
 	assert.Contains(t, out, "device-check: PASS gpu_bus_ids_dcgm\n")
 	assert.Contains(t, out, "GPU1 (0000:3b:00.0) - NIC0 (mlx5_0): topo -m PIX, collector SYS: MISMATCH")
 	assert.Contains(t, out, "GPU1 (0000:3b:00.0): topo -m NUMA 0, collector 1: MISMATCH")

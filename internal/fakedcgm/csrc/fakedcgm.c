@@ -51,6 +51,8 @@
  *   - 285 C2C_LINK_QUANTITY is 0: an H100 SXM without C2C link, though C2C is listed.
  *   - The per-link NVLink rates 1040-1075 (DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES): 18 links, links
  *     0-15 at 62.5 MB/s each way (summing to the aggregate 1011/1012), links 16 and 17 at 0.
+ *     FAKE_DCGM_LINKS_SHORT=1: links 0-15 at 50 MB/s, their sum 20 % below the aggregate (what
+ *     the device check's gpu_nvlink_per_link must catch).
  *   - FAKE_DCGM_REALTIME=1: history follows the wall clock, one sample a second from the first
  *     connect to now, PCIe TX (g+1)*1000 B/s and RX 2000 B/s, so that a running collector sees
  *     bytes grow at those rates.
@@ -492,7 +494,8 @@ static int historySample(unsigned int gpu, unsigned short field, long long base,
          * aggregate 1011/1012, 1e9 B/s) and links 16 and 17 idle: a link that carries nothing
          * while its peers carry traffic. */
         int link = (field - DCGM_FI_PROF_NVLINK_L0_TX_BYTES) / 2;
-        v->value.i64 = link < 16 ? 62500000LL : 0;
+        long long each = envInt("FAKE_DCGM_LINKS_SHORT", 0) ? 50000000LL : 62500000LL;
+        v->value.i64 = link < 16 ? each : 0;
         return 1;
     }
     return 0;
