@@ -284,7 +284,8 @@ FUZZ_TARGETS := internal/sysfs:FuzzParseUint internal/perf:FuzzParseField intern
   internal/recording:FuzzMaterialize internal/recording:FuzzPlayerFiles \
   receiver/rnicreceiver:FuzzParseRate receiver/rnicreceiver:FuzzParseStateID \
   receiver/rnicreceiver:FuzzNetdevName receiver/rnicreceiver:FuzzEthtoolTable \
-  internal/pci:FuzzNormaliseAddress receiver/cpuuncorereceiver:FuzzReadCPUID
+  internal/pci:FuzzNormaliseAddress receiver/cpuuncorereceiver:FuzzReadCPUID \
+  receiver/gpureceiver:FuzzParseAMDMetrics
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$pkg $$fn"; \

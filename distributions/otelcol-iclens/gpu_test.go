@@ -145,8 +145,11 @@ func TestCollectorGPUHopperDCGM46(t *testing.T) {
 // mi300xTable is an MI300X's gpu_metrics_v1_8 table, the version smu_v13_0_6_ppt.c
 // smu_v13_0_6_get_gpu_metrics fills since "drm/amd/pm: Use gpu_metrics_v1_8 for smu_v13_0_6"
 // (2025), whose seven active XGMI links have each read kb and written 2*kb KB.
-func mi300xTable(kb uint64) []byte {
-	m := testfs.GPUMetrics{FormatRevision: 1, ContentRevision: 8, AverageUMCActivity: 40, PCIeLinkWidth: 16, PCIeLinkSpeed: 320}
+func mi300xTable(kb uint64) []byte { return mi300xTableV(8, kb) }
+
+// mi300xTableV is the same table in version 1.rev (9: the attribute-encoded gpu_metrics_v1_9).
+func mi300xTableV(rev uint8, kb uint64) []byte {
+	m := testfs.GPUMetrics{FormatRevision: 1, ContentRevision: rev, AverageUMCActivity: 40, PCIeLinkWidth: 16, PCIeLinkSpeed: 320}
 	for l := 0; l < 7; l++ {
 		m.XGMIReadDataAcc[l], m.XGMIWriteDataAcc[l] = kb, 2*kb
 	}
@@ -178,8 +181,11 @@ func TestCollectorAMDGPUXGMI(t *testing.T) {
 	bin := collectorBinary(t)
 	root := t.TempDir()
 	gpu := testfs.AMDGPU{Card: 0, Address: "0000:05:00.0", RootBus: "pci0000:00", NUMANode: 0, ProductName: "AMD Instinct MI300X", Metrics: mi300xTable(1000)}
+	// A second MI300X on a driver that fills the attribute-encoded gpu_metrics_v1_9.
+	gpu1 := testfs.AMDGPU{Card: 1, Address: "0000:15:00.0", RootBus: "pci0000:10", NUMANode: 1, ProductName: "AMD Instinct MI300X", Metrics: mi300xTableV(9, 1000)}
 	var tree testfs.Tree
 	tree.AMDGPU(gpu)
+	tree.AMDGPU(gpu1)
 	require.NoError(t, tree.Write(root))
 	addr := freeAddr(t)
 	cfgPath := gpuConfig(t, addr, `
@@ -192,8 +198,10 @@ func TestCollectorAMDGPUXGMI(t *testing.T) {
 	rx := []string{`component="gpu_xgmi"`, `device="gpu0"`, `direction="receive"`, `pci_bus_id="0000:05:00.0"`}
 	first := waitForSample(t, addr, "interconnect_io_bytes_total", func(float64) bool { return true }, rx...)
 	gpu.Metrics = mi300xTable(1500)
+	gpu1.Metrics = mi300xTableV(9, 1500)
 	var next testfs.Tree
 	next.AMDGPU(gpu)
+	next.AMDGPU(gpu1)
 	require.NoError(t, next.Write(root))
 	want := first + 7*500*1024
 	got := waitForSample(t, addr, "interconnect_io_bytes_total", func(v float64) bool { return v != first }, rx...)
@@ -219,6 +227,11 @@ func TestCollectorAMDGPUXGMI(t *testing.T) {
 	l2, _ := sampleValue(body, "gpu_xgmi_link_io_bytes_total", `device="gpu0"`, `direction="receive"`, `link="2"`)
 	assert.Zero(t, l7, "the unused link")
 	assert.Equal(t, got/7, l2, "each used link a seventh")
+	// The 1.9 table's GPU moved what gpu0 moved (its table was written in the same tree write,
+	// so it may show one scrape later).
+	rx1 := []string{`component="gpu_xgmi"`, `device="gpu1"`, `direction="receive"`, `pci_bus_id="0000:15:00.0"`}
+	v19 := waitForSample(t, addr, "interconnect_io_bytes_total", func(v float64) bool { return v != 0 }, rx1...)
+	assert.Equal(t, got, v19, "gpu1 (gpu_metrics 1.9) moved what gpu0 moved")
 	out := logs.String()
 	assert.Contains(t, out, `"source": "amdgpu"`, "the amdgpu source was chosen:\n%s", out)
 	assert.NotContains(t, out, "\terror\t")

@@ -56,6 +56,8 @@ type GPUMetrics struct {
 	PCIeReplayCountAcc              uint64
 	XGMIReadDataAcc                 [8]uint64 // KB per link
 	XGMIWriteDataAcc                [8]uint64
+	// LeaveOutXGMI (1.9 only): the attribute table lists no XGMI attribute.
+	LeaveOutXGMI bool
 }
 
 // cField is one member of a C struct: its name, the size of one element and the element count.
@@ -168,6 +170,9 @@ func v1Tail(partition bool) []cField {
 // structure_size is the struct's size. An unknown revision is written as a bare header, as a
 // newer kernel's table looks to a reader that does not know it.
 func GPUMetricsTable(m GPUMetrics) []byte {
+	if m.FormatRevision == 1 && m.ContentRevision == 9 {
+		return gpuMetricsAttrTable(m)
+	}
 	fields, ok := gpuMetricsStructs[m.ContentRevision]
 	if !ok || m.FormatRevision != 1 {
 		b := make([]byte, 64)
@@ -195,4 +200,61 @@ func GPUMetricsTable(m GPUMetrics) []byte {
 // String names the table's version as amdgpu does (gpu_metrics_v1_5).
 func (m GPUMetrics) String() string {
 	return fmt.Sprintf("gpu_metrics_v%d_%d", m.FormatRevision, m.ContentRevision)
+}
+
+// gpuMetricsAttrTable writes m as gpu_metrics_v1_9 lays it out (the series "drm/amdgpu/pm: Add
+// definition for gpu_metrics v1.9", v4, 2025-09-15: struct metrics_table_header, int attr_count,
+// then per attribute its u64 AMDGPU_METRICS_ENC_ATTR(unit, type, id, instances) followed by the
+// instances' values, unpadded, as the patch's author describes the layout in its review). The ids,
+// types and units are those of enum amdgpu_metrics_attr_id / _type / _unit; the values' types are
+// the v1_8 members' (the patch that fills the table for smu_v13_0_6 is not cited here). Beside the
+// attributes the receiver reads it lists some it skips, of odd sizes (a u16, eight u16 clocks), so
+// that a decoder that aligns or stops at an unknown id is caught.
+func gpuMetricsAttrTable(m GPUMetrics) []byte {
+	const (
+		u16, u64             = 2, 6 // AMDGPU_METRICS_TYPE_U16, _U64
+		none, temp, power    = 0, 2, 3
+		clock, speed2, bw    = 1, 7, 8
+		data, percent, timeU = 9, 10, 4
+	)
+	type attr struct {
+		unit, typ, id int
+		vals          []uint64
+	}
+	xgmi := func(kb [8]uint64) []uint64 { return kb[:] }
+	attrs := []attr{
+		{temp, u16, 0, []uint64{42}},                                               // TEMPERATURE_HOTSPOT
+		{power, u16, 3, []uint64{194}},                                             // CURR_SOCKET_POWER
+		{percent, u16, 5, []uint64{uint64(m.AverageUMCActivity)}},                  // AVERAGE_UMC_ACTIVITY
+		{none, u64, 9, []uint64{54536484}},                                         // ACCUMULATION_COUNTER
+		{none, u16, 16, []uint64{uint64(m.PCIeLinkWidth)}},                         // PCIE_LINK_WIDTH
+		{speed2, u16, 17, []uint64{uint64(m.PCIeLinkSpeed)}},                       // PCIE_LINK_SPEED
+		{bw, u64, 22, []uint64{m.PCIeBandwidthAcc}},                                // PCIE_BANDWIDTH_ACC
+		{none, u64, 25, []uint64{m.PCIeReplayCountAcc}},                            // PCIE_REPLAY_COUNT_ACC
+		{timeU, u64, 32, []uint64{1_000_000}},                                      // FIRMWARE_TIMESTAMP
+		{clock, u16, 33, []uint64{2098, 2101, 2115, 2104, 2110, 2099, 2107, 2112}}, // CURRENT_GFXCLK
+		{none, u16, 38, []uint64{1}},                                               // NUM_PARTITION
+	}
+	if !m.LeaveOutXGMI {
+		attrs = append(attrs,
+			attr{data, u64, 29, xgmi(m.XGMIReadDataAcc)},  // XGMI_READ_DATA_ACC
+			attr{data, u64, 30, xgmi(m.XGMIWriteDataAcc)}, // XGMI_WRITE_DATA_ACC
+			attr{none, u16, 31, make([]uint64, 8)})        // XGMI_LINK_STATUS
+	}
+	le := binary.LittleEndian
+	b := make([]byte, 8)
+	b[2], b[3] = m.FormatRevision, m.ContentRevision
+	le.PutUint32(b[4:], uint32(len(attrs)))
+	for _, a := range attrs {
+		b = le.AppendUint64(b, uint64(a.unit)<<24|uint64(a.typ)<<20|uint64(a.id)<<10|uint64(len(a.vals)))
+		for _, v := range a.vals {
+			if a.typ == u16 {
+				b = le.AppendUint16(b, uint16(v))
+			} else {
+				b = le.AppendUint64(b, v)
+			}
+		}
+	}
+	le.PutUint16(b, uint16(len(b)))
+	return b
 }

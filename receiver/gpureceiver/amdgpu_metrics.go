@@ -22,7 +22,25 @@ type amdMetrics struct {
 	// xgmiReadKB and xgmiWriteKB are xgmi_read_data_acc / xgmi_write_data_acc ("XGMI accumulated
 	// data transfer size(KiloBytes)"), one per XGMI link (NUM_XGMI_LINKS 8).
 	xgmiReadKB, xgmiWriteKB [amdXGMILinks]uint64
+	// has says which of these the table holds: every one in the fixed layouts 1.4 to 1.8; in
+	// 1.9 those whose attribute the table lists (an attribute-encoded table may leave any out).
+	has amdHas
 }
+
+// amdHas is a set of amdMetrics fields present in a table.
+type amdHas uint8
+
+const (
+	amdHasUMC amdHas = 1 << iota
+	amdHasPCIeWidth
+	amdHasPCIeSpeed
+	amdHasPCIeBandwidth
+	amdHasPCIeReplays
+	amdHasXGMIRead
+	amdHasXGMIWrite
+
+	amdHasAll = amdHasUMC | amdHasPCIeWidth | amdHasPCIeSpeed | amdHasPCIeBandwidth | amdHasPCIeReplays | amdHasXGMIRead | amdHasXGMIWrite
+)
 
 // amdXGMILinks is NUM_XGMI_LINKS (kgd_pp_interface.h).
 const amdXGMILinks = 8
@@ -64,11 +82,7 @@ var amdMetricsLayouts = map[uint8]amdMetricsLayout{
 	8: {size: 264, umc: 14, pcieWidth: 68, pcieSpeed: 70, pcieBandwidthAcc: 88, pcieReplays: 112, xgmiRead: 136, xgmiWrite: 200},
 }
 
-// amdMetricsAttrRevision is gpu_metrics_v1_9 (the series "drm/amdgpu/pm: Add definition for
-// gpu_metrics v1.9", 2025-09): not a struct of fixed members but the header, an int attr_count and
-// attr_count attributes, each a u64 encoding (AMDGPU_METRICS_ENC_ATTR: unit, type, id, instance
-// count) followed by a value whose size the encoding gives. Its offsets differ from table to table,
-// so it needs a decoder of its own; until there is one it is refused, saying why.
+// amdMetricsAttrRevision is gpu_metrics_v1_9, decoded by parseAMDMetricsAttrs (amdgpu_metrics_attrs.go).
 const amdMetricsAttrRevision = 9
 
 // parseAMDMetrics decodes a gpu_metrics table by its header (struct metrics_table_header:
@@ -81,12 +95,12 @@ func parseAMDMetrics(b []byte) (amdMetrics, error) {
 	}
 	size := int(binary.LittleEndian.Uint16(b[0:2]))
 	m.formatRev, m.contentRev = b[2], b[3]
-	l, ok := amdMetricsLayouts[m.contentRev]
 	if m.formatRev == 1 && m.contentRev == amdMetricsAttrRevision {
-		return m, fmt.Errorf("gpu_metrics: table version 1.9 is not one the receiver knows: it is attribute-encoded (a count, then encoding/value pairs of varying size), not a struct of fixed offsets like 1.4 to 1.8")
+		return parseAMDMetricsAttrs(b, size)
 	}
+	l, ok := amdMetricsLayouts[m.contentRev]
 	if m.formatRev != 1 || !ok {
-		return m, fmt.Errorf("gpu_metrics: table version %d.%d is not one the receiver knows (it reads 1.4 to 1.8, the versions of the MI300 series)", m.formatRev, m.contentRev)
+		return m, fmt.Errorf("gpu_metrics: table version %d.%d is not one the receiver knows (it reads 1.4 to 1.9, the versions of the MI300 series)", m.formatRev, m.contentRev)
 	}
 	if size < l.size || len(b) < l.size {
 		return m, fmt.Errorf("gpu_metrics: version 1.%d table of %d bytes (header says %d), needs at least %d", m.contentRev, len(b), size, l.size)
@@ -101,6 +115,7 @@ func parseAMDMetrics(b []byte) (amdMetrics, error) {
 		m.xgmiReadKB[i] = u64(l.xgmiRead + 8*i)
 		m.xgmiWriteKB[i] = u64(l.xgmiWrite + 8*i)
 	}
+	m.has = amdHasAll
 	return m, nil
 }
 

@@ -138,8 +138,9 @@ func (s *amdgpuSource) poll(now time.Time, buf []sample) ([]sample, error) {
 			continue
 		}
 		s.faults.recover(key)
-		add := func(q quantity, f float64, u uint64) {
-			if s.want.has(q) {
+		// Only what the table holds (an attribute-encoded 1.9 table may leave any of it out).
+		add := func(present amdHas, q quantity, f float64, u uint64) {
+			if m.has&present == present && s.want.has(q) {
 				buf = append(buf, sample{gpu: i, q: q, ts: ts, valid: true, f: f, u: u})
 			}
 		}
@@ -152,20 +153,20 @@ func (s *amdgpuSource) poll(now time.Time, buf []sample) ([]sample, error) {
 			// Per link (gpu.xgmi.link.io, opt-in): every entry of the arrays, the unused ones
 			// too (an eight-GPU MI300X platform uses seven); a link reading 0 while its
 			// peers carry traffic is the one to look at.
-			if s.want.has(qXGMILinkTxBytes) {
+			if s.want.has(qXGMILinkTxBytes) && m.has&(amdHasXGMIRead|amdHasXGMIWrite) == amdHasXGMIRead|amdHasXGMIWrite {
 				buf = append(buf, sample{gpu: i, q: qXGMILinkTxBytes, ts: ts, valid: true, u: m.xgmiWriteKB[l] * 1024, entity: uint32(l)},
 					sample{gpu: i, q: qXGMILinkRxBytes, ts: ts, valid: true, u: m.xgmiReadKB[l] * 1024, entity: uint32(l)})
 			}
 		}
-		add(qXGMITxBytes, 0, wr*1024)
-		add(qXGMIRxBytes, 0, rd*1024)
-		add(qDRAMActive, float64(m.umcActivity)/100, 0)
-		add(qPCIeReplays, 0, m.pcieReplays)
+		add(amdHasXGMIWrite, qXGMITxBytes, 0, wr*1024)
+		add(amdHasXGMIRead, qXGMIRxBytes, 0, rd*1024)
+		add(amdHasUMC, qDRAMActive, float64(m.umcActivity)/100, 0)
+		add(amdHasPCIeReplays, qPCIeReplays, 0, m.pcieReplays)
 		if m.pcieWidth > 0 {
-			add(qPCIeLinkWidth, 0, uint64(m.pcieWidth))
+			add(amdHasPCIeWidth, qPCIeLinkWidth, 0, uint64(m.pcieWidth))
 		}
 		if g := amdPCIeGeneration(m.pcieSpeed); g > 0 {
-			add(qPCIeLinkGen, 0, uint64(g))
+			add(amdHasPCIeSpeed, qPCIeLinkGen, 0, uint64(g))
 		}
 	}
 	return buf, s.faults.take()

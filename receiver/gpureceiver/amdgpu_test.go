@@ -39,8 +39,11 @@ func mi300xMetrics(rev uint8, kb uint64) testfs.GPUMetrics {
 // 1.8 is what smu_v13_0_6_get_gpu_metrics fills since "drm/amd/pm: Use gpu_metrics_v1_8 for
 // smu_v13_0_6" (2025): its fixture follows struct gpu_metrics_v1_8 of kgd_pp_interface.h as the
 // patch "drm/amd/pm: Add gpu_metrics_v1_8" defines it, whole, xcp_stats[] included.
+//
+// 1.9 is attribute-encoded (internal/testfs gpuMetricsAttrTable: the patch "drm/amdgpu/pm: Add
+// definition for gpu_metrics v1.9", with attributes the receiver skips between those it reads).
 func TestParseAMDMetrics(t *testing.T) {
-	for _, rev := range []uint8{4, 5, 6, 7, 8} {
+	for _, rev := range []uint8{4, 5, 6, 7, 8, 9} {
 		want := mi300xMetrics(rev, 1000)
 		b := testfs.GPUMetricsTable(want)
 		m, err := parseAMDMetrics(b)
@@ -52,6 +55,7 @@ func TestParseAMDMetrics(t *testing.T) {
 		assert.EqualValues(t, 12345, m.pcieBandwidthAcc, want.String())
 		assert.Equal(t, want.XGMIReadDataAcc, m.xgmiReadKB, want.String())
 		assert.Equal(t, want.XGMIWriteDataAcc, m.xgmiWriteKB, want.String())
+		assert.Equal(t, amdHasAll, m.has, want.String())
 	}
 	// sizeof(struct gpu_metrics_v1_4), _v1_5 and _v1_8 as gcc lays them out on x86-64 and arm64
 	// (v1_8: 344 bytes through num_partition and its padding, 8 x 440 of xcp_stats, the u32 and
@@ -64,22 +68,46 @@ func TestParseAMDMetrics(t *testing.T) {
 }
 
 // TestParseAMDMetricsRefusesUnknownVersions: a version the receiver does not know (a 1.99, an
-// APU's 2.x, a 3.0, the older 1.3) and a table shorter than its version are refused, naming them;
-// 1.9, the attribute-encoded table of the series "drm/amdgpu/pm: Add definition for gpu_metrics
-// v1.9" (2025-09), is refused saying that it is not a struct of fixed offsets.
+// APU's 2.x, a 3.0, the older 1.3) and a table shorter than its version are refused, naming them.
 func TestParseAMDMetricsRefusesUnknownVersions(t *testing.T) {
 	for _, v := range [][2]uint8{{1, 99}, {2, 1}, {3, 0}, {1, 3}} {
 		_, err := parseAMDMetrics(testfs.GPUMetricsTable(testfs.GPUMetrics{FormatRevision: v[0], ContentRevision: v[1]}))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), fmt.Sprintf("table version %d.%d is not one the receiver knows (it reads 1.4 to 1.8", v[0], v[1]))
+		assert.Contains(t, err.Error(), fmt.Sprintf("table version %d.%d is not one the receiver knows (it reads 1.4 to 1.9", v[0], v[1]))
 	}
-	_, err := parseAMDMetrics(testfs.GPUMetricsTable(testfs.GPUMetrics{FormatRevision: 1, ContentRevision: 9}))
-	assert.ErrorContains(t, err, "table version 1.9 is not one the receiver knows: it is attribute-encoded")
 	b := testfs.GPUMetricsTable(mi300xMetrics(5, 1))
-	_, err = parseAMDMetrics(b[:200])
+	_, err := parseAMDMetrics(b[:200])
 	assert.ErrorContains(t, err, "version 1.5 table of 200 bytes (header says 360), needs at least 360")
 	_, err = parseAMDMetrics(b[:3])
 	assert.ErrorContains(t, err, "shorter than its 4-byte header")
+}
+
+// TestParseAMDMetricsV1_9Damaged: an attribute-encoded table that is shorter than its header
+// says, whose attr_count runs past its end, whose value runs past it, or with a type that enum
+// amdgpu_metrics_attr_type does not define is refused, naming what is wrong; one without the XGMI
+// attributes (a GPU without XGMI) is read, and says it has no XGMI bytes rather than 0.
+func TestParseAMDMetricsV1_9Damaged(t *testing.T) {
+	good := testfs.GPUMetricsTable(mi300xMetrics(9, 1000))
+	damaged := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
+	for name, c := range map[string]struct {
+		table []byte
+		want  string
+	}{
+		"short":          {good[:len(good)-3], fmt.Sprintf("version 1.9 table of %d bytes, its header says %d", len(good)-3, len(good))},
+		"count":          {damaged(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[4:], 100); return b }), "inside attribute 14 of 100"},
+		"negative":       {damaged(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[4:], 0xffffffff); return b }), "attr_count -1"},
+		"type":           {damaged(func(b []byte) []byte { b[8+2] |= 0xf0; return b }), "attribute 0 (id 0) has type 15"},
+		"value too long": {damaged(func(b []byte) []byte { b[8] = 0xff; b[9] |= 0x03; return b }), "attribute 0 (id 0, 1023 x 2 bytes) runs past"},
+	} {
+		_, err := parseAMDMetrics(c.table)
+		assert.ErrorContains(t, err, c.want, name)
+	}
+	noXGMI := mi300xMetrics(9, 1000)
+	noXGMI.LeaveOutXGMI = true
+	m, err := parseAMDMetrics(testfs.GPUMetricsTable(noXGMI))
+	require.NoError(t, err)
+	assert.Equal(t, amdHasAll&^(amdHasXGMIRead|amdHasXGMIWrite), m.has)
+	assert.EqualValues(t, 40, m.umcActivity)
 }
 
 // amdNode writes two MI300X GPUs as amdgpu lays them out (testfs.AMDGPU), the second with table
@@ -209,6 +237,35 @@ func TestAMDGPUTableV1_8(t *testing.T) {
 	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.generation", "device", "gpu1").i)
 }
 
+// TestAMDGPUTableV1_9: an MI300X on a kernel whose driver fills the attribute-encoded
+// gpu_metrics_v1_9 is served like the fixed tables: XGMI bytes, memory activity and the link
+// gauges; a GPU whose table lists no XGMI attribute gets no gpu_xgmi series (not 0 bytes) and the
+// rest.
+func TestAMDGPUTableV1_9(t *testing.T) {
+	root := amdNode(t, 1000, 9)
+	s, _, clock := newAMDScraper(t, root)
+	require.NoError(t, s.start(context.Background(), nil))
+	defer func() { require.NoError(t, s.shutdown(context.Background())) }()
+	scrapeOnce(t, s)
+	var tree testfs.Tree
+	tree.Bytes("sys/devices/pci0000:10/0000:15:00.0/gpu_metrics", testfs.GPUMetricsTable(mi300xMetrics(9, 1500)))
+	noXGMI := mi300xMetrics(9, 1500)
+	noXGMI.LeaveOutXGMI = true
+	tree.Bytes("sys/devices/pci0000:00/0000:05:00.0/gpu_metrics", testfs.GPUMetricsTable(noXGMI))
+	require.NoError(t, tree.Write(root))
+	clock.t = clock.t.Add(10 * time.Second)
+	m, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	const linkSum = 1 + 2 + 3 + 4 + 5 + 6 + 7
+	assert.EqualValues(t, 500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_xgmi", "direction", "receive").i)
+	assert.EqualValues(t, 2*500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_xgmi", "direction", "transmit").i)
+	assert.InDelta(t, 0.40, one(t, m, "gpu.dram.active", "device", "gpu1").f, 1e-9)
+	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.generation", "device", "gpu1").i)
+	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.width", "device", "gpu1").i)
+	assert.Empty(t, find(m, "interconnect.io", "device", "gpu0"), "no XGMI attribute: no gpu_xgmi series")
+	assert.InDelta(t, 0.40, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9)
+}
+
 // TestAMDGPUUnknownTableVersion: a GPU whose table is a version the receiver does not know costs
 // that GPU's series, with one line naming the file and the version; the other GPU is served.
 func TestAMDGPUUnknownTableVersion(t *testing.T) {
@@ -226,4 +283,20 @@ func TestAMDGPUUnknownTableVersion(t *testing.T) {
 		clock.t = clock.t.Add(10 * time.Second)
 	}
 	assert.Equal(t, 1, logs.FilterField(zap.String("key", "gpu1/gpu_metrics")).Len(), "said once")
+}
+
+// FuzzParseAMDMetrics: whatever bytes a gpu_metrics file holds (a table of any version, torn,
+// overwritten), the parser returns a table or an error and never panics or reads past them.
+// Seeds: every version's table as internal/testfs lays it out.
+func FuzzParseAMDMetrics(f *testing.F) {
+	for _, rev := range []uint8{4, 5, 6, 7, 8, 9} {
+		f.Add(testfs.GPUMetricsTable(mi300xMetrics(rev, 1000)))
+	}
+	f.Add([]byte{0, 0, 1, 9, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseAMDMetrics(b)
+		if err == nil && m.has == 0 && m.contentRev != amdMetricsAttrRevision {
+			t.Fatalf("a fixed-layout table parsed with no field: %+v", m)
+		}
+	})
 }
