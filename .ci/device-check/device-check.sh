@@ -120,29 +120,23 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 20000))
 }
 
-# value FILE METRIC LABEL=VALUE...: the value of the first sample of METRIC carrying every label.
-value() {
+# samples FILE METRIC LABEL=VALUE...: the values of the samples of METRIC carrying every label,
+# one a line, in the file's order.
+samples() {
   local file=$1 metric=$2; shift 2
   awk -v m="$metric" -v want="$*" '
     BEGIN { n = split(want, w, " ") }
     index($0, m "{") == 1 {
       for (i = 1; i <= n; i++) { split(w[i], kv, "="); if (index($0, kv[1] "=\"" kv[2] "\"") == 0) next }
-      print $NF; exit
+      print $NF
     }' "$file" 2>/dev/null
 }
 
-# sum_of FILE METRIC LABEL=VALUE...: the sum over the samples of METRIC carrying every label (empty
-# when there is none).
-sum_of() {
-  local file=$1 metric=$2; shift 2
-  awk -v m="$metric" -v want="$*" '
-    BEGIN { n = split(want, w, " ") }
-    index($0, m "{") == 1 {
-      for (i = 1; i <= n; i++) { split(w[i], kv, "="); if (index($0, kv[1] "=\"" kv[2] "\"") == 0) next }
-      s += $NF; found = 1
-    }
-    END { if (found) printf "%.17g\n", s }' "$file" 2>/dev/null
-}
+# value FILE METRIC LABEL=VALUE...: the value of the first sample of METRIC carrying every label.
+value() { samples "$@" | head -n 1; }
+
+# sum_of FILE METRIC LABEL=VALUE...: the sum over those samples (empty when there is none).
+sum_of() { samples "$@" | awk '{ s += $1 } END { if (NR) printf "%.17g\n", s }'; }
 
 # label LINE NAME: the value of label NAME in one exposition line.
 label() { sed -n "s/.*[{,]$2=\"\\([^\"]*\\)\".*/\\1/p" <<<"$1"; }

@@ -305,15 +305,11 @@ func TestShippedConfigsValidate(t *testing.T) {
 	}
 }
 
-// TestCollectorServesTopology: the built collector on a fixture node where nvidia-peermem is not
-// loaded and one pair's switch ports redirect peer traffic (receiver/rnicreceiver/testdata/topology/nopeermem),
-// with every GPU-NIC pair reported (topology.all_pairs; by default only PIX/PXB and nearest pairs).
-func TestCollectorServesTopology(t *testing.T) {
-	bin := collectorBinary(t)
-	addr := freeAddr(t)
-	root, err := filepath.Abs(filepath.Join("..", "..", "receiver", "rnicreceiver", "testdata", "topology", "nopeermem"))
-	require.NoError(t, err)
-	startCollector(t, bin, fmt.Sprintf(`
+// rnicTopologyConfig runs the rnic receiver alone on root every 500 ms with every GPU-NIC pair
+// reported (topology.all_pairs; by default only PIX/PXB and nearest pairs), served in Prometheus
+// format on addr.
+func rnicTopologyConfig(root, addr string) string {
+	return fmt.Sprintf(`
 receivers:
   rnic:
     collection_interval: 500ms
@@ -327,7 +323,18 @@ service:
   pipelines:
     metrics: {receivers: [rnic], exporters: [prometheus]}
   telemetry: {metrics: {level: none}}
-`, root, addr))
+`, root, addr)
+}
+
+// TestCollectorServesTopology: the built collector on a fixture node where nvidia-peermem is not
+// loaded and one pair's switch ports redirect peer traffic (receiver/rnicreceiver/testdata/topology/nopeermem),
+// with every GPU-NIC pair reported (rnicTopologyConfig).
+func TestCollectorServesTopology(t *testing.T) {
+	bin := collectorBinary(t)
+	addr := freeAddr(t)
+	root, err := filepath.Abs(filepath.Join("..", "..", "receiver", "rnicreceiver", "testdata", "topology", "nopeermem"))
+	require.NoError(t, err)
+	startCollector(t, bin, rnicTopologyConfig(root, addr))
 	scrapeUntil(t, addr, []string{
 		`rnic_topology_gpu_distance{device="mlx5_0",pcie_path="PIX",gpu_pci_bus_id="0000:13:00.0",pci_bus_id="0000:14:00.0"} 1`,
 		`rnic_topology_gpu_distance{gpu_pci_bus_id="0000:13:00.0",device="mlx5_1",pcie_path="NODE"} 4`,
@@ -350,21 +357,7 @@ func TestCollectorServesGraceTopology(t *testing.T) {
 	addr := freeAddr(t)
 	root := t.TempDir()
 	testfs.WritePCINode(t, root, testfs.GraceNode(true))
-	startCollector(t, bin, fmt.Sprintf(`
-receivers:
-  rnic:
-    collection_interval: 500ms
-    root_path: %s
-    ethtool: {enabled: false}
-    topology: {all_pairs: true}
-exporters:
-  prometheus:
-    endpoint: %s
-service:
-  pipelines:
-    metrics: {receivers: [rnic], exporters: [prometheus]}
-  telemetry: {metrics: {level: none}}
-`, root, addr))
+	startCollector(t, bin, rnicTopologyConfig(root, addr))
 	body := scrapeUntil(t, addr, []string{
 		`rnic_topology_gpu_distance{device="mlx5_0",gpu_pci_bus_id="0009:01:00.0",pci_bus_id="0000:01:00.0",pcie_path="NODE"} 4`,
 		`rnic_topology_gpu_distance{device="mlx5_1",gpu_pci_bus_id="0019:01:00.0",pci_bus_id="0010:01:00.0",pcie_path="NODE"} 4`,
