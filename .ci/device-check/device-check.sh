@@ -252,28 +252,34 @@ ran() {
 #     rate: the served totals lag the device by up to one sample at each end of the window.
 TOL_LOW=0.9 TOL_HIGH=1.3 TOL_SAMPLES_S=2
 
-# check_pcie_bytes SOURCE: GPU 0's served gpu_pcie bytes, transmit against device->host and
-# receive against host->device (DCGM_FI_PROF_PCIE_TX_BYTES is "from the perspective of the GPU").
-check_pcie_bytes() {
-  local src=$1
+# check_copy_bytes COMPONENT SOURCE: GPU 0's served COMPONENT bytes (gpu_pcie, or gpu_c2c on a
+# Grace GPU, whose host copies cross NVLink-C2C instead of PCIe), transmit against device->host
+# and receive against host->device (DCGM_FI_PROF_PCIE_TX_BYTES is "from the perspective of the
+# GPU", and so are the C2C fields 1076-1079). gpu_pcie is skipped on a GPU that has gpu_c2c
+# series, gpu_c2c on one that has none.
+check_copy_bytes() {
+  local comp=$1 src=$2
   ran "$src" || return
-  local up down secs bus rc=0
+  local up down secs bus c2c rc=0
+  bus=$(awk '$1 == 0 { print $2 }' "$OUT/gpus.txt")
+  c2c=$(value "$OUT/$src.after" interconnect_io_bytes_total component=gpu_c2c pci_bus_id="$bus")
+  if [ "$comp" = gpu_c2c ] && [ -z "$c2c" ]; then detail "GPU 0 ($bus) serves no gpu_c2c series: not a Grace GPU"; return 2; fi
+  if [ "$comp" = gpu_pcie ] && [ -n "$c2c" ]; then detail "GPU 0 ($bus) has a C2C link: its host copies cross it, see gpu_c2c_bytes_$src"; return 2; fi
   read -r up down secs <"$OUT/$src.load" 2>/dev/null || { detail "the traffic generator wrote nothing (see $OUT/$src.load.err)"; return 1; }
   if [ "$up" = "?" ]; then detail "the traffic generator ($LOAD_KIND) does not say what it moved"; return 2; fi
-  bus=$(awk '$1 == 0 { print $2 }' "$OUT/gpus.txt")
   detail "traffic driven on GPU 0 ($bus, $LOAD_KIND): host->device $up B, device->host $down B in $secs s"
   local dir driven b a
   for dir in transmit receive; do
     driven=$up; [ $dir = transmit ] && driven=$down
-    b=$(value "$OUT/$src.before" interconnect_io_bytes_total component=gpu_pcie direction=$dir pci_bus_id="$bus")
-    a=$(value "$OUT/$src.after" interconnect_io_bytes_total component=gpu_pcie direction=$dir pci_bus_id="$bus")
-    if [ -z "$b" ] || [ -z "$a" ]; then detail "gpu_pcie $dir of $bus: not served"; rc=1; continue; fi
-    awk -v b="$b" -v a="$a" -v d="$driven" -v s="$secs" -v lo=$TOL_LOW -v hi=$TOL_HIGH -v k=$TOL_SAMPLES_S -v dir=$dir '
+    b=$(value "$OUT/$src.before" interconnect_io_bytes_total component=$comp direction=$dir pci_bus_id="$bus")
+    a=$(value "$OUT/$src.after" interconnect_io_bytes_total component=$comp direction=$dir pci_bus_id="$bus")
+    if [ -z "$b" ] || [ -z "$a" ]; then detail "$comp $dir of $bus: not served"; rc=1; continue; fi
+    awk -v b="$b" -v a="$a" -v d="$driven" -v s="$secs" -v lo=$TOL_LOW -v hi=$TOL_HIGH -v k=$TOL_SAMPLES_S -v dir=$dir -v comp=$comp '
       BEGIN {
         served = a - b; slack = k * d / s; min = lo * d - slack; max = hi * d + slack
         ok = served >= min && served <= max
-        printf "  gpu_pcie %s: served %.4g B, driven %.4g B (%.3g of it), allowed %.4g..%.4g B: %s\n",
-          dir, served, d, (d > 0 ? served / d : 0), min, max, (ok ? "ok" : "MISMATCH")
+        printf "  %s %s: served %.4g B, driven %.4g B (%.3g of it), allowed %.4g..%.4g B: %s\n",
+          comp, dir, served, d, (d > 0 ? served / d : 0), min, max, (ok ? "ok" : "MISMATCH")
         exit !ok
       }' || rc=1
   done
@@ -759,11 +765,6 @@ check_nvlink_per_link() {
   fi
   return $rc
 }
-check_c2c() {
-  detail "needs a Grace Hopper and C2C traffic (not automated): during a host<->device copy on GH200 (DEVICE_CHECK_LOAD),"
-  detail "interconnect_io{component=\"gpu_c2c\"} grows by the copied bytes (DCGM 1076/1078, header included)"
-  return 2
-}
 check_link_health() {
   detail "needs a Blackwell (NVLink5) or Grace GPU (not automated): with gpu.nvlink.errors, gpu.nvlink.bit_error_rate and"
   detail "gpu.c2c.errors enabled, each served value equals dcgmi dmon -e 1204,1205,1206,1207,1208,1209,1210,1212,1213,1214,1219,1216,1218,1400,1401,1402 -c 1"
@@ -811,14 +812,15 @@ fi
 # The list of checks: one line each.
 if [ -z "$GPU_SKIP" ]; then
   for src in $SOURCES; do
-    check "gpu_pcie_bytes_$src" check_pcie_bytes "$src"
+    check "gpu_pcie_bytes_$src" check_copy_bytes gpu_pcie "$src"
+    check "gpu_c2c_bytes_$src" check_copy_bytes gpu_c2c "$src"
     check "gpu_bus_ids_$src" check_bus_ids "$src"
     check "gpu_numa_$src" check_numa "$src"
     check "gpu_nvlink_per_link_$src" check_nvlink_per_link "$src"
   done
   check gpu_nic_pcie_path check_nic_paths
 else
-  for c in gpu_pcie_bytes gpu_bus_ids gpu_numa gpu_nvlink_per_link gpu_nic_pcie_path; do check "$c" skipped "$GPU_SKIP"; done
+  for c in gpu_pcie_bytes gpu_c2c_bytes gpu_bus_ids gpu_numa gpu_nvlink_per_link gpu_nic_pcie_path; do check "$c" skipped "$GPU_SKIP"; done
 fi
 check rnic_driver_names host_check "$RDMA_SKIP" check_driver_names
 check rnic_link_vs_lspci host_check "$RDMA_SKIP" check_link_lspci
@@ -833,7 +835,6 @@ check cpuuncore_grace_root_port host_check "$SCF_SKIP" check_grace_root_port
 check cpuuncore_grace_gpudirect host_check "$SCF_SKIP" check_grace_gpudirect
 check cpuuncore_xeonmax_hbm_bytes host_check "$HBM_SKIP" check_hbm_bytes
 check gpu_amd_xgmi_pcie_bandwidth host_check "$AMD_SKIP" check_amd_gpu_metrics
-check gpu_c2c_bytes host_check "$GPU_SKIP" check_c2c
 check gpu_link_health host_check "$GPU_SKIP" check_link_health
 check nccl_inspector_fields host_check "$GPU_SKIP" check_nccl
 say "files kept in $OUT"

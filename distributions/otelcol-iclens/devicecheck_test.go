@@ -150,6 +150,7 @@ func TestDeviceCheckPasses(t *testing.T) {
 	}
 	assert.NotContains(t, out, "FAIL")
 	assert.Regexp(t, `gpu0 transmit: links [0-9.e+]+ B, gpu_nvlink [0-9.e+]+ B, differ by [0-9.e+]+ B \(allowed [0-9.e+]+\): ok`, out)
+	assert.Contains(t, out, "device-check: SKIP gpu_c2c_bytes_dcgm\n  GPU 0 (0000:1b:00.0) serves no gpu_c2c series: not a Grace GPU\n", "an H100: its copies cross PCIe")
 	assert.Contains(t, out, "gpu_pcie transmit: served")
 	assert.Contains(t, out, "GPU0 (0000:1b:00.0) - NIC0 (mlx5_0): PIX")
 	assert.Contains(t, out, "GPU1 (0000:3b:00.0) - NIC0 (mlx5_0): SYS")
@@ -172,6 +173,18 @@ func TestDeviceCheckFails(t *testing.T) {
 	assert.Contains(t, out, "GPU1 (0000:3b:00.0) - NIC0 (mlx5_0): topo -m PIX, collector SYS: MISMATCH")
 	assert.Contains(t, out, "GPU1 (0000:3b:00.0): topo -m NUMA 0, collector 1: MISMATCH")
 	assert.Equal(t, 2, strings.Count(out, " B: MISMATCH\n"), "both directions are off")
+}
+
+// TestDeviceCheckGraceHopperC2C: on a GH200 (the fake's GPU 0 with its C2C link, FAKE_DCGM_GH200)
+// the host copies cross NVLink-C2C, so gpu_c2c is compared with what was driven and passes, and
+// gpu_pcie SKIPs saying why; GPU 0 of an H100 node (TestDeviceCheckPasses) is the other way round.
+func TestDeviceCheckGraceHopperC2C(t *testing.T) {
+	out, err := runDeviceCheck(t, topoMatrix(dgxTopo, [2]string{"0", "1"}), 2000, 1000, "FAKE_DCGM_GH200=1")
+	require.NoError(t, err)
+	assert.Contains(t, out, "device-check: PASS gpu_c2c_bytes_dcgm\n")
+	assert.Contains(t, out, "  gpu_c2c transmit: served")
+	assert.Contains(t, out, "device-check: SKIP gpu_pcie_bytes_dcgm\n  GPU 0 (0000:1b:00.0) has a C2C link: its host copies cross it, see gpu_c2c_bytes_dcgm\n")
+	assert.NotContains(t, out, "FAIL")
 }
 
 // rdmaCheckNode is the host group's stand-in machine, without GPUs: mlx5_0 (0000:1b:00.0, netdev

@@ -49,6 +49,8 @@
  *     DCGM_FP64_BLANK). FAKE_DCGM_GPM_PCIE=1: from the third read they hold a since-boot total
  *     (5e12 / 7e12 bytes at start) growing at the rates below.
  *   - 285 C2C_LINK_QUANTITY is 0: an H100 SXM without C2C link, though C2C is listed.
+ *     FAKE_DCGM_GH200=1: GPU 0 is a GH200's Hopper, 285 is 1 and its C2C rates 1076/1078 (TX/RX
+ *     all bytes) run at 1000 / 2000 B/s, where its host copies go.
  *   - The per-link NVLink rates 1040-1075 (DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES): 18 links, links
  *     0-15 at 62.5 MB/s each way (summing to the aggregate 1011/1012), links 16 and 17 at 0.
  *     FAKE_DCGM_LINKS_SHORT=1: links 0-15 at 50 MB/s, their sum 20 % below the aggregate (what
@@ -427,8 +429,11 @@ static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2
         return;
     case DCGM_FI_DEV_NVLINK_TX_BYTES_TOTAL:
     case DCGM_FI_DEV_NVLINK_RX_BYTES_TOTAL: v->value.i64 = DCGM_INT64_NOT_SUPPORTED; return;
-    /* Hopper mode models an H100 SXM: NVLink, no C2C link (a GH200 would report its links). */
-    case DCGM_FI_DEV_C2C_LINK_QUANTITY: v->value.i64 = envInt("FAKE_DCGM_HOPPER", 0) ? 0 : DCGM_INT64_BLANK; return;
+    /* Hopper mode models an H100 SXM: NVLink, no C2C link; FAKE_DCGM_GH200 makes GPU 0 a GH200's
+     * Hopper with its C2C link to Grace. */
+    case DCGM_FI_DEV_C2C_LINK_QUANTITY:
+        v->value.i64 = !envInt("FAKE_DCGM_HOPPER", 0) ? DCGM_INT64_BLANK : (envInt("FAKE_DCGM_GH200", 0) && gpu == 0) ? 1 : 0;
+        return;
     case DCGM_FI_PROF_GR_ENGINE_ACTIVE: v->fieldType = DCGM_FT_DOUBLE; v->value.dbl = 0.25; return;
     case DCGM_FI_PROF_SM_ACTIVE:
         v->fieldType = DCGM_FT_DOUBLE;
@@ -482,6 +487,12 @@ static int historySample(unsigned int gpu, unsigned short field, long long base,
     case DCGM_FI_PROF_PCIE_RX_BYTES: v->value.i64 = k == 1 ? DCGM_INT64_BLANK : 2000; return 1;
     case DCGM_FI_PROF_NVLINK_TX_BYTES:
     case DCGM_FI_PROF_NVLINK_RX_BYTES: v->value.i64 = 1000000000LL; return 1;
+    case DCGM_FI_PROF_C2C_TX_ALL_BYTES:
+    case DCGM_FI_PROF_C2C_RX_ALL_BYTES:
+        /* FAKE_DCGM_GH200: GPU 0's host copies cross C2C at the PCIe rates above. */
+        if (!envInt("FAKE_DCGM_GH200", 0) || gpu != 0) return 0;
+        v->value.i64 = field == DCGM_FI_PROF_C2C_TX_ALL_BYTES ? 1000LL : 2000LL;
+        return 1;
     case DCGM_FI_DEV_XID_ERRORS:
         if (gpu == 0 && k == 5) {
             v->value.i64 = 79;
