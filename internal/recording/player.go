@@ -8,11 +8,12 @@ import (
 	"time"
 )
 
-// Player replays a recording one sample per scrape, at the recording's pace. For receivers that read files it keeps a
-// materialized copy of the recorded tree in a directory of its own and writes each sample's file
-// values into it before the receiver reads them, so that replay runs through the receiver's whole
-// file-reading code; recorded read errors come back through Fault. Receiver-specific payloads
-// (Facts, Sample) are handed to the caller with each step.
+// Player replays a recording one sample per scrape, at the recording's pace (Next). For
+// receivers that read files it keeps a materialized copy of the recorded tree in a directory of
+// its own and writes each sample's file values into it before the receiver reads them, so that
+// replay runs through the receiver's whole file-reading code; recorded read errors come back
+// through Fault. Receiver-specific payloads (Facts, Sample) are handed to the caller with each
+// step.
 //
 // A Player streams its recording: it holds one record at a time (and the latest Facts), never the
 // file, so that its memory does not grow with the recording's length; a loop reads the file again
