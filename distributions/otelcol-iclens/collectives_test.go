@@ -2,6 +2,7 @@ package otelcoliclens_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,8 +32,9 @@ var e2eNCCLCases = map[string]bool{"nccl_healthy_allreduce": true, "nccl_compute
 // rules. On every node both evaluators (the connector's diagnosis_verdict and the rules' ALERTS)
 // raise the case's collective verdicts, and the cross-node ones (the healthy node of a ring whose
 // peer's port trained down waits on it; the straggler, and the node that waits on it), within
-// StartLimit of their first evaluation, counted in their own evaluations, keep them to the end,
-// and raise none on the other cases.
+// startLimit of the evaluations after the case's receivers all served (counted in the
+// evaluator's own evaluations, not in seconds), keep them to the end, and raise none on the
+// other cases.
 func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
@@ -72,14 +74,41 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 
 	// Each node evaluated 30 times by both evaluators.
 	const evaluations = 30
-	require.Eventually(t, func() bool {
-		a := promQuery(t, prom, `count(count_over_time(diagnosis_verdict_ratio{verdict="idle",device=""}[5m]) >= 30)`)
-		b := promQuery(t, prom, `count(count_over_time(iclens_diagnosis:rdma_bytes[5m]) >= 30)`)
-		return len(a) > 0 && len(b) > 0 && a[0].value >= float64(2*len(cases)) && b[0].value >= float64(2*len(cases))
-	}, 4*time.Minute, time.Second, "every node evaluated %d times by the connector and the rules", evaluations)
+	queries := []string{`count_over_time(diagnosis_verdict_ratio{verdict="idle",device=""}[5m])`, `count_over_time(iclens_diagnosis:rdma_bytes[5m])`}
+	least := func() (string, float64) {
+		// The node with the fewest evaluations in either evaluator, and how many.
+		host, n := "no node", 0.0
+		for _, q := range queries {
+			got := promQuery(t, prom, q)
+			if len(got) < 2*len(cases) {
+				return fmt.Sprintf("%d of %d nodes", len(got), 2*len(cases)), 0
+			}
+			for _, s := range got {
+				if host == "no node" || s.value < n {
+					host, n = s.labels["host_name"], s.value
+				}
+			}
+		}
+		return host, n
+	}
+	if !assert.Eventually(t, func() bool { _, n := least(); return n >= evaluations }, 4*time.Minute, time.Second,
+		"every node evaluated %d times by the connector and the rules", evaluations) {
+		host, n := least()
+		t.Fatalf("the least evaluated: %s, %.0f times", host, n)
+	}
 
-	const startLimit = 10 // as TestDiagnosisInPrometheus: receivers starting out of step on a busy machine
+	// Counted from the evaluation after the last of a case's receivers served its first point
+	// (sourcesReady): on a busy machine the receivers of one node start seconds apart, and a
+	// verdict cannot be raised before the bytes and the collectives it joins both arrive. From
+	// there: the rnic's first rate at its second sample, the gpu's at its third, then hold.
+	const startLimit = 10
 	lookback := "[5m]"
+	ready := map[string]float64{} // case -> when its last source served its first point (ms)
+	for _, c := range cases {
+		for _, node := range scenario.Nodes {
+			ready[c.Name] = max(ready[c.Name], sourcesReady(t, prom, scenario.HostName(c, node), lookback))
+		}
+	}
 	var report []string
 	for _, ev := range []struct{ name, clock, verdicts, value string }{
 		{"connector", `diagnosis_verdict_ratio{verdict="idle",device=""}`, `diagnosis_verdict_ratio{verdict=~"collective_.*|straggler|waits_on_peer"}`, "1"},
@@ -127,17 +156,20 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 					if !assert.NotEmpty(t, held, "%s %s: %s never raised", ev.name, host, w) {
 						continue
 					}
-					first := sort.SearchFloat64s(times, held[0]) + 1 // evaluations until it held
-					assert.LessOrEqual(t, first, startLimit, "%s %s: %s raised at evaluation %d", ev.name, host, w, first)
+					raisedAt := sort.SearchFloat64s(times, held[0])
+					// Evaluations until it held, from the first after the case's sources were all there.
+					first := raisedAt - sort.Search(len(times), func(i int) bool { return times[i] > ready[c.Name] }) + 1
+					assert.LessOrEqual(t, first, startLimit, "%s %s: %s raised at evaluation %d after its sources were ready", ev.name, host, w, first)
 					// Held at every evaluation from then on (a sample a second for ALERTS).
-					after := len(times) - (first - 1)
+					after := len(times) - raisedAt
 					assert.GreaterOrEqual(t, len(held), after-2, "%s %s: %s held at %d of the %d evaluations since", ev.name, host, w, len(held), after)
-					report = append(report, fmt.Sprintf("%-10s %-36s %s at evaluation %d, held %d of %d", ev.name, host, w, first, len(held), after))
+					report = append(report, fmt.Sprintf("%-10s %-36s %s at evaluation %d (%d after its sources were ready), held %d of %d",
+						ev.name, host, w, raisedAt+1, first, len(held), after))
 				}
 			}
 		}
 	}
-	t.Logf("collective verdicts (evaluations from each evaluator's first of the node; 1 s interval):\n%s", strings.Join(report, "\n"))
+	t.Logf("collective verdicts (evaluations from each evaluator's first of the node, and from the first after the case's receivers all served, negative where raised before; 1 s interval):\n%s", strings.Join(report, "\n"))
 
 	// The operator's sentences name the collective and what explains it.
 	out := logs.String()
@@ -154,4 +186,34 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 	boot, _ := scenario.Named("nccl_trained_down_at_boot")
 	assert.Contains(t, out, "nccl_trained_down_at_boot-node2 waits on nccl_trained_down_at_boot-node1 (NCCL communicator "+scenario.CommID(boot)+
 		"): nccl_trained_down_at_boot-node1's mlx5_0/1 runs below its capability (link_degraded)")
+}
+
+// sourcesReady is when the last of one node's receivers (rnic, cpuuncore, gpu, and nccl where
+// the case has collectives) served its first point within lookback, in ms: the replayed points
+// carry their samples' times on each receiver's replay clock, which starts at its first scrape.
+func sourcesReady(t *testing.T, prom, host, lookback string) float64 {
+	t.Helper()
+	ready := 0.0
+	for _, src := range []struct {
+		q        string
+		required bool
+	}{
+		{`interconnect_io_bytes_total{host_name=%q,component="rnic",direction="transmit"}`, true},
+		{`interconnect_io_bytes_total{host_name=%q,component="cpu_memory",device="socket0/imc",direction="read"}`, true},
+		{`gpu_pcie_link_width{host_name=%q}`, true},
+		{`{__name__=~"nccl_.+",host_name=%q}`, false}, // nccl_compute_only runs no collective
+	} {
+		first := math.Inf(1)
+		for _, s := range promSeriesSamples(t, prom, fmt.Sprintf(src.q, host)+lookback) {
+			if len(s.points) > 0 {
+				first = min(first, s.points[0][0])
+			}
+		}
+		if math.IsInf(first, 1) {
+			require.False(t, src.required, "%s: nothing from %s", host, src.q)
+			continue
+		}
+		ready = max(ready, first)
+	}
+	return ready
 }

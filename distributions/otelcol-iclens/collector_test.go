@@ -153,7 +153,9 @@ func scrapeUntil(t *testing.T, addr string, want []string) string {
 		time.Sleep(200 * time.Millisecond)
 	}
 	for _, w := range want {
-		assert.True(t, hasSample(body, w), "not served: %s", w)
+		name, rest, _ := strings.Cut(w, "{")
+		labels, _, _ := strings.Cut(rest, "} ")
+		assert.True(t, hasSample(body, w), "not served: %s (served: %v)", w, sampleValues(body, name, strings.Split(labels, ",")...))
 	}
 	t.FailNow()
 	return ""

@@ -25,6 +25,13 @@ type uncoreEvent struct {
 // writeUncoreRecording writes a cpuuncore recording (internal/recording/FORMAT.md) of the fixture
 // host tree under receiver/cpuuncorereceiver/testdata/<fixture> with samples scrapes one interval
 // apart, each event counting its step per scrape.
+//
+// What a test waits for is the value the series settle at, samples x step.
+// The perf counters count from 0 at their open (metadata/start-time.md), so the first scrape
+// already serves one step; the replay does not loop, so its last sample stays. The values in
+// between are transient: a scrape that comes late on a busy machine reads the sample due then
+// (recording.Player.Next) and skips the ones before it, so a test waiting for the second sample's
+// value could wait forever (served 3 steps beside stress-ng, where 2 were awaited).
 func writeUncoreRecording(t *testing.T, fixture string, samples int, events []uncoreEvent) string {
 	t.Helper()
 	tree, err := recording.Snapshot(filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", fixture), []string{"sys", "proc"}, nil)
@@ -73,10 +80,10 @@ service:
 // (receiver/cpuuncorereceiver/testdata/gh200: arm64 cpuinfo and the NVIDIA CoreSight PMUs laid out
 // as drivers/perf/arm_cspmu/arm_cspmu.c and nvidia_cspmu.c lay them out) and serves host memory
 // and CPU PCIe bytes for the Grace socket. Whatever GOARCH the collector was built for, the CPU
-// is identified from the recorded cpuinfo. The first replayed scrape is every series' baseline;
-// two more scrapes add two steps: cpu_memory read = 2 x (1000 cmem_rd_data x 32 B + 700 B of
-// NVLink-C2C0 rd_bytes_loc), write = 2 x (4096 + 300) B, cpu_pcie transmit = 2 x (10 + 20) B of
-// rd_bytes_loc/rem, receive = 2 x (30 + 40) B of wr_bytes_loc/rem. On main the receiver found no
+// is identified from the recorded cpuinfo. The series settle at the last sample's three steps
+// (see writeUncoreRecording): cpu_memory read = 3 x (1000 cmem_rd_data x 32 B + 700 B of NVLink-C2C0
+// rd_bytes_loc), write = 3 x (4096 + 300) B, cpu_pcie transmit = 3 x (10 + 20) B of
+// rd_bytes_loc/rem, receive = 3 x (30 + 40) B of wr_bytes_loc/rem. On main the receiver found no
 // PMU it knew here and served nothing.
 func TestCollectorServesGraceReplay(t *testing.T) {
 	bin := collectorBinary(t)
@@ -93,10 +100,10 @@ func TestCollectorServesGraceReplay(t *testing.T) {
 	addr := freeAddr(t)
 	logs := startCollector(t, bin, replayConfig(rec, addr))
 	scrapeUntil(t, addr, []string{
-		`interconnect_io_bytes_total{component="cpu_memory",device="socket0/cmem",direction="read",numa_node="0"} 65400`,
-		`interconnect_io_bytes_total{component="cpu_memory",device="socket0/cmem",direction="write",numa_node="0"} 8792`,
-		`interconnect_io_bytes_total{component="cpu_pcie",device="socket0/pcie",direction="transmit",numa_node="0"} 60`,
-		`interconnect_io_bytes_total{component="cpu_pcie",device="socket0/pcie",direction="receive",numa_node="0"} 140`,
+		`interconnect_io_bytes_total{component="cpu_memory",device="socket0/cmem",direction="read",numa_node="0"} 98100`,
+		`interconnect_io_bytes_total{component="cpu_memory",device="socket0/cmem",direction="write",numa_node="0"} 13188`,
+		`interconnect_io_bytes_total{component="cpu_pcie",device="socket0/pcie",direction="transmit",numa_node="0"} 90`,
+		`interconnect_io_bytes_total{component="cpu_pcie",device="socket0/pcie",direction="receive",numa_node="0"} 210`,
 	})
 	assert.Contains(t, logs.String(), `"platform": "grace"`, "identified from the recorded arm64 cpuinfo")
 	assert.NotContains(t, logs.String(), "Cannot identify the CPU")
@@ -106,8 +113,9 @@ func TestCollectorServesGraceReplay(t *testing.T) {
 // Xeon Max fixture (receiver/cpuuncorereceiver/testdata/spr_hbm: the spr host of uncore_snbep.c
 // plus the uncore_hbm_N PMUs of f8a86a9bb5f7) and serves the HBM controllers' bytes as their own
 // socketN/hbm series (UNC_MCHBM_CAS_COUNT.RD, 64 B a CAS assumed) and the peer-to-peer writes into
-// a stack's devices in its transmit (UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE, 4 B a count). Every
-// event the receiver opens is in the recording; the ones named here count, the rest stay at 0.
+// a stack's devices in its transmit (UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE, 4 B a count), settled
+// at the last sample's three steps (see writeUncoreRecording). Every event the receiver opens is in the
+// recording; the ones named here count, the rest stay at 0.
 // On main neither the HBM nor the peer events were opened, so neither series carried these bytes.
 func TestCollectorServesXeonMaxHBMAndPeerWrites(t *testing.T) {
 	bin := collectorBinary(t)
@@ -133,9 +141,9 @@ func TestCollectorServesXeonMaxHBMAndPeerWrites(t *testing.T) {
 	addr := freeAddr(t)
 	logs := startCollector(t, bin, replayConfig(rec, addr))
 	scrapeUntil(t, addr, []string{
-		`interconnect_io_bytes_total{component="cpu_memory",device="socket1/hbm",direction="read",numa_node="1"} 128000`,
-		`interconnect_io_bytes_total{component="cpu_memory",device="socket0/imc",direction="read",numa_node="0"} 896`,
-		`interconnect_io_bytes_total{component="cpu_pcie",device="socket0/iio1",direction="transmit",numa_node="0"} 40`,
+		`interconnect_io_bytes_total{component="cpu_memory",device="socket1/hbm",direction="read",numa_node="1"} 192000`,
+		`interconnect_io_bytes_total{component="cpu_memory",device="socket0/imc",direction="read",numa_node="0"} 1344`,
+		`interconnect_io_bytes_total{component="cpu_pcie",device="socket0/iio1",direction="transmit",numa_node="0"} 60`,
 	})
 	assert.NotContains(t, logs.String(), "Cannot use part of the uncore", "every opened event was recorded")
 }
