@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
@@ -217,7 +215,7 @@ func TestBurstSamplerDropsTicks(t *testing.T) {
 	passes := make(chan struct{}, 100)
 	b := r.s.bursts
 	b.shutdown() // the rig's sampler; this test runs one on a ticker shaped like time.Ticker's
-	b.newTicker = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
+	b.loop.NewTicker = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
 	b.onPass = func(time.Time, map[string]uint64) { passes <- struct{}{}; <-release }
 	b.start(r.root)
 	ticks <- testEpoch
@@ -237,42 +235,6 @@ func TestBurstSamplerDropsTicks(t *testing.T) {
 	}
 	b.shutdown()
 	assert.Empty(t, passes, "passes after the dropped ticks")
-}
-
-// TestBurstPacerSaysOnceWhenBehind: passes 30 ms apart at a 10 ms period (a node that cannot hold
-// it) are said once, at warn, with the period achieved; holding the period again once, at info.
-func TestBurstPacerSaysOnceWhenBehind(t *testing.T) {
-	core, logs := observer.New(zapcore.InfoLevel)
-	b := newBurstSampler(BurstsConfig{Period: 10 * time.Millisecond}, zap.New(core), nil)
-	at := testEpoch
-	for range 300 { // 9 s
-		at = at.Add(30 * time.Millisecond)
-		b.sayPace(b.pace.tick(at))
-	}
-	for range 300 { // 3 s
-		at = at.Add(10 * time.Millisecond)
-		b.sayPace(b.pace.tick(at))
-	}
-	warns := logs.FilterLevelExact(zapcore.WarnLevel).All()
-	require.Len(t, warns, 1)
-	assert.Equal(t, 30*time.Millisecond, warns[0].ContextMap()["achieved"])
-	assert.Equal(t, 10*time.Millisecond, warns[0].ContextMap()["period"])
-	infos := logs.FilterLevelExact(zapcore.InfoLevel).All()
-	require.Len(t, infos, 1)
-	assert.Equal(t, 10*time.Millisecond, infos[0].ContextMap()["achieved"])
-}
-
-// TestBurstPacerQuietWhenHeld: a sampler that holds its period (jitter of a few ms included) says
-// nothing.
-func TestBurstPacerQuietWhenHeld(t *testing.T) {
-	core, logs := observer.New(zapcore.InfoLevel)
-	b := newBurstSampler(BurstsConfig{Period: 10 * time.Millisecond}, zap.New(core), nil)
-	at := testEpoch
-	for i := range 1000 {
-		at = at.Add(time.Duration(8+4*(i%2)) * time.Millisecond)
-		b.sayPace(b.pace.tick(at))
-	}
-	assert.Zero(t, logs.Len())
 }
 
 // TestBurstRecordThenReplay records the fast sampler's passes with the scrapes and replays the
@@ -331,22 +293,7 @@ func TestBurstReplayWithoutSubSamples(t *testing.T) {
 	}
 }
 
-// TestNextTickDropsMissedTicks: the next tick after a pass is one period on, on the grid of the
-// first; a pass that ran past one or more ticks resumes at the first tick after it ended, never
-// catching up on those it missed (time.Ticker's rule).
-func TestNextTickDropsMissedTicks(t *testing.T) {
-	const ms = int64(time.Millisecond)
-	for _, c := range []struct{ next, now, want int64 }{
-		{100 * ms, 103 * ms, 110 * ms}, // on time
-		{100 * ms, 110 * ms, 120 * ms}, // ended at the next tick: that one is missed
-		{100 * ms, 135 * ms, 140 * ms}, // 35 ms late: three ticks dropped, none queued
-		{100 * ms, 99 * ms, 110 * ms},  // woke a little early
-	} {
-		assert.Equal(t, c.want, nextTick(c.next, c.now, 10*ms), "next %d ms, now %d ms", c.next/ms, c.now/ms)
-	}
-}
-
-// TestBurstSamplerOnItsOwnTicks runs the sampler on its real ticks (sleepTicks on Linux): passes
+// TestBurstSamplerOnItsOwnTicks runs the sampler on its real ticks (burst.Loop's sleepTicks on Linux): passes
 // come and are folded (a peak appears; the counters do not move, so it is 0 B/s), and shutdown
 // stops it. It waits for passes, it does not time them.
 func TestBurstSamplerOnItsOwnTicks(t *testing.T) {

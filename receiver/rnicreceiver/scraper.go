@@ -134,7 +134,7 @@ func (s *rnicScraper) startBursts() {
 	case s.cfg.Bursts.Period > 0:
 		s.bursts = newBurstSampler(s.cfg.Bursts, s.logger, s.clock)
 		if s.newBurstTicker != nil {
-			s.bursts.newTicker = s.newBurstTicker
+			s.bursts.loop.NewTicker = s.newBurstTicker
 		}
 		if s.rec != nil {
 			s.rec.burstPeriod = s.cfg.Bursts.Period

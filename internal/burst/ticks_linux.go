@@ -1,4 +1,4 @@
-package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
+package burst // import "github.com/otelcol-iclens/otelcol-iclens/internal/burst"
 
 import (
 	"runtime"
@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sleepTicks wakes the sampler on an OS thread of its own with clock_nanosleep(CLOCK_MONOTONIC,
+// sleepTicks wakes the loop on an OS thread of its own with clock_nanosleep(CLOCK_MONOTONIC,
 // TIMER_ABSTIME) to each tick: the kernel's hrtimer wakes that one thread, and the Go scheduler has
 // no timer to run and no goroutine to hand over a hundred times a second (a time.Ticker's wakeup
 // goes through the runtime's timer heap, a channel send and the scheduler, whose idle threads spin
