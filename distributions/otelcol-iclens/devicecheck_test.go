@@ -38,6 +38,7 @@ func TestDeviceCheckWithoutGPU(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "device-check: no NVIDIA GPU found (no nvidia-smi on PATH): GPU checks skipped\n"+
 		"device-check: no RDMA device, Grace SCF PMU, Xeon Max HBM PMU or AMD gpu_metrics under "+root+"/sys: host checks skipped\n"+
+		"device-check: root_path "+root+" is not /: perf_event_open reads the running kernel's PMUs: uncore checks skipped\n"+
 		"device-check: nothing to check on this machine\n", string(out))
 }
 

@@ -19,6 +19,10 @@ type RNICSample struct {
 // PerfSample is the cpuuncore receiver's Sample: one entry per event read in the scrape.
 type PerfSample struct {
 	Perf []PerfReading `json:"perf"`
+	// Bursts are the fast sampler's raw counts since the previous scrape, by event
+	// ("uncore_imc_0@0:0xcf05:0x0:0x0": the PMU instance, the CPU and the config words), absent in
+	// recordings made without it.
+	Bursts *SubSamples `json:"bursts,omitempty"`
 }
 
 // PerfReading is one event's reading: the CPU the group counts on, the PMU by name (type numbers

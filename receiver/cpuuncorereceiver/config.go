@@ -46,8 +46,40 @@ type Config struct {
 	// PMUs (recording.replay); see internal/recording/FORMAT.md.
 	Recording recording.Settings `mapstructure:"recording"`
 
+	// Bursts is the fast sampler of the memory and IIO groups (README.md, "Microbursts"): off by
+	// default.
+	Bursts BurstsConfig `mapstructure:"bursts"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
+}
+
+// BurstsConfig controls the fast sampler, which reads the groups that carry interconnect.io's
+// cpu_memory and cpu_pcie bytes (one read(2) per perf group) every Period on a goroutine of its
+// own, and folds each series' bytes into cpuuncore.burst.peak_rate per collection interval. There
+// are no shares of a line rate as in the rnic receiver: neither the uncore PMUs nor sysfs state a
+// memory controller's or an IIO stack's line rate.
+type BurstsConfig struct {
+	// Period is the sampling period; 0 turns the sampler off. At least 10ms, shorter than
+	// collection_interval.
+	Period time.Duration `mapstructure:"period"`
+}
+
+// minBurstPeriod is the shortest bursts.period, as in the rnic receiver: Go's timers and a loaded
+// node do not hold much less, and every pass is one read(2) per group (80 on a two-socket
+// Sapphire Rapids with the IIO stacks).
+const minBurstPeriod = 10 * time.Millisecond
+
+func (b BurstsConfig) validate(collection time.Duration) error {
+	switch {
+	case b.Period < 0:
+		return fmt.Errorf("bursts.period: must not be negative, got %v", b.Period)
+	case b.Period > 0 && b.Period < minBurstPeriod:
+		return fmt.Errorf("bursts.period: must be 0 (off) or at least %v, got %v", minBurstPeriod, b.Period)
+	case b.Period > 0 && collection > 0 && b.Period >= collection:
+		return fmt.Errorf("bursts.period: must be shorter than collection_interval (%v), got %v", collection, b.Period)
+	}
+	return nil
 }
 
 // DomainConfig switches a domain on and sets the level its series are reported at.
@@ -118,6 +150,7 @@ func (cfg *Config) Validate() error {
 	for i, e := range cfg.Events {
 		errs = append(errs, e.validate(fmt.Sprintf("events[%d]", i)))
 	}
+	errs = append(errs, cfg.Bursts.validate(cfg.CollectionInterval))
 	return errors.Join(errs...)
 }
 

@@ -136,6 +136,11 @@ func (ts *testScraper) tick(d time.Duration) { ts.clock = ts.clock.Add(d) }
 // newTestScraper starts a scraper on a fixture tree (testdata/<fixture>) with a fake counter
 // source and a controllable clock.
 func newTestScraper(t testing.TB, fixture string, edit func(*Config)) *testScraper {
+	return newTestScraperWith(t, fixture, edit, nil)
+}
+
+// newTestScraperWith is newTestScraper with before run on the scraper before it starts.
+func newTestScraperWith(t testing.TB, fixture string, edit func(*Config), before func(*uncoreScraper)) *testScraper {
 	cfg := createDefaultConfig().(*Config)
 	cfg.RootPath, _ = filepath.Abs(filepath.Join("testdata", fixture))
 	if edit != nil {
@@ -150,6 +155,9 @@ func newTestScraper(t testing.TB, fixture string, edit func(*Config)) *testScrap
 	ts := &testScraper{uncoreScraper: newScraper(cfg, set, live), t: t, fake: fake, logs: logs,
 		clock: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)}
 	ts.now = func() time.Time { return ts.clock }
+	if before != nil {
+		before(ts.uncoreScraper)
+	}
 	require.NoError(t, ts.start(t.Context(), nil))
 	t.Cleanup(func() { _ = ts.shutdown(t.Context()) })
 	return ts

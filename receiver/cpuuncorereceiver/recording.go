@@ -126,7 +126,12 @@ type seam struct {
 	// stamp is the time a scrape at now gives its points: now live, the time the sample was
 	// recorded at in a replay (recording.ReplayClock); nil live.
 	stamp func(now time.Time) time.Time
-	close func() error
+	// addPass keeps a pass of the fast sampler for the next sample (recording); takeBursts
+	// returns the current sample's sub-interval samples once, and how recorded times map to the
+	// replay's clock (replay). nil otherwise.
+	addPass    func(at time.Time, values map[string]uint64)
+	takeBursts func() (*recording.SubSamples, func(time.Time) time.Time)
+	close      func() error
 }
 
 // openSeam prepares the perf opener and root for the configured mode. The recording's Writer
@@ -148,7 +153,7 @@ func openSeam(cfg *Config, live func() (perf.Opener, error), now time.Time) (*se
 			_ = p.Close()
 			return nil, fmt.Errorf("recording %s: the first sample holds no perf readings", cfg.Recording.Replay)
 		}
-		return &seam{opener: o, root: p.Root(), replayed: true, afterScrape: o.advance, stamp: o.stamp, close: p.Close}, nil
+		return &seam{opener: o, root: p.Root(), replayed: true, afterScrape: o.advance, stamp: o.stamp, takeBursts: o.takeBursts, close: p.Close}, nil
 	}
 	opener, err := live()
 	if err != nil {
@@ -166,7 +171,8 @@ func openSeam(cfg *Config, live func() (perf.Opener, error), now time.Time) (*se
 		_ = w.Close()
 		return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Write, err)
 	}
-	return &seam{opener: o, root: cfg.RootPath, afterScrape: o.flush, close: w.Close}, nil
+	o.burstPeriod = cfg.Bursts.Period
+	return &seam{opener: o, root: cfg.RootPath, afterScrape: o.flush, addPass: o.addPass, close: w.Close}, nil
 }
 
 // recordingOpener passes groups through to the real opener and collects their reads.
@@ -177,6 +183,9 @@ type recordingOpener struct {
 
 	mu      sync.Mutex
 	pending []recording.PerfReading
+	// subs are the fast sampler's passes since the last flush, taken every burstPeriod.
+	subs        *recording.SubSamples
+	burstPeriod time.Duration
 }
 
 // newRecordingOpener writes the host's tree as the recording's first record.
@@ -202,14 +211,24 @@ func (o *recordingOpener) OpenGroup(cpu int, attrs []perf.Attr) (perf.Group, err
 // flush writes the reads of one scrape as its Sample.
 func (o *recordingOpener) flush(now time.Time) error {
 	o.mu.Lock()
-	events := o.pending
-	o.pending = nil
+	events, subs := o.pending, o.subs
+	o.pending, o.subs = nil, nil
 	o.mu.Unlock()
-	b, err := json.Marshal(recording.PerfSample{Perf: events})
+	b, err := json.Marshal(recording.PerfSample{Perf: events, Bursts: subs})
 	if err != nil {
 		return err
 	}
 	return o.w.Write(recording.Record{Time: now.UTC(), Sample: b})
+}
+
+// addPass keeps one pass of the fast sampler (burstSampler.onPass) for the next scrape's sample.
+func (o *recordingOpener) addPass(at time.Time, values map[string]uint64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.subs == nil {
+		o.subs = &recording.SubSamples{Period: recording.Duration(o.burstPeriod)}
+	}
+	o.subs.Add(at.UTC(), values)
 }
 
 type recordingGroup struct {
@@ -250,6 +269,8 @@ type replayOpener struct {
 	// scrapes run.
 	clock    *recording.ReplayClock
 	recorded time.Time
+	// subs are the current sample's sub-interval samples, until the scrape takes them.
+	subs *recording.SubSamples
 }
 
 func newReplayOpener(p *recording.Player, interval time.Duration) *replayOpener {
@@ -287,9 +308,18 @@ func (o *replayOpener) advance(now time.Time) error {
 		cur[k] = c.shift(e, laps)
 	}
 	o.mu.Lock()
-	o.cur = cur
+	o.cur, o.subs = cur, s.Bursts
 	o.mu.Unlock()
 	return nil
+}
+
+// takeBursts returns the current sample's sub-interval samples, once.
+func (o *replayOpener) takeBursts() (*recording.SubSamples, func(time.Time) time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	subs := o.subs
+	o.subs = nil
+	return subs, o.player.Time
 }
 
 // lapCarry continues an event's counts from lap to lap of a looping replay. The count of an open

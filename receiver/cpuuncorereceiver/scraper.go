@@ -69,12 +69,22 @@ type uncoreScraper struct {
 
 	// foldStop and foldDone control the background reader (fold.go), nil when none runs.
 	foldStop, foldDone chan struct{}
+
+	// bursts is the fast sampler (bursts.period), or on a replay the fold of the recorded
+	// sub-interval samples; nil otherwise.
+	bursts *burstSampler
+	// regrouped: a group was opened or closed since the sampler was last given the plan's.
+	regrouped bool
+	// newBurstTicker, when set, gives the fast sampler its ticks (tests); unset, burst.Loop's own.
+	newBurstTicker func(time.Duration) (<-chan time.Time, func())
+	logger         *zap.Logger
 }
 
 func newScraper(cfg *Config, set receiver.Settings, live func() (perf.Opener, error)) *uncoreScraper {
 	return &uncoreScraper{
 		cfg:         cfg,
 		log:         errtrack.NewLog(set.Logger),
+		logger:      set.Logger,
 		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		live:        live,
 		reader:      &sysfs.Reader{},
@@ -127,11 +137,32 @@ func (s *uncoreScraper) start(context.Context, component.Host) error {
 		s.plat = platformFor(id)
 	}
 	s.cpu = id
+	s.startBursts()
 	s.discover(now)
 	return nil
 }
 
+// startBursts starts the fast sampler on a live node with bursts.period set. A replay never reads
+// the counters in between scrapes: it folds the sub-interval samples its recording holds.
+func (s *uncoreScraper) startBursts() {
+	switch {
+	case s.src.replayed:
+		s.bursts = newBurstSampler(s.cfg.Bursts.Period, s.logger, s.now)
+	case s.cfg.Bursts.Period > 0:
+		s.bursts = newBurstSampler(s.cfg.Bursts.Period, s.logger, s.now)
+		s.bursts.loop.NewTicker = s.newBurstTicker
+		if s.src.addPass != nil {
+			s.bursts.onPass = s.src.addPass
+		}
+		s.bursts.start()
+	}
+}
+
 func (s *uncoreScraper) shutdown(context.Context) error {
+	if s.bursts != nil {
+		// Before the groups close: its reads would only fail.
+		s.bursts.shutdown()
+	}
 	s.stopFolding()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -164,6 +195,8 @@ func (s *uncoreScraper) discover(now time.Time) {
 	s.incomplete = missing || len(d.plan.groups) == 0 && len(d.plan.mbm) == 0
 	s.logStatus(missing || anyAtLeast(d.said, zapcore.WarnLevel))
 	s.ensureFolding()
+	s.syncBursts()
+	s.regrouped = false
 }
 
 // anyAtLeast reports whether a line is logged at level or above.
@@ -183,7 +216,10 @@ func (s *uncoreScraper) open(g *counterGroup) error {
 		g.openErr = err
 		return err
 	}
-	g.handle, g.openErr = h, nil
+	// Shared with the fast sampler (burstsampler.go), whether or not one runs: one uncontended
+	// lock per read.
+	g.handle, g.openErr = share(h), nil
+	s.regrouped = true
 	g.reading = perf.Reading{Values: make([]uint64, len(g.attrs))}
 	g.lastRead = time.Time{}
 	for _, m := range g.members {
@@ -282,6 +318,7 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 			// A PMU that disappeared (driver unloaded, box gone): drop the group and look again.
 			_ = g.handle.Close()
 			g.handle, g.openErr = nil, err
+			s.regrouped = true
 			s.fail(g, lost)
 			s.incomplete = true
 			s.log.Fail(g.key, "Cannot read uncore counters", err, zap.String("group", g.key))
@@ -380,6 +417,7 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	for _, f := range s.plan.scales {
 		s.series.Gauge(func() { s.mb.RecordCpuuncoreEventBytesPerCountDataPoint(ts, f.bpc, f.pmu, f.event, f.source) })
 	}
+	s.recordBursts(ts)
 	md := s.mb.Emit()
 	if s.src != nil && s.src.afterScrape != nil {
 		if err := s.src.afterScrape(now); err != nil {
@@ -392,6 +430,10 @@ func (s *uncoreScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	// Rediscovery runs after the reads, so that groups kept open lose nothing.
 	if s.incomplete && s.rediscovery.Due(now) {
 		s.discover(now)
+	}
+	if s.regrouped {
+		s.syncBursts()
+		s.regrouped = false
 	}
 	return md, errs.Combine()
 }

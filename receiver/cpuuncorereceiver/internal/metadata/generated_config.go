@@ -4,9 +4,66 @@ package metadata
 
 import (
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/collector/confmap"
 )
+
+// CpuuncoreBurstPeakRateMetricAttributeKey specifies the key of an attribute for the cpuuncore.burst.peak_rate metric.
+type CpuuncoreBurstPeakRateMetricAttributeKey string
+
+const (
+	CpuuncoreBurstPeakRateMetricAttributeKeyComponent   CpuuncoreBurstPeakRateMetricAttributeKey = "component"
+	CpuuncoreBurstPeakRateMetricAttributeKeyDirection   CpuuncoreBurstPeakRateMetricAttributeKey = "direction"
+	CpuuncoreBurstPeakRateMetricAttributeKeyDevice      CpuuncoreBurstPeakRateMetricAttributeKey = "device"
+	CpuuncoreBurstPeakRateMetricAttributeKeyPciBusID    CpuuncoreBurstPeakRateMetricAttributeKey = "pci.bus_id"
+	CpuuncoreBurstPeakRateMetricAttributeKeyNumaNode    CpuuncoreBurstPeakRateMetricAttributeKey = "numa.node"
+	CpuuncoreBurstPeakRateMetricAttributeKeyBurstWindow CpuuncoreBurstPeakRateMetricAttributeKey = "burst.window"
+)
+
+// CpuuncoreBurstPeakRateMetricConfig provides config for the cpuuncore.burst.peak_rate metric.
+type CpuuncoreBurstPeakRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []CpuuncoreBurstPeakRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *CpuuncoreBurstPeakRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *CpuuncoreBurstPeakRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case CpuuncoreBurstPeakRateMetricAttributeKeyComponent, CpuuncoreBurstPeakRateMetricAttributeKeyDirection, CpuuncoreBurstPeakRateMetricAttributeKeyDevice, CpuuncoreBurstPeakRateMetricAttributeKeyPciBusID, CpuuncoreBurstPeakRateMetricAttributeKeyNumaNode, CpuuncoreBurstPeakRateMetricAttributeKeyBurstWindow:
+		default:
+			return fmt.Errorf("metric cpuuncore.burst.peak_rate doesn't have an attribute %v, valid attributes: [component, direction, device, pci.bus_id, numa.node, burst.window]", val)
+		}
+	}
+	if !slices.Contains(ms.EnabledAttributes, CpuuncoreBurstPeakRateMetricAttributeKeyBurstWindow) {
+		return fmt.Errorf("burst.window is a required attribute for cpuuncore.burst.peak_rate metric and must be included")
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
 
 // CpuuncoreCounterRunningRatioMetricAttributeKey specifies the key of an attribute for the cpuuncore.counter.running_ratio metric.
 type CpuuncoreCounterRunningRatioMetricAttributeKey string
@@ -260,6 +317,7 @@ func (ms *InterconnectIoMetricConfig) Validate() error {
 
 // MetricsConfig provides config for cpuuncore metrics.
 type MetricsConfig struct {
+	CpuuncoreBurstPeakRate       CpuuncoreBurstPeakRateMetricConfig       `mapstructure:"cpuuncore.burst.peak_rate"`
 	CpuuncoreCounterRunningRatio CpuuncoreCounterRunningRatioMetricConfig `mapstructure:"cpuuncore.counter.running_ratio"`
 	CpuuncoreEventBytesPerCount  CpuuncoreEventBytesPerCountMetricConfig  `mapstructure:"cpuuncore.event.bytes_per_count"`
 	CpuuncoreMemoryIo            CpuuncoreMemoryIoMetricConfig            `mapstructure:"cpuuncore.memory.io"`
@@ -269,6 +327,11 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		CpuuncoreBurstPeakRate: CpuuncoreBurstPeakRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []CpuuncoreBurstPeakRateMetricAttributeKey{CpuuncoreBurstPeakRateMetricAttributeKeyComponent, CpuuncoreBurstPeakRateMetricAttributeKeyDirection, CpuuncoreBurstPeakRateMetricAttributeKeyDevice, CpuuncoreBurstPeakRateMetricAttributeKeyPciBusID, CpuuncoreBurstPeakRateMetricAttributeKeyNumaNode, CpuuncoreBurstPeakRateMetricAttributeKeyBurstWindow},
+		},
 		CpuuncoreCounterRunningRatio: CpuuncoreCounterRunningRatioMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,

@@ -26,6 +26,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					CpuuncoreBurstPeakRate: CpuuncoreBurstPeakRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []CpuuncoreBurstPeakRateMetricAttributeKey{CpuuncoreBurstPeakRateMetricAttributeKeyComponent, CpuuncoreBurstPeakRateMetricAttributeKeyDirection, CpuuncoreBurstPeakRateMetricAttributeKeyDevice, CpuuncoreBurstPeakRateMetricAttributeKeyPciBusID, CpuuncoreBurstPeakRateMetricAttributeKeyNumaNode, CpuuncoreBurstPeakRateMetricAttributeKeyBurstWindow},
+					},
 					CpuuncoreCounterRunningRatio: CpuuncoreCounterRunningRatioMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -58,6 +63,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					CpuuncoreBurstPeakRate: CpuuncoreBurstPeakRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []CpuuncoreBurstPeakRateMetricAttributeKey{CpuuncoreBurstPeakRateMetricAttributeKeyComponent, CpuuncoreBurstPeakRateMetricAttributeKeyDirection, CpuuncoreBurstPeakRateMetricAttributeKeyDevice, CpuuncoreBurstPeakRateMetricAttributeKeyPciBusID, CpuuncoreBurstPeakRateMetricAttributeKeyNumaNode, CpuuncoreBurstPeakRateMetricAttributeKeyBurstWindow},
+					},
 					CpuuncoreCounterRunningRatio: CpuuncoreCounterRunningRatioMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -90,11 +100,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(CpuuncoreCounterRunningRatioMetricConfig{}, CpuuncoreEventBytesPerCountMetricConfig{}, CpuuncoreMemoryIoMetricConfig{}, CpuuncorePcieDeviceMetricConfig{}, InterconnectIoMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(CpuuncoreBurstPeakRateMetricConfig{}, CpuuncoreCounterRunningRatioMetricConfig{}, CpuuncoreEventBytesPerCountMetricConfig{}, CpuuncoreMemoryIoMetricConfig{}, CpuuncorePcieDeviceMetricConfig{}, InterconnectIoMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestCpuuncoreBurstPeakRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().CpuuncoreBurstPeakRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []CpuuncoreBurstPeakRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric cpuuncore.burst.peak_rate doesn't have an attribute invalid, valid attributes: [component, direction, device, pci.bus_id, numa.node, burst.window]")
+
+	cfg = DefaultMetricsConfig().CpuuncoreBurstPeakRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestCpuuncoreCounterRunningRatioMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().CpuuncoreCounterRunningRatio
 	require.NoError(t, cfg.Validate())

@@ -110,6 +110,10 @@ var MapAttributeScaleSource = map[string]AttributeScaleSource{
 }
 
 var MetricsInfo = metricsInfo{
+	CpuuncoreBurstPeakRate: metricInfo{
+		Name:       "cpuuncore.burst.peak_rate",
+		Attributes: []string{"component", "direction", "device", "pci.bus_id", "numa.node", "burst.window"},
+	},
 	CpuuncoreCounterRunningRatio: metricInfo{
 		Name:       "cpuuncore.counter.running_ratio",
 		Attributes: []string{"pmu"},
@@ -133,6 +137,7 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	CpuuncoreBurstPeakRate       metricInfo
 	CpuuncoreCounterRunningRatio metricInfo
 	CpuuncoreEventBytesPerCount  metricInfo
 	CpuuncoreMemoryIo            metricInfo
@@ -143,6 +148,110 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricCpuuncoreBurstPeakRate struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        CpuuncoreBurstPeakRateMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills cpuuncore.burst.peak_rate metric with initial data.
+func (m *metricCpuuncoreBurstPeakRate) init() {
+	m.data.SetName("cpuuncore.burst.peak_rate")
+	m.data.SetDescription("The highest rate of an interconnect.io cpu_memory or cpu_pcie series over one sampling window of the fast sampler (bursts.period) among the windows that ended in the collection interval; emitted only with bursts.period set. A 5 s average of host memory traffic hides a 40 ms burst of data bouncing through it at every training step; this does not.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricCpuuncoreBurstPeakRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, componentAttributeValue string, directionAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, burstWindowAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, CpuuncoreBurstPeakRateMetricAttributeKeyComponent) {
+		dp.Attributes().PutStr("component", componentAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, CpuuncoreBurstPeakRateMetricAttributeKeyDirection) {
+		dp.Attributes().PutStr("direction", directionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, CpuuncoreBurstPeakRateMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, CpuuncoreBurstPeakRateMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, CpuuncoreBurstPeakRateMetricAttributeKeyNumaNode) {
+		dp.Attributes().PutInt("numa.node", numaNodeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, CpuuncoreBurstPeakRateMetricAttributeKeyBurstWindow) {
+		dp.Attributes().PutStr("burst.window", burstWindowAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricCpuuncoreBurstPeakRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricCpuuncoreBurstPeakRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricCpuuncoreBurstPeakRate(cfg CpuuncoreBurstPeakRateMetricConfig) metricCpuuncoreBurstPeakRate {
+	m := metricCpuuncoreBurstPeakRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricCpuuncoreCounterRunningRatio struct {
@@ -632,6 +741,7 @@ type MetricsBuilder struct {
 	metricsCapacity                    int                  // maximum observed number of metrics per resource.
 	metricsBuffer                      pmetric.Metrics      // accumulates metrics data before emitting.
 	buildInfo                          component.BuildInfo  // contains version information.
+	metricCpuuncoreBurstPeakRate       metricCpuuncoreBurstPeakRate
 	metricCpuuncoreCounterRunningRatio metricCpuuncoreCounterRunningRatio
 	metricCpuuncoreEventBytesPerCount  metricCpuuncoreEventBytesPerCount
 	metricCpuuncoreMemoryIo            metricCpuuncoreMemoryIo
@@ -662,6 +772,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		startTime:                          pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer:                      pmetric.NewMetrics(),
 		buildInfo:                          settings.BuildInfo,
+		metricCpuuncoreBurstPeakRate:       newMetricCpuuncoreBurstPeakRate(mbc.Metrics.CpuuncoreBurstPeakRate),
 		metricCpuuncoreCounterRunningRatio: newMetricCpuuncoreCounterRunningRatio(mbc.Metrics.CpuuncoreCounterRunningRatio),
 		metricCpuuncoreEventBytesPerCount:  newMetricCpuuncoreEventBytesPerCount(mbc.Metrics.CpuuncoreEventBytesPerCount),
 		metricCpuuncoreMemoryIo:            newMetricCpuuncoreMemoryIo(mbc.Metrics.CpuuncoreMemoryIo),
@@ -733,6 +844,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricCpuuncoreBurstPeakRate.emit(ils.Metrics())
 	mb.metricCpuuncoreCounterRunningRatio.emit(ils.Metrics())
 	mb.metricCpuuncoreEventBytesPerCount.emit(ils.Metrics())
 	mb.metricCpuuncoreMemoryIo.emit(ils.Metrics())
@@ -757,6 +869,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordCpuuncoreBurstPeakRateDataPoint adds a data point to cpuuncore.burst.peak_rate metric.
+func (mb *MetricsBuilder) RecordCpuuncoreBurstPeakRateDataPoint(ts pcommon.Timestamp, val float64, componentAttributeValue AttributeComponent, directionAttributeValue AttributeDirection, deviceAttributeValue string, pciBusIDAttributeValue string, numaNodeAttributeValue int64, burstWindowAttributeValue string) {
+	mb.metricCpuuncoreBurstPeakRate.recordDataPoint(mb.startTime, ts, val, componentAttributeValue.String(), directionAttributeValue.String(), deviceAttributeValue, pciBusIDAttributeValue, numaNodeAttributeValue, burstWindowAttributeValue)
 }
 
 // RecordCpuuncoreCounterRunningRatioDataPoint adds a data point to cpuuncore.counter.running_ratio metric.

@@ -58,6 +58,7 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["cpuuncore.burst.peak_rate"] = mb.metricCpuuncoreBurstPeakRate.config.AggregationStrategy
 			aggMap["cpuuncore.counter.running_ratio"] = mb.metricCpuuncoreCounterRunningRatio.config.AggregationStrategy
 			aggMap["cpuuncore.event.bytes_per_count"] = mb.metricCpuuncoreEventBytesPerCount.config.AggregationStrategy
 			aggMap["cpuuncore.memory.io"] = mb.metricCpuuncoreMemoryIo.config.AggregationStrategy
@@ -71,6 +72,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordCpuuncoreBurstPeakRateDataPoint(ts, 1, AttributeComponentCPUPcie, AttributeDirectionTransmit, "device-val", "pci.bus_id-val", 9, "burst.window-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordCpuuncoreBurstPeakRateDataPoint(ts, 3, AttributeComponentCPUMemory, AttributeDirectionReceive, "device-val-2", "pci.bus_id-val-2", 10, "burst.window-val")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordCpuuncoreCounterRunningRatioDataPoint(ts, 1, "pmu-val")
@@ -105,6 +112,7 @@ func TestMetricsBuilder(t *testing.T) {
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricCpuuncoreBurstPeakRate.aggDataPoints)
 				assert.Empty(t, mb.metricCpuuncoreCounterRunningRatio.aggDataPoints)
 				assert.Empty(t, mb.metricCpuuncoreEventBytesPerCount.aggDataPoints)
 				assert.Empty(t, mb.metricCpuuncoreMemoryIo.aggDataPoints)
@@ -137,6 +145,71 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "cpuuncore.burst.peak_rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["cpuuncore.burst.peak_rate"], "Found a duplicate in the metrics slice: cpuuncore.burst.peak_rate")
+						validatedMetrics["cpuuncore.burst.peak_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The highest rate of an interconnect.io cpu_memory or cpu_pcie series over one sampling window of the fast sampler (bursts.period) among the windows that ended in the collection interval; emitted only with bursts.period set. A 5 s average of host memory traffic hides a 40 ms burst of data bouncing through it at every training step; this does not.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						componentAttrVal, ok := dp.Attributes().Get("component")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu_pcie", componentAttrVal.Str())
+						directionAttrVal, ok := dp.Attributes().Get("direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", directionAttrVal.Str())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						numaNodeAttrVal, ok := dp.Attributes().Get("numa.node")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, numaNodeAttrVal.Int())
+						burstWindowAttrVal, ok := dp.Attributes().Get("burst.window")
+						assert.True(t, ok)
+						assert.Equal(t, "burst.window-val", burstWindowAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["cpuuncore.burst.peak_rate"], "Found a duplicate in the metrics slice: cpuuncore.burst.peak_rate")
+						validatedMetrics["cpuuncore.burst.peak_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The highest rate of an interconnect.io cpu_memory or cpu_pcie series over one sampling window of the fast sampler (bursts.period) among the windows that ended in the collection interval; emitted only with bursts.period set. A 5 s average of host memory traffic hides a 40 ms burst of data bouncing through it at every training step; this does not.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["cpuuncore.burst.peak_rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("component")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("direction")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("numa.node")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("burst.window")
+						assert.True(t, ok)
+					}
 				case "cpuuncore.counter.running_ratio":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["cpuuncore.counter.running_ratio"], "Found a duplicate in the metrics slice: cpuuncore.counter.running_ratio")
