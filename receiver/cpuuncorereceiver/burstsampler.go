@@ -259,7 +259,7 @@ func (b *burstSampler) replay(subs *recording.SubSamples, at func(time.Time) tim
 	}
 }
 
-// record adds cpuuncore.burst.peak_rate for every series whose windows ended in this interval.
+// recordBursts adds cpuuncore.burst.peak_rate for every series whose windows ended in this interval.
 func (s *uncoreScraper) recordBursts(ts pcommon.Timestamp) {
 	b := s.bursts
 	if b == nil {
