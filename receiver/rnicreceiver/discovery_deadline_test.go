@@ -34,13 +34,11 @@ func TestDiscoveryDoesNotWaitForStuckRead(t *testing.T) {
 	}
 	named := "mlx4_1: discovery reads did not return within 100ms"
 
-	start := time.Now()
-	md, err := s.scrape(context.Background())
-	took := time.Since(start)
+	// The read never returns until unblock: a scrape that waited for it would not return within
+	// the minute (a deadline for a busy machine, not a speed).
+	md, err := scrapeWithin(t, s, time.Minute, "the scrape waited for the stuck discovery")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), named)
-	t.Logf("first scrape with a stuck discovery read: %s", took)
-	assert.Less(t, took, 5*time.Second, "the scrape waited for the stuck discovery")
 	_, ok := metrictest.Find(md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit"))
 	assert.True(t, ok, "the other devices are discovered and read")
 	absent(t, md, "interconnect.io", rnicIO("mlx4_1/1", "transmit"))
