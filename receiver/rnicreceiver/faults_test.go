@@ -330,25 +330,3 @@ func TestNamedPipesNeverBlockDiscovery(t *testing.T) {
 	md, _ = scrapeGrown(t, s, root)
 	assert.Equal(t, int64(85378896588*4), value(t, md, "interconnect.io", rnicIO("mlx5_bond_0/1", "transmit")))
 }
-
-// scrapeWithin scrapes on a goroutine of its own and fails the test with msg where the scrape has
-// not returned within d.
-func scrapeWithin(t *testing.T, s *rnicScraper, d time.Duration, msg string) (pmetric.Metrics, error) {
-	t.Helper()
-	type result struct {
-		md  pmetric.Metrics
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		md, err := s.scrape(context.Background())
-		done <- result{md, err}
-	}()
-	select {
-	case r := <-done:
-		return r.md, r.err
-	case <-time.After(d):
-		t.Fatalf("%s (no return within %v)", msg, d)
-		return pmetric.Metrics{}, nil
-	}
-}

@@ -115,3 +115,25 @@ func mustAttr(t *testing.T, md pmetric.Metrics, metric, device, attr string) any
 	require.True(t, ok, "no %s for %s", metric, device)
 	return dp.Attributes().AsRaw()[attr]
 }
+
+// scrapeWithin scrapes on a goroutine of its own and fails the test with msg where the scrape has
+// not returned within d.
+func scrapeWithin(t *testing.T, s *rnicScraper, d time.Duration, msg string) (pmetric.Metrics, error) {
+	t.Helper()
+	type result struct {
+		md  pmetric.Metrics
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		md, err := s.scrape(context.Background())
+		done <- result{md, err}
+	}()
+	select {
+	case r := <-done:
+		return r.md, r.err
+	case <-time.After(d):
+		t.Fatalf("%s (no return within %v)", msg, d)
+		return pmetric.Metrics{}, nil
+	}
+}
