@@ -319,6 +319,7 @@ var metricsServedElsewhere = []struct{ prefix, test string }{
 	{"nccl_", "TestCollectorServesNCCL (NCCL Inspector dumps and RAS)"},
 	{"interconnect_owner", "TestOwnerJoinInPrometheus (Slurm mapping directory, pod-resources)"},
 	{"rnic_burst_", "TestBurstsThroughCollector (the bursty case: recorded sub-interval samples)"},
+	{"cpuuncore_burst_", "TestCollectorServesUncoreBursts (a cpuuncore recording with 10 ms passes)"},
 }
 
 // servedElsewhere names the test that serves a query's metric where the query reads one of
