@@ -97,9 +97,8 @@ type burstTarget struct {
 
 // burstSampler owns the folds and, on a live node, the loop that feeds them.
 type burstSampler struct {
-	period time.Duration
-	clock  func() time.Time
-	loop   *burst.Loop
+	clock func() time.Time
+	loop  *burst.Loop
 	// onPass, when recording, receives each pass's raw counts by event name.
 	onPass func(at time.Time, values map[string]uint64)
 
@@ -111,7 +110,7 @@ type burstSampler struct {
 }
 
 func newBurstSampler(period time.Duration, logger *zap.Logger, clock func() time.Time) *burstSampler {
-	return &burstSampler{period: period, clock: clock, loop: burst.NewLoop(period, logger), window: period.String()}
+	return &burstSampler{clock: clock, loop: burst.NewLoop(period, logger), window: period.String()}
 }
 
 // eventName names one counter in a recording's sub-samples: the PMU instance, the CPU and the

@@ -40,7 +40,6 @@ type burstTarget struct {
 type burstSampler struct {
 	period time.Duration
 	shares []float64
-	logger *zap.Logger
 	clock  func() time.Time
 	// loop runs the passes on a live node (its NewTicker: tests drive ticks of their own).
 	loop *burst.Loop
@@ -61,7 +60,7 @@ type burstSampler struct {
 
 func newBurstSampler(cfg BurstsConfig, logger *zap.Logger, clock func() time.Time) *burstSampler {
 	return &burstSampler{
-		period: cfg.Period, shares: cfg.Shares, logger: logger, clock: clock,
+		period: cfg.Period, shares: cfg.Shares, clock: clock,
 		loop: burst.NewLoop(cfg.Period, logger), seen: -1,
 	}
 }
