@@ -3,6 +3,8 @@ package otelcoliclens_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,8 +20,9 @@ import (
 // 0x304 and cas_count_write 0xc04 of uncore_snbep.c, 64 B a CAS) whose samples carry the fast
 // sampler's passes every 10 ms (internal/recording/FORMAT.md, PerfSample.bursts): socket 0's host
 // memory reads come in the JANOG step, 40 ms at 100 GB/s every 600 ms, which a 1 s average shows as
-// 6.7 GB/s. The collector serves cpuuncore.burst.peak_rate at the bursts' rate. On main the
-// cpuuncore receiver had no fast sampler and served no peak.
+// 6.7 GB/s. The collector serves cpuuncore.burst.peak_rate at the bursts' rate, and the view
+// draws it beside host memory's average (exporter/lensviewexporter README, "Bursts inside the
+// interval"). On main the cpuuncore receiver had no fast sampler and served no peak.
 func TestCollectorServesUncoreBursts(t *testing.T) {
 	bin := collectorBinary(t)
 	const (
@@ -81,7 +84,7 @@ func TestCollectorServesUncoreBursts(t *testing.T) {
 	}
 	require.NoError(t, w.Close())
 
-	addr := freeAddr(t)
+	addr, view := freeAddr(t), freeAddr(t)
 	logs := startCollector(t, bin, fmt.Sprintf(`
 receivers:
   cpuuncore:
@@ -92,11 +95,13 @@ receivers:
 exporters:
   prometheus:
     endpoint: %s
+  lensview:
+    endpoint: %s
 service:
   pipelines:
-    metrics: {receivers: [cpuuncore], exporters: [prometheus]}
+    metrics: {receivers: [cpuuncore], exporters: [prometheus, lensview]}
   telemetry: {metrics: {level: none}}
-`, rec, addr))
+`, rec, addr, view))
 	// The series settle at the last sample (see writeUncoreRecording): 4 s of the step.
 	body := scrapeUntil(t, addr, []string{
 		fmt.Sprintf(`interconnect_io_bytes_total{component="cpu_memory",device="socket0/imc",direction="read"} %d`, casAt(samples*time.Second)*cas),
@@ -107,4 +112,60 @@ service:
 	writes := sampleValues(body, "cpuuncore_burst_peak_rate_bytes_per_second", `device="socket0/imc"`, `direction="write"`)
 	assert.Equal(t, []float64{0}, writes, "the writes have their peak too, at 0")
 	assert.NotContains(t, logs.String(), "Cannot use part of the uncore", "every opened event was recorded")
+
+	// The view: one peak line for host memory's reads, the busiest controller's, at the bursts' rate.
+	label := "CPU MEM[RD] peak/10ms (busiest device)"
+	var line viewLine
+	deadline := time.Now().Add(waitServed)
+	for {
+		var ok bool
+		if line, ok = nodeViewLine(t, view, label); ok && len(line.V) > 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the view has no %q with points within %s", label, waitServed)
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.Equal(t, "peak", line.Kind)
+	assert.InEpsilon(t, rate, line.V[len(line.V)-1], 0.05, "the view draws the peak, not the average")
+}
+
+// viewLine is a line of a node's chart as the view's /api/node serves it.
+type viewLine struct {
+	Label string    `json:"label"`
+	Kind  string    `json:"kind"`
+	V     []float64 `json:"v"`
+}
+
+// nodeViewLine returns the line labelled label of the first node the view at addr knows; ok is
+// false while the view has no node or the node no such line.
+func nodeViewLine(t *testing.T, addr, label string) (viewLine, bool) {
+	t.Helper()
+	var nodes []struct {
+		Name string `json:"name"`
+	}
+	if !getJSON("http://"+addr+"/api/nodes", &nodes) || len(nodes) == 0 {
+		return viewLine{}, false
+	}
+	var node struct {
+		Series []viewLine `json:"series"`
+	}
+	if !getJSON("http://"+addr+"/api/node?name="+url.QueryEscape(nodes[0].Name), &node) {
+		return viewLine{}, false
+	}
+	for _, l := range node.Series {
+		if l.Label == label {
+			return l, true
+		}
+	}
+	return viewLine{}, false
+}
+
+// getJSON decodes what u answers with 200; false on any failure (not up yet).
+func getJSON(u string, v any) bool {
+	resp, err := http.Get(u)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(v) == nil
 }

@@ -9,11 +9,14 @@ import (
 	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
-// What the rnic receiver's fast sampler saw inside each collection interval (bursts.period): a
+// What the receivers' fast samplers saw inside each collection interval (bursts.period): a
 // port's peak window rate, drawn as a dotted line beside the port's average on the bandwidth
 // chart, and the share of time the port ran at or above a share of its line rate, on the chart's
 // right axis. A ring AllReduce at line rate for 40 ms of every 600 ms averages 7 %: the average
-// alone hides a saturated link, the peak and the time above show it.
+// alone hides a saturated link, the peak and the time above show it. The cpuuncore receiver's
+// peaks (host memory, CPU PCIe) are per memory controller or IIO stack, where the chart sums
+// their averages into one line a direction: the peaks of several devices, each over its own
+// window, do not add up, so the chart draws the busiest device's.
 
 // The kinds of line beside the averages.
 const (
@@ -21,13 +24,25 @@ const (
 	kindAbove = "time_above"
 )
 
-// burstPeak draws a port's peak window rate (rnic.burst.peak_rate, a gauge).
+// burstPeak draws a device's peak window rate (rnic.burst.peak_rate, cpuuncore.burst.peak_rate:
+// gauges) beside its average; where the averages of a component's devices sum into one line, the
+// highest of their peaks at each time.
 func (s *store) burstPeak(n *node, a pcommon.Map, dp pmetric.NumberDataPoint) {
 	comp, dir, dev := attr(a, nodestate.AttrComponent), attr(a, nodestate.AttrDirection), attr(a, nodestate.AttrDevice)
-	id, label, _ := bandwidthSeries(comp, dir, dev)
-	sr := s.seriesFor(n, series{id: kindPeak + "/" + id, label: label + " peak/" + attr(a, nodestate.AttrBurstWindow),
+	id, label, summed := bandwidthSeries(comp, dir, dev)
+	label += " peak/" + attr(a, nodestate.AttrBurstWindow)
+	if summed {
+		dev, label = "", label+" (busiest device)"
+	}
+	sr := s.seriesFor(n, series{id: kindPeak + "/" + id, label: label,
 		component: comp, direction: dir, device: dev, kind: kindPeak, unit: "By/s", axis: axisBytes})
-	if t := ms(dp.Timestamp()); sr != nil && s.stepped(sr.ring, t) {
+	t := ms(dp.Timestamp())
+	if sr == nil || !s.stepped(sr.ring, t) {
+		return
+	}
+	if summed {
+		sr.ring.raise(t, nodestate.PointValue(dp))
+	} else {
 		sr.ring.set(t, nodestate.PointValue(dp))
 	}
 }

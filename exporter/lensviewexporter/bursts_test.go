@@ -68,3 +68,48 @@ func TestSharePercent(t *testing.T) {
 	assert.Equal(t, "99.5 %", sharePercent("0.995"))
 	assert.Equal(t, "most", sharePercent("most"))
 }
+
+// TestUncoreBurstPeakOfTheBusiestDevice feeds host memory as the cpuuncore receiver reports it
+// with its fast sampler on (receiver/cpuuncorereceiver metadata.yaml: cpuuncore.burst.peak_rate, a
+// gauge per memory controller or IIO stack, with burst.window): two sockets' reads, the averages
+// summed into one line as the chart draws them, and one peak line beside them at the higher of
+// the two sockets' peaks (peaks over windows of their own do not add up).
+func TestUncoreBurstPeakOfTheBusiestDevice(t *testing.T) {
+	st := newTestStore(t, nil)
+	start := st.clock
+	peak := func(dev string, v float64) pt {
+		return gauge(nodestate.MetricUncoreBurstPeak, v, "component", "cpu_memory", "direction", "read", "device", dev, "burst.window", "10ms")
+	}
+	for i := range 4 {
+		at := start.Add(time.Duration(i) * time.Second)
+		f := float64(i)
+		// socket0 bursts at 100 GB/s for 40 ms of every 600 ms (6.7 GB/s average), socket1 runs
+		// a steady 2 GB/s; in the newest interval socket1 is the busier one.
+		p0, p1 := 100e9, 2.1e9
+		if i == 3 {
+			p0, p1 = 1e9, 3e9
+		}
+		st.feed(at, batch("n", start, at,
+			ioPoint("cpu_memory", "read", "socket0/imc", f*6.7e9),
+			ioPoint("cpu_memory", "read", "socket1/imc", f*2e9),
+			peak("socket0/imc", p0), peak("socket1/imc", p1),
+		))
+	}
+	v := st.view(t, "n")
+	line, ok := seriesByLabel(v, "CPU MEM[RD] peak/10ms (busiest device)")
+	require.True(t, ok, "the peak line: %v", labels(v))
+	assert.Equal(t, kindPeak, line.Kind)
+	assert.Equal(t, axisBytes, line.Axis)
+	assert.Equal(t, []float64{100e9, 100e9, 100e9, 3e9}, line.V, "the higher of the two sockets' peaks at each time, in the order they came")
+	avg, ok := seriesByLabel(v, "CPU MEM[RD]")
+	require.True(t, ok, "the average line: %v", labels(v))
+	require.NotEmpty(t, avg.V)
+	assert.InDelta(t, 8.7e9, avg.V[len(avg.V)-1], 1, "the averages still sum")
+	n := 0
+	for _, s := range v.Series {
+		if s.Kind == kindPeak {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "one peak line for the two devices: %v", labels(v))
+}

@@ -59,19 +59,36 @@ func (r *ring) newest() int {
 // push appends a point. A point at the newest point's time is added to it: several devices
 // (IIO stacks, memory controllers) of one scrape sum into one series. A point older than the
 // newest is dropped: a ring is in time order.
-func (r *ring) push(t int64, v float64) { r.put(t, v, true) }
+func (r *ring) push(t int64, v float64) { r.put(t, v, mergeAdd) }
 
 // set appends a point like push, but a point at the newest point's time replaces it (a gauge,
 // a verdict).
-func (r *ring) set(t int64, v float64) { r.put(t, v, false) }
+func (r *ring) set(t int64, v float64) { r.put(t, v, mergeReplace) }
 
-func (r *ring) put(t int64, v float64, add bool) {
+// raise appends a point like push, but a point at the newest point's time keeps the larger of
+// the two: the busiest of several devices of one scrape (their peaks, which sum to nothing).
+func (r *ring) raise(t int64, v float64) { r.put(t, v, mergeMax) }
+
+// merge is what a point at the newest point's time does to it.
+type merge int
+
+const (
+	mergeAdd merge = iota
+	mergeReplace
+	mergeMax
+)
+
+func (r *ring) put(t int64, v float64, how merge) {
 	if lt, _, ok := r.last(); ok {
 		if t == lt {
-			if add {
-				r.v[r.newest()] += v
-			} else {
-				r.v[r.newest()] = v
+			i := r.newest()
+			switch how {
+			case mergeAdd:
+				r.v[i] += v
+			case mergeReplace:
+				r.v[i] = v
+			case mergeMax:
+				r.v[i] = max(r.v[i], v)
 			}
 			return
 		}

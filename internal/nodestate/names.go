@@ -33,6 +33,9 @@ const (
 	// window of the collection interval, and the seconds it ran at or above a share of its line.
 	MetricBurstPeak      = "rnic.burst.peak_rate"
 	MetricBurstTimeAbove = "rnic.burst.time_above"
+	// The cpuuncore receiver's fast sampler: a memory controller's or an IIO stack's highest
+	// rate over one sampling window (no line rate, so no time above).
+	MetricUncoreBurstPeak = "cpuuncore.burst.peak_rate"
 )
 
 // Attributes of those metrics.
