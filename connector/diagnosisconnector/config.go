@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+
 	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector/internal/metadata"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/verdict"
 )
@@ -47,6 +49,11 @@ type Config struct {
 	// every device verdict (README.md#per-owner-verdicts). Off by default: a consumer that reads
 	// diagnosis.verdict by node and device alone would mix an owner's verdicts with the node's.
 	PerOwner bool `mapstructure:"per_owner"`
+	// Capture names a capture extension (extension/captureextension): when a fault verdict is
+	// raised (any but healthy_gpudirect and idle) the extension writes the rings the receivers of
+	// this collector keep (bursts.capture) as recordings, the verdict's sentence as their note
+	// (README.md#capturing-the-burst-behind-a-verdict). Unset: nothing is captured.
+	Capture *component.ID `mapstructure:"capture"`
 	// Thresholds of the verdicts.
 	Thresholds Thresholds `mapstructure:"thresholds"`
 	// Verdicts turns verdicts off: {idle: {enabled: false}}. All are on by default.

@@ -19,6 +19,7 @@ import (
 	"github.com/tilinna/clock"
 
 	"github.com/otelcol-iclens/otelcol-iclens/connector/diagnosisconnector/internal/metadata"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/nodestate"
 )
 
@@ -40,6 +41,10 @@ type engine struct {
 
 	mu    sync.Mutex
 	nodes map[string]*node
+	// raised are the sentences of the fault verdicts the last evaluation raised; capture, when
+	// set, is asked to write the receivers' rings for them (capture.go).
+	raised  []string
+	capture capture.Hub
 
 	metricsOut consumer.Metrics
 	logsOut    consumer.Logs
@@ -95,12 +100,19 @@ func (d *diagnosis) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-func (d *diagnosis) Start(context.Context, component.Host) error {
+func (d *diagnosis) Start(_ context.Context, host component.Host) error {
 	e := d.e
 	enginesMu.Lock()
 	defer enginesMu.Unlock()
 	if e.running {
 		return nil
+	}
+	if e.cfg.Capture != nil {
+		hub, err := capture.Find(host, *e.cfg.Capture)
+		if err != nil {
+			return err
+		}
+		e.capture = hub
 	}
 	e.running = true
 	e.stop, e.done = make(chan struct{}), make(chan struct{})
@@ -210,6 +222,7 @@ func (e *engine) evaluateAndSend(now time.Time) {
 	if err := errors.Join(errs...); err != nil {
 		e.logger.Warn("diagnosis: the next consumer refused the verdicts", zap.Error(err))
 	}
+	e.captureRaised(ctx)
 }
 
 // evaluate decides every node's verdicts at now and returns them as metrics and log records.

@@ -59,6 +59,9 @@ func (e *engine) logChanges(ld plog.Logs, n *node, v *nodeView, ev map[verdictKe
 	}
 	sl := nodeScopeLogs(ld, n)
 	for _, r := range recs {
+		if e.capture != nil && faultVerdict(r.verdict) {
+			e.raised = append(e.raised, r.body)
+		}
 		a := appendRecord(sl, r, ts).Attributes()
 		// The evidence the verdict was decided on: the node's ratios, and the device's own.
 		for k, x := range ev {

@@ -39,6 +39,11 @@ type Config struct {
 	// file descriptors the receivers read the hardware with; further ones wait in the kernel's
 	// backlog.
 	MaxConnections int `mapstructure:"max_connections"`
+	// Capture names a capture extension (extension/captureextension): the page gets a Capture
+	// button, which asks the extension to write the rings the receivers keep (bursts.capture) as
+	// recordings (POST /api/capture; README.md, "Capturing a burst"). Unset: the view stays
+	// read-only.
+	Capture *component.ID `mapstructure:"capture"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/otelcol-iclens/otelcol-iclens/exporter/lensviewexporter/internal/metadata"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 )
 
 // viewExporter is one view: its store and its HTTP server. The metrics and the logs exporters
@@ -65,7 +66,14 @@ func (e *viewExporter) start(ctx context.Context, host component.Host) error {
 	// At most max_connections at once: the rest wait in the listen backlog instead of taking
 	// descriptors (golang.org/x/net/netutil.LimitListener).
 	ln = netutil.LimitListener(ln, e.cfg.MaxConnections)
-	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set, newHandler(e.store, e.cfg.Refresh))
+	var hub capture.Hub
+	if e.cfg.Capture != nil {
+		if hub, err = capture.Find(host, *e.cfg.Capture); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
+	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set, newHandler(e.store, e.cfg.Refresh, newCaptureHandler(hub, e.set.Logger)))
 	if err != nil {
 		_ = ln.Close()
 		return err

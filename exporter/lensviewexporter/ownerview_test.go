@@ -203,7 +203,7 @@ func TestOwnerRefs(t *testing.T) {
 // one it cannot read with the form it expects.
 func TestOwnerFilterOverHTTP(t *testing.T) {
 	st, _, _ := twoJobView(t)
-	server := httptest.NewServer(newHandler(st.store, 2*time.Second))
+	server := httptest.NewServer(newHandler(st.store, 2*time.Second, nil))
 	t.Cleanup(server.Close)
 	srv := server.URL
 	res, body := get(t, srv+"/api/node?name="+twoJobHost+"&owner=pod:nothing")

@@ -33,8 +33,9 @@ func securityHeaders(h http.Header) {
 	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), interest-cohort=()")
 }
 
-// handler serves the page and the API, read-only: GET and HEAD only.
-func newHandler(st *store, refresh time.Duration) http.Handler {
+// handler serves the page and the API, read-only: GET and HEAD only, but for the capture
+// trigger (capture.go), which is a POST where capture is configured.
+func newHandler(st *store, refresh time.Duration, capt *captureHandler) http.Handler {
 	static, err := fs.Sub(web, "web")
 	if err != nil {
 		panic(err) // the embedded tree is part of the binary
@@ -70,6 +71,7 @@ func newHandler(st *store, refresh time.Duration) http.Handler {
 		}
 		writeJSON(w, view)
 	})
+	mux.HandleFunc("GET /api/capture", capt.serveState)
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		// The page's files only: no directory listings.
 		if r.URL.Path != "/" && strings.HasSuffix(r.URL.Path, "/") {
@@ -80,6 +82,10 @@ func newHandler(st *store, refresh time.Duration) http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w.Header())
+		if r.Method == http.MethodPost && r.URL.Path == "/api/capture" {
+			capt.serveTrigger(w, r)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "read-only", http.StatusMethodNotAllowed)

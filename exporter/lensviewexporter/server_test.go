@@ -28,7 +28,7 @@ import (
 func serve(t *testing.T) (*testStore, *httptest.Server) {
 	t.Helper()
 	st := newTestStore(t, nil)
-	srv := httptest.NewServer(newHandler(st.store, 2*time.Second))
+	srv := httptest.NewServer(newHandler(st.store, 2*time.Second, nil))
 	t.Cleanup(srv.Close)
 	return st, srv
 }

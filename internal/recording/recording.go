@@ -188,6 +188,26 @@ func (w *Writer) Write(r Record) error {
 	return nil
 }
 
+// writeLine appends one record already encoded (a Ring's), flushed as Write flushes.
+func (w *Writer) writeLine(line []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.buf.Write(line)
+	if err == nil {
+		err = w.buf.WriteByte('\n')
+	}
+	if err == nil {
+		err = w.buf.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("recording %s: %w", w.path, err)
+	}
+	if w.gz != nil {
+		return w.gz.Flush()
+	}
+	return nil
+}
+
 // Close finishes the file.
 func (w *Writer) Close() error {
 	w.mu.Lock()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap/zaptest/observer"
 
@@ -53,9 +55,14 @@ type burstRig struct {
 }
 
 func newBurstRig(t *testing.T, tweak func(*Config)) *burstRig {
+	return newBurstRigOn(t, componenttest.NewNopHost(), tweak)
+}
+
+// newBurstRigOn is newBurstRig started on host.
+func newBurstRigOn(t *testing.T, host component.Host, tweak func(*Config)) *burstRig {
 	r := &burstRig{root: fixtureCopy(t, filepath.Join("testdata", "synthetic")), clock: newManualClock(),
 		ticks: make(chan time.Time), passDone: make(chan struct{}, 1)}
-	r.s, r.logs = newTestScraperWith(t, r.root, func(cfg *Config) {
+	r.s, r.logs = newTestScraperOn(t, host, r.root, func(cfg *Config) {
 		cfg.Include.Devices = []string{"mlx5_bond_0"}
 		cfg.CollectionInterval = time.Second
 		cfg.Bursts.Period = 10 * time.Millisecond

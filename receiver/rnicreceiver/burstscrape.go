@@ -96,6 +96,9 @@ func (s *rnicScraper) recordBursts(run *scrapeRun) []burstPoint {
 			b.period = p
 		}
 		b.replay(subs, s.replay.player.Time)
+		if s.rec != nil {
+			s.rec.keepReplayedPasses(subs, s.replay.player.Time)
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
@@ -92,6 +93,14 @@ type BurstsConfig struct {
 	// Shares are the shares of the line rate whose time above is counted (rnic.burst.time_above),
 	// each above 0 and at most 1.
 	Shares []float64 `mapstructure:"shares"`
+	// Capture names a capture extension (extension/captureextension): the receiver keeps the
+	// last CaptureWindow of its readings (every scrape's files and ethtool statistics, and the
+	// fast sampler's passes between them) in memory, and the extension writes them as a
+	// recording when the diagnosis raises a verdict or an operator asks from the view
+	// (README.md, "Capturing a burst"). Unset: nothing is kept.
+	Capture *component.ID `mapstructure:"capture"`
+	// CaptureWindow is how much the ring keeps, at least one collection_interval.
+	CaptureWindow time.Duration `mapstructure:"capture_window"`
 }
 
 // minBurstPeriod is the shortest bursts.period. mlx5's hw_counters cache lives 10 ms
@@ -99,6 +108,10 @@ type BurstsConfig struct {
 // msecs_to_jiffies(10) in rdma_alloc_hw_stats_struct) and Go's timers do not hold much less on a
 // loaded node; a shorter period would mostly sample the same cached values.
 const minBurstPeriod = 10 * time.Millisecond
+
+// maxCaptureWindow bounds bursts.capture_window: the ring is a flight recorder of the last
+// seconds, not a recording (recording.write is); its memory is bounded anyway (maxCaptureBytes).
+const maxCaptureWindow = time.Minute
 
 // maxBurstShares bounds bursts.shares: each share is a series per port and direction.
 const maxBurstShares = 4
@@ -144,6 +157,12 @@ func (b *BurstsConfig) validate(collection time.Duration) []error {
 		errs = append(errs, fmt.Errorf("bursts.period: must be 0 (off) or at least %v, got %v", minBurstPeriod, b.Period))
 	case b.Period > 0 && collection > 0 && b.Period >= collection:
 		errs = append(errs, fmt.Errorf("bursts.period: must be shorter than collection_interval (%v), got %v", collection, b.Period))
+	}
+	if b.Capture != nil && b.CaptureWindow < collection {
+		errs = append(errs, fmt.Errorf("bursts.capture_window: must be at least collection_interval (%v), got %v", collection, b.CaptureWindow))
+	}
+	if b.Capture != nil && b.CaptureWindow > maxCaptureWindow {
+		errs = append(errs, fmt.Errorf("bursts.capture_window: must be at most %v, got %v", maxCaptureWindow, b.CaptureWindow))
 	}
 	if len(b.Shares) > maxBurstShares {
 		errs = append(errs, fmt.Errorf("bursts.shares: at most %d, got %d", maxBurstShares, len(b.Shares)))

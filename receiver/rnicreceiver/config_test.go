@@ -52,7 +52,8 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, time.Duration(0), cfg.Bursts.Period, "the fast sampler is off by default")
 	cfg, err = loadConfig(t, "bursts")
 	require.NoError(t, err)
-	assert.Equal(t, BurstsConfig{Period: 10 * time.Millisecond, Shares: []float64{0.25, 0.9}}, cfg.Bursts)
+	captureID := component.MustNewIDWithName("capture", "fabric")
+	assert.Equal(t, BurstsConfig{Period: 10 * time.Millisecond, Shares: []float64{0.25, 0.9}, Capture: &captureID, CaptureWindow: 3 * time.Second}, cfg.Bursts)
 
 	// One message style: dotted.key: problem, got value.
 	for name, want := range map[string]string{
@@ -70,6 +71,8 @@ func TestLoadConfig(t *testing.T) {
 		"burst_period_not_below_interval": "bursts.period: must be shorter than collection_interval (1s), got 1s",
 		"bad_burst_share":                 "bursts.shares[1]: must be above 0 and at most 1, got 1.5",
 		"many_burst_shares":               "bursts.shares: at most 4, got 5",
+		"capture_window_below_interval":   "bursts.capture_window: must be at least collection_interval (10s), got 5s",
+		"long_capture_window":             "bursts.capture_window: must be at most 1m0s, got 2m0s",
 	} {
 		_, err = loadConfig(t, name)
 		assert.ErrorContains(t, err, want, name)

@@ -25,6 +25,10 @@ const defaultSlowInterval = 10 * time.Second
 // healthy port answers in milliseconds; a second and more means the firmware is not answering.
 const defaultReadTimeout = 2 * time.Second
 
+// defaultCaptureWindow is what bursts.capture keeps: the last few seconds, a few training steps
+// (a JANOG step is 600 ms) and the scrapes around them.
+const defaultCaptureWindow = 5 * time.Second
+
 // defaultTopologyRefresh re-reads the PCI tree now and then: a link can retrain and modules load.
 const defaultTopologyRefresh = 5 * time.Minute
 
@@ -49,7 +53,7 @@ func createDefaultConfig() component.Config {
 		Topology:             TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
 		SlowInterval:         defaultSlowInterval,
 		ReadTimeout:          defaultReadTimeout,
-		Bursts:               BurstsConfig{Shares: []float64{0.9}},
+		Bursts:               BurstsConfig{Shares: []float64{0.9}, CaptureWindow: defaultCaptureWindow},
 	}
 }
 

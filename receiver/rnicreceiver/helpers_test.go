@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -33,6 +34,12 @@ func newTestScraper(t testing.TB, root string, tweak func(*Config)) (*rnicScrape
 // ethtool source).
 func newTestScraperWith(t testing.TB, root string, tweak func(*Config), before func(*rnicScraper)) (*rnicScraper, *observer.ObservedLogs) {
 	t.Helper()
+	return newTestScraperOn(t, componenttest.NewNopHost(), root, tweak, before)
+}
+
+// newTestScraperOn is newTestScraperWith started on host (one with the extensions a test names).
+func newTestScraperOn(t testing.TB, host component.Host, root string, tweak func(*Config), before func(*rnicScraper)) (*rnicScraper, *observer.ObservedLogs) {
+	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.RootPath = root
 	cfg.Ethtool.Enabled = false
@@ -46,7 +53,7 @@ func newTestScraperWith(t testing.TB, root string, tweak func(*Config), before f
 	if before != nil {
 		before(s)
 	}
-	require.NoError(t, s.start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, s.start(context.Background(), host))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
 	return s, logs
 }

@@ -23,9 +23,11 @@ import (
 // directory of its own, writes each scrape's values into it before the scrape reads them and fails
 // the reads that failed, so that discovery, counters, topology and metrics run as they do live.
 
-// rnicRecorder writes a recording while the receiver reads the live node.
+// rnicRecorder writes a recording while the receiver reads the live node, to a file
+// (recording.write), to the capture ring (bursts.capture, capture.go), or to both.
 type rnicRecorder struct {
 	w    *recording.Writer
+	ring *recording.Ring
 	root string
 
 	mu      sync.Mutex
@@ -76,6 +78,10 @@ func (s *rnicScraper) openSource() error {
 		s.replay = rp
 		s.reader.OnOpen = p.Fault
 		s.ethtool = rp
+		s.openCapture()
+		if s.rec != nil {
+			s.ethtool = &recordingEthtool{ethtoolStats: rp, r: s.rec}
+		}
 		return nil
 	case rc.Write != "":
 		w, err := recording.CreateFor(rc.Write, metadata.Type.String(), s.cfg.CollectionInterval)
@@ -86,6 +92,7 @@ func (s *rnicScraper) openSource() error {
 		s.reader.OnRead = s.rec.onRead
 		s.logger.Info("Recording the readings", zap.String("path", w.Path()))
 	}
+	s.openCapture()
 	s.checkRoot()
 	s.confine()
 	if s.cfg.Ethtool.Enabled && ethtoolEnabled(s.cfg.Metrics) {
@@ -179,7 +186,19 @@ func (r *rnicRecorder) snapshot(at time.Time, ports []*port, netdevs []*netdev, 
 	if len(tree) == 0 && err != nil {
 		return err
 	}
-	return r.w.Write(recording.Record{Time: at.UTC(), Tree: tree})
+	return r.write(recording.Record{Time: at.UTC(), Tree: tree})
+}
+
+// write hands a record to the file and to the ring, whichever are there.
+func (r *rnicRecorder) write(rec recording.Record) error {
+	var err error
+	if r.w != nil {
+		err = r.w.Write(rec)
+	}
+	if r.ring != nil {
+		err = errors.Join(err, r.ring.Write(rec))
+	}
+	return err
 }
 
 var gidEntryRE = regexp.MustCompile(`/gid_attrs/(ndevs|types)/([0-9]+)$`)
@@ -228,10 +247,15 @@ func (r *rnicRecorder) flush(at time.Time) error {
 		}
 		rec.Sample = b
 	}
-	return r.w.Write(rec)
+	return r.write(rec)
 }
 
-func (r *rnicRecorder) close() error { return r.w.Close() }
+func (r *rnicRecorder) close() error {
+	if r.w == nil {
+		return nil
+	}
+	return r.w.Close()
+}
 
 // addPass keeps one pass of the fast sampler (burstSampler.onPass) for the next scrape's record.
 func (r *rnicRecorder) addPass(at time.Time, values map[string]uint64) {

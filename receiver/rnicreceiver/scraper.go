@@ -2,6 +2,7 @@ package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,11 +25,14 @@ import (
 )
 
 type rnicScraper struct {
+	id     component.ID // the receiver's, which a capture is named by
 	cfg    *Config
 	logger *zap.Logger
 	mb     *metadata.MetricsBuilder
 	reader sysfs.Reader
-	disc   discovery
+	// unregisterCapture takes the ring back from the capture extension (bursts.capture).
+	unregisterCapture func()
+	disc              discovery
 	// clock is read once per scrape (and once at start, for the gauges' start time).
 	clock     func() time.Time
 	startTime pcommon.Timestamp
@@ -95,6 +99,7 @@ const maxListedErrors = 20
 
 func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 	s := &rnicScraper{
+		id:          set.ID,
 		cfg:         cfg,
 		logger:      set.Logger,
 		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
@@ -114,12 +119,15 @@ func newScraper(cfg *Config, set receiver.Settings) *rnicScraper {
 	return s
 }
 
-func (s *rnicScraper) start(context.Context, component.Host) error {
+func (s *rnicScraper) start(_ context.Context, host component.Host) error {
 	s.startTime = pcommon.NewTimestampFromTime(s.clock())
 	s.series = counter.NewSeries[string](func(t pcommon.Timestamp) { s.mb.Reset(metadata.WithStartTime(t)) },
 		s.startTime, counter.SinceFirstReading())
 	if err := s.openSource(); err != nil {
 		return err
+	}
+	if err := s.registerCapture(host); err != nil {
+		return errors.Join(err, s.closeSource())
 	}
 	s.startBursts()
 	return nil
@@ -164,6 +172,10 @@ func (s *rnicScraper) shutdown(context.Context) error {
 	// hand the number to another file. The process is going away anyway.
 	if s.bursts != nil {
 		s.bursts.shutdown()
+	}
+	if s.unregisterCapture != nil {
+		s.unregisterCapture()
+		s.unregisterCapture = nil
 	}
 	s.reader.CloseKept()
 	closeGroups(s.groups)
@@ -219,7 +231,9 @@ func (s *rnicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.rediscovery.Request()
 	}
 	hists := s.recordBursts(run)
-	s.flushRecording(at)
+	// On the points' time: the collection clock live, the replay's clock in a replay (whose
+	// captured passes are on it too).
+	s.flushRecording(run.now.AsTime())
 	if run.unlisted > 0 {
 		run.errs.AddPartial(run.unlistedPoints, fmt.Errorf("and %d more failures, not listed here", run.unlisted))
 	}

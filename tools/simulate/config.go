@@ -51,6 +51,10 @@ func collectorConfig(dir string, interval time.Duration, exporter string, cases 
 					fmt.Fprintf(&receivers, "    dcgm: {sample_interval: %s}\n", interval)
 				}
 				fmt.Fprintf(&receivers, "    recording: {replay: %q, loop: true}\n", filepath.Join(abs, c.Name, node+"-"+r+".jsonl"))
+				if r == "rnic" && exporter == ExportPrometheus {
+					// The demo keeps each port's last seconds for the capture extension.
+					receivers.WriteString("    bursts: {capture: capture}\n")
+				}
 			}
 			names = nccl.rasReceiver(&receivers, names, id, interval)
 			fmt.Fprintf(&processors, "  resource/%s:\n    attributes:\n      - {key: host.name, value: %q, action: upsert}\n      - {key: iclens.case, value: %q, action: upsert}\n", id, id, c.Name)
@@ -64,11 +68,19 @@ func collectorConfig(dir string, interval time.Duration, exporter string, cases 
 	// The diagnosis of every node, evaluated once a collection interval: its verdicts go where
 	// the metrics go, its log records to the debug exporter (the collector's log) and the view.
 	fmt.Fprintf(&b, "connectors:\n  diagnosis:\n    interval: %s\n    window: %s\n", interval, 3*interval)
+	if exporter == ExportPrometheus {
+		// The demo captures the rnic receivers' rings when a fault verdict is raised and when the
+		// view's Capture button is pressed (extension/captureextension): every simulated node's,
+		// as one collector replays them all.
+		b.WriteString("    capture: capture\n")
+		fmt.Fprintf(&b, "extensions:\n  capture:\n    directory: ${env:ICLENS_CAPTURE_DIR:-%s}\n    max_files: %d\n    min_interval: ${env:ICLENS_CAPTURE_MIN_INTERVAL:-1m}\n",
+			filepath.Join(abs, "captures"), 10*2*len(cases))
+	}
 	b.WriteString("exporters:\n  debug:\n    verbosity: normal\n")
 	switch exporter {
 	case ExportPrometheus:
 		b.WriteString("  prometheus:\n    endpoint: ${env:ICLENS_PROMETHEUS_ENDPOINT:-127.0.0.1:9464}\n    resource_constant_labels: {included: [host.name, iclens.case]}\n")
-		b.WriteString("  lensview:\n    endpoint: ${env:ICLENS_LENSVIEW_ENDPOINT:-" + LensViewEndpoint + "}\n")
+		b.WriteString("  lensview:\n    endpoint: ${env:ICLENS_LENSVIEW_ENDPOINT:-" + LensViewEndpoint + "}\n    capture: capture\n")
 	case ExportRemoteWrite:
 		b.WriteString("  prometheus_remote_write:\n    endpoint: ${env:ICLENS_REMOTE_WRITE_URL}\n    resource_to_telemetry_conversion: {enabled: true}\n")
 	default:
@@ -80,7 +92,11 @@ func collectorConfig(dir string, interval time.Duration, exporter string, cases 
 		logsTo += ", lensview" // the view shows the verdict changes' sentences
 	}
 	fmt.Fprintf(&pipelines, "    logs/diagnosis:\n      receivers: [diagnosis]\n      exporters: [%s]\n", logsTo)
-	b.WriteString("service:\n  telemetry: {metrics: {level: none}}\n  pipelines:\n" + pipelines.String())
+	b.WriteString("service:\n  telemetry: {metrics: {level: none}}\n")
+	if exporter == ExportPrometheus {
+		b.WriteString("  extensions: [capture]\n")
+	}
+	b.WriteString("  pipelines:\n" + pipelines.String())
 	return b.String(), nil
 }
 

@@ -616,6 +616,36 @@
     const wanted = new URLSearchParams(location.hash.slice(1)).get('node');
     if (wanted && (wanted !== state.node || wantedOwner() !== state.owner)) selectNode(wanted, wantedOwner());
   });
+  // The Capture button (lensview capture: set): the capture extension writes the rings the
+  // receivers keep as recordings; the answer names the files, or why there are none.
+  async function setUpCapture() {
+    try {
+      if (!(await getJSON('api/capture')).enabled) return;
+    } catch (e) { return; }
+    const button = document.getElementById('capture');
+    const out = document.getElementById('capture-result');
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      out.textContent = 'capturing…';
+      try {
+        const r = await fetch('api/capture', { method: 'POST', cache: 'no-store', headers: { 'X-Iclens-Capture': '1' } });
+        const body = await r.json();
+        if (body.error) {
+          out.textContent = 'not captured: ' + body.error;
+        } else if (!body.written.length) {
+          out.textContent = 'nothing to capture: no receiver keeps a ring (bursts.capture)';
+        } else {
+          out.textContent = 'captured: ' + body.written.map(w => w.path || (w.source + ': ' + w.error)).join(', ');
+        }
+      } catch (e) {
+        out.textContent = 'not captured: ' + e.message;
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+  setUpCapture();
   window.addEventListener('resize', () => {
     if (state.chart) state.chart.setSize({ width: chartWidth('chart'), height: 360 });
     if (state.portChart) state.portChart.setSize({ width: chartWidth('port-chart'), height: 200 });
