@@ -90,6 +90,23 @@ service:
 	return startCollectorWith(t, bin, cfgPath, nil)
 }
 
+// startBurstCasesAsDemo writes the simulator's bursty cases (scenario.BurstCases) to dir and runs
+// the built collector over them with the demo's configuration (iclens-simulate: every receiver,
+// the diagnosis connector, Prometheus and the view, the capture extension), env added.
+func startBurstCasesAsDemo(t *testing.T, dir string, env ...string) *syncbuf.Buffer {
+	t.Helper()
+	bin := collectorBinary(t)
+	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
+	cases := scenario.BurstCases()
+	_, err := simulate.WriteCases(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture}, cases)
+	require.NoError(t, err)
+	cfg, err := simulate.CollectorConfigFor(dir, time.Second, simulate.ExportPrometheus, cases)
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	return startCollectorWith(t, bin, cfgPath, env)
+}
+
 // TestBurstsThroughCollector replays the simulator's bursty case (40 ms line-rate bursts every
 // 600 ms, the JANOG step shape, with the fast sampler's readings every 10 ms in the recording)
 // through the built collector: the peak of each interval is within 5 % of the line rate, the time
@@ -199,18 +216,9 @@ func TestLensViewDrawsBurstsInBrowser(t *testing.T) {
 // from the fast sampler's time above 90 % of the line, and neither healthy; the healthy bursty
 // case beside it (40 ms bursts, unmarked) stays healthy.
 func TestCongestionInBurstsThroughCollector(t *testing.T) {
-	bin := collectorBinary(t)
-	dir := t.TempDir()
-	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
 	cases := scenario.BurstCases()
-	_, err := simulate.WriteCases(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture}, cases)
-	require.NoError(t, err)
-	cfg, err := simulate.CollectorConfigFor(dir, time.Second, simulate.ExportPrometheus, cases)
-	require.NoError(t, err)
-	cfgPath := filepath.Join(dir, "otelcol.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
 	addr := freeAddr(t)
-	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_PROMETHEUS_ENDPOINT=" + addr, "ICLENS_LENSVIEW_ENDPOINT=" + freeAddr(t)})
+	logs := startBurstCasesAsDemo(t, t.TempDir(), "ICLENS_PROMETHEUS_ENDPOINT="+addr, "ICLENS_LENSVIEW_ENDPOINT="+freeAddr(t))
 
 	// Every node-level verdict of a host the connector reports, holding (1) or not (0).
 	verdictRE := regexp.MustCompile(`verdict="([a-z_]+)"`)

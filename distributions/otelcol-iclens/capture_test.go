@@ -2,7 +2,6 @@ package otelcoliclens_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
-	"github.com/otelcol-iclens/otelcol-iclens/tools/simulate"
 )
 
 // TestCaptureOnVerdictAndFromTheView runs the demo's configuration (iclens-simulate: every rnic
@@ -27,21 +25,12 @@ import (
 // files. Each is a recording of the last seconds at full resolution: the 10 ms passes of the
 // replayed port, whose fastest window is the line rate that the 1 s averages never show.
 func TestCaptureOnVerdictAndFromTheView(t *testing.T) {
-	bin := collectorBinary(t)
 	browser := chromiumBinary(t)
 	dir := t.TempDir()
-	fixture := filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")
-	cases := scenario.BurstCases()
-	_, err := simulate.WriteCases(simulate.Options{Dir: dir, Interval: time.Second, Samples: 120, UncoreFixture: fixture}, cases)
-	require.NoError(t, err)
-	cfg, err := simulate.CollectorConfigFor(dir, time.Second, simulate.ExportPrometheus, cases)
-	require.NoError(t, err)
-	cfgPath := filepath.Join(dir, "otelcol.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
 	captures, view := filepath.Join(dir, "captures"), freeAddr(t)
 	// min_interval 0: the verdict's capture and the button's both write, however close together.
-	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_PROMETHEUS_ENDPOINT=" + freeAddr(t), "ICLENS_LENSVIEW_ENDPOINT=" + view,
-		"ICLENS_CAPTURE_DIR=" + captures, "ICLENS_CAPTURE_MIN_INTERVAL=0s"})
+	logs := startBurstCasesAsDemo(t, dir, "ICLENS_PROMETHEUS_ENDPOINT="+freeAddr(t), "ICLENS_LENSVIEW_ENDPOINT="+view,
+		"ICLENS_CAPTURE_DIR="+captures, "ICLENS_CAPTURE_MIN_INTERVAL=0s")
 
 	ring := "rnic_" + scenario.BurstCongestionCase + "-node1"
 	// The verdict's capture: the congested node's ring, noted with the verdict's sentence.
@@ -62,7 +51,7 @@ func TestCaptureOnVerdictAndFromTheView(t *testing.T) {
 	ctx, blog := startBrowser(t, browser, 3*time.Minute)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+view+"/")))
 	// The button shows once the page knows capture is set (GET /api/capture); a real click.
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`!document.getElementById('capture').hidden`,
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.getElementById('capture').hidden`,
 		chromedp.WithPollingTimeout(waitServed), chromedp.WithPollingInterval(100*time.Millisecond)))
 	require.NoError(t, err, "the Capture button is not shown")
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { document.getElementById('capture').click(); return true; })()`))

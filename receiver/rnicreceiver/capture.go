@@ -45,15 +45,22 @@ func (s *rnicScraper) registerCapture(host component.Host) error {
 	if err != nil {
 		return err
 	}
-	s.unregisterCapture = hub.Register(s.id, s)
+	s.unregisterCapture = hub.Register(s.id, ringSource{ring: s.rec.ring, interval: s.cfg.CollectionInterval})
 	return nil
 }
 
+// ringSource is the ring as the extension sees it: it holds nothing of the scraper, so that a
+// trigger racing the receiver's shutdown writes what the ring has and touches nothing closed.
+type ringSource struct {
+	ring     *recording.Ring
+	interval time.Duration
+}
+
 // WriteCapture writes the ring (capture.Source).
-func (s *rnicScraper) WriteCapture(path, note string) (string, error) {
+func (r ringSource) WriteCapture(path, note string) (string, error) {
 	host, _ := os.Hostname()
-	return s.rec.ring.WriteTo(path, recording.Header{Receiver: metadata.Type.String(), Host: host,
-		Created: time.Now().UTC(), Interval: recording.Duration(s.cfg.CollectionInterval), Note: note})
+	return r.ring.WriteTo(path, recording.Header{Receiver: metadata.Type.String(), Host: host,
+		Created: time.Now().UTC(), Interval: recording.Duration(r.interval), Note: note})
 }
 
 // keepReplayedPasses keeps a replayed scrape's passes for the ring, moved to the replay's clock
