@@ -148,8 +148,11 @@ func TestCollectorGPUHopperDCGM46(t *testing.T) {
 func mi300xTable(kb uint64) []byte { return mi300xTableV(8, kb) }
 
 // mi300xTableV is the same table in version 1.rev (9: the attribute-encoded gpu_metrics_v1_9).
+// Its PCIe accumulators advance with kb: 10 accumulation cycles and 240 GB/s-cycles per unit, an
+// average of 24 GB/s between any two tables.
 func mi300xTableV(rev uint8, kb uint64) []byte {
-	m := testfs.GPUMetrics{FormatRevision: 1, ContentRevision: rev, AverageUMCActivity: 40, PCIeLinkWidth: 16, PCIeLinkSpeed: 320}
+	m := testfs.GPUMetrics{FormatRevision: 1, ContentRevision: rev, AverageUMCActivity: 40, PCIeLinkWidth: 16, PCIeLinkSpeed: 320,
+		PCIeBandwidthAcc: 240 * kb, AccumulationCounter: uint32(10 * kb)}
 	for l := 0; l < 7; l++ {
 		m.XGMIReadDataAcc[l], m.XGMIWriteDataAcc[l] = kb, 2*kb
 	}
@@ -176,7 +179,11 @@ func waitForSample(t *testing.T, addr, name string, ok func(float64) bool, label
 // node without ROCm, DCGM or NVML: the GPUs are found in sysfs as amdgpu lays them out
 // (testfs.AMDGPU), and their XGMI bytes are served as interconnect.io component gpu_xgmi, keyed
 // by PCI address; bytes added to the table show up exactly (KB x 1024, summed over links), and
-// per link with the opt-in gpu.xgmi.link.io.
+// per link with the opt-in gpu.xgmi.link.io. Each GPU's PCIe is one series, direction="both"
+// (pcie_bandwidth_acc counts no direction): served once the accumulators moved, and never as
+// transmit or receive. Its value is the table's 24 GB/s times the span between two of the
+// collector's own scrapes, which this test does not control; the arithmetic is checked on a set
+// clock by the receiver's TestAMDGPUPCIeBytes.
 func TestCollectorAMDGPUXGMI(t *testing.T) {
 	bin := collectorBinary(t)
 	root := t.TempDir()
@@ -232,6 +239,11 @@ func TestCollectorAMDGPUXGMI(t *testing.T) {
 	rx1 := []string{`component="gpu_xgmi"`, `device="gpu1"`, `direction="receive"`, `pci_bus_id="0000:15:00.0"`}
 	v19 := waitForSample(t, addr, "interconnect_io_bytes_total", func(v float64) bool { return v != 0 }, rx1...)
 	assert.Equal(t, got, v19, "gpu1 (gpu_metrics 1.9) moved what gpu0 moved")
+	for _, g := range []string{`device="gpu0"`, `device="gpu1"`} {
+		v := waitForSample(t, addr, "interconnect_io_bytes_total", func(v float64) bool { return v > 0 }, `component="gpu_pcie"`, `direction="both"`, g)
+		assert.Positive(t, v, g)
+		assert.Empty(t, sampleValues(metricsBody(t, addr), "interconnect_io_bytes_total", `component="gpu_pcie"`, `direction="transmit"`, g), "no direction is invented")
+	}
 	out := logs.String()
 	assert.Contains(t, out, `"source": "amdgpu"`, "the amdgpu source was chosen:\n%s", out)
 	assert.NotContains(t, out, "\terror\t")
@@ -310,6 +322,62 @@ func TestCollectorGPUNVLinkPerLink(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestCollectorGPUNVLinkPerLinkBlackwell: the built collector on the fake libdcgm.so.4's B200s
+// under DCGM 4.6 (fakedcgm.c FAKE_DCGM_BLACKWELL: 1040-1075 blank at every sample, 1532/1533 on each
+// link's DCGM_FE_LINK entity, link l at 62.5 MB/s + (2l - 15) MB/s transmit and - (2l - 15) MB/s
+// receive, 16 and 17 idle) with the opt-in gpu.nvlink.link.io: through go-dcgm's cgo path, the 18
+// links' bytes sum to the aggregate gpu_nvlink of their GPU and direction in every scrape, before
+// and after 1040-1075 are given up (three polls of blanks), and each link serves its own rate.
+func TestCollectorGPUNVLinkPerLinkBlackwell(t *testing.T) {
+	bin := collectorBinary(t)
+	libDir := fakedcgm.Build(t)
+	addr := freeAddr(t)
+	cfgPath := gpuConfig(t, addr, `
+    dcgm: {mode: standalone, endpoint: "localhost:5555", sample_interval: 1s}
+    metrics:
+      gpu.nvlink.link.io: {enabled: true}`)
+	logs := startCollectorWith(t, bin, cfgPath, []string{"LD_LIBRARY_PATH=" + libDir, "FAKE_DCGM_BLACKWELL=1", "FAKE_DCGM_REALTIME=1"})
+
+	// matched holds the aggregates (gpu0 transmit) seen with links summing to them. The exporter
+	// takes in a scrape's metrics one by one, so a read can fall between the aggregate's update
+	// and the links': such a read is tried again. Six matching scrapes take the source past its
+	// decision (gpmDecidePolls, three 1 s polls) and the replan it makes.
+	matched := map[float64]bool{}
+	deadline := time.Now().Add(waitServed)
+	for len(matched) < 6 {
+		body := metricsBody(t, addr)
+		consistent := true
+		for _, dev := range []string{"gpu0", "gpu1"} {
+			for _, dir := range []string{"transmit", "receive"} {
+				links := sampleValues(body, "gpu_nvlink_link_io_bytes_total", `device="`+dev+`"`, `direction="`+dir+`"`)
+				aggregate, ok := sampleValue(body, "interconnect_io_bytes_total", `device="`+dev+`"`, `component="gpu_nvlink"`, `direction="`+dir+`"`)
+				var sum float64
+				for _, v := range links {
+					sum += v
+				}
+				consistent = consistent && ok && aggregate > 0 && len(links) == 18 && sum == aggregate
+			}
+		}
+		if consistent {
+			agg, _ := sampleValue(body, "interconnect_io_bytes_total", `device="gpu0"`, `component="gpu_nvlink"`, `direction="transmit"`)
+			matched[agg] = true
+			tx3, _ := sampleValue(body, "gpu_nvlink_link_io_bytes_total", `device="gpu0"`, `direction="transmit"`, `link="3"`)
+			rx3, _ := sampleValue(body, "gpu_nvlink_link_io_bytes_total", `device="gpu0"`, `direction="receive"`, `link="3"`)
+			assert.Zero(t, math.Mod(tx3, 53.5e6), "link 3 transmit: whole one-second samples at 53.5 MB/s, %v B", tx3)
+			assert.Zero(t, math.Mod(rx3, 71.5e6), "link 3 receive: whole one-second samples at 71.5 MB/s, %v B", rx3)
+			assert.InDelta(t, tx3/53.5e6, rx3/71.5e6, 0, "the same seconds each way")
+			idle, _ := sampleValue(body, "gpu_nvlink_link_io_bytes_total", `device="gpu1"`, `direction="transmit"`, `link="17"`)
+			assert.Zero(t, idle, "link 17 carried nothing")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d scrapes with gpu0's and gpu1's 18 links summing to their aggregates within %s:\n%s", len(matched), waitServed, logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.Contains(t, logs.String(), `"gpu_nvlink_link": "rate DCGM fields 1532/1533 on DCGM_FE_LINK entities (bytes/s assumed, integrated)"`, "the source line names the fields")
+	assert.NotContains(t, logs.String(), "\terror\t")
 }
 
 // TestCollectorNVLinkDegradedByLink: the built collector, its gpu receiver on the fake

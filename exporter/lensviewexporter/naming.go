@@ -23,6 +23,8 @@ func directionTag(direction string) string {
 		return "RD"
 	case "write":
 		return "WR"
+	case "both":
+		return "TX+RX" // a link counted as one figure for its two directions (an AMD GPU's PCIe)
 	}
 	return strings.ToUpper(direction)
 }

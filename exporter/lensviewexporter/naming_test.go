@@ -1,6 +1,7 @@
 package lensviewexporter
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,4 +24,19 @@ func TestEveryComponentHasAName(t *testing.T) {
 		assert.NotContains(t, label, c+"(", "component %s is drawn under its raw name", c)
 		assert.Less(t, componentOrder(c), fallback, "component %s has no place in the legend", c)
 	}
+}
+
+// TestEveryDirectionHasATag checks that every direction value of the shared vocabulary is drawn
+// with the paper's bracketed tag, not its raw upper-cased name: both (an AMD GPU's PCIe, counted
+// as one figure) reads TX+RX.
+func TestEveryDirectionHasATag(t *testing.T) {
+	v, err := metadata.Load()
+	require.NoError(t, err)
+	directions := v.Attributes["direction"].Enum
+	require.Contains(t, directions, "both")
+	for _, d := range directions {
+		assert.NotEqual(t, strings.ToUpper(d), directionTag(d), "direction %s has no tag", d)
+	}
+	_, label, _ := bandwidthSeries("gpu_pcie", "both", "gpu0")
+	assert.Equal(t, "GPU0 PCIe[TX+RX]", label)
 }

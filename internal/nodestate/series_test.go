@@ -67,3 +67,20 @@ func TestRateReadsTheTwoNewestAtOrBeforeNow(t *testing.T) {
 	_, ok = s.rate(1.5e9, 3*time.Second)
 	assert.False(t, ok, "the sample at 1 s is no longer kept")
 }
+
+// TestBothDirectionsCountInTheTotalOnly: a link served as one figure for its two directions
+// (direction=both, an AMD GPU's PCIe) counts towards its component's total and towards no single
+// direction, so that a share of one direction (the diagnosis's GPU transmit share) is not made up.
+func TestBothDirectionsCountInTheTotalOnly(t *testing.T) {
+	n := New("node1", Limits{})
+	for _, sec := range []int64{1, 2} {
+		b := newBatch(sec)
+		b.counter(GPUPCIe, "both", "gpu0", "0000:05:00.0", 24e9*sec)
+		b.counter(GPUPCIe, Transmit, "gpu1", "0000:15:00.0", 1e9*sec)
+		b.ingest(n)
+	}
+	st := n.At(2e9, 30*time.Second, 5*time.Minute)
+	assert.Equal(t, 25e9, st.IO(GPUPCIe))
+	assert.Equal(t, 1e9, st.IODirection(GPUPCIe, Transmit))
+	assert.Equal(t, 0.0, st.IODirection(GPUPCIe, Receive))
+}

@@ -54,8 +54,11 @@ type GPUMetrics struct {
 	PCIeLinkWidth, PCIeLinkSpeed    uint16
 	PCIeBandwidthAcc                uint64
 	PCIeReplayCountAcc              uint64
-	XGMIReadDataAcc                 [8]uint64 // KB per link
-	XGMIWriteDataAcc                [8]uint64
+	// AccumulationCounter is accumulation_counter (a u32 in the structs from v1_6 on; 1.4 and
+	// 1.5 have none, and it is not written there).
+	AccumulationCounter uint32
+	XGMIReadDataAcc     [8]uint64 // KB per link
+	XGMIWriteDataAcc    [8]uint64
 	// LeaveOutXGMI (1.9 only): the attribute table lists no XGMI attribute.
 	LeaveOutXGMI bool
 }
@@ -190,6 +193,9 @@ func GPUMetricsTable(m GPUMetrics) []byte {
 	le.PutUint16(b[off["pcie_link_speed"]:], m.PCIeLinkSpeed)
 	le.PutUint64(b[off["pcie_bandwidth_acc"]:], m.PCIeBandwidthAcc)
 	le.PutUint64(b[off["pcie_replay_count_acc"]:], m.PCIeReplayCountAcc)
+	if o, ok := off["accumulation_counter"]; ok {
+		le.PutUint32(b[o:], m.AccumulationCounter)
+	}
 	for i := 0; i < 8; i++ {
 		le.PutUint64(b[off["xgmi_read_data_acc"]+8*i:], m.XGMIReadDataAcc[i])
 		le.PutUint64(b[off["xgmi_write_data_acc"]+8*i:], m.XGMIWriteDataAcc[i])
@@ -212,7 +218,7 @@ func (m GPUMetrics) String() string {
 // that a decoder that aligns or stops at an unknown id is caught.
 func gpuMetricsAttrTable(m GPUMetrics) []byte {
 	const (
-		u16, u64             = 2, 6 // AMDGPU_METRICS_TYPE_U16, _U64
+		u16, u32, u64        = 2, 4, 6 // AMDGPU_METRICS_TYPE_U16, _U32, _U64
 		none, temp, power    = 0, 2, 3
 		clock, speed2, bw    = 1, 7, 8
 		data, percent, timeU = 9, 10, 4
@@ -226,7 +232,7 @@ func gpuMetricsAttrTable(m GPUMetrics) []byte {
 		{temp, u16, 0, []uint64{42}},                                               // TEMPERATURE_HOTSPOT
 		{power, u16, 3, []uint64{194}},                                             // CURR_SOCKET_POWER
 		{percent, u16, 5, []uint64{uint64(m.AverageUMCActivity)}},                  // AVERAGE_UMC_ACTIVITY
-		{none, u64, 9, []uint64{54536484}},                                         // ACCUMULATION_COUNTER
+		{none, u32, 9, []uint64{uint64(m.AccumulationCounter)}},                    // ACCUMULATION_COUNTER
 		{none, u16, 16, []uint64{uint64(m.PCIeLinkWidth)}},                         // PCIE_LINK_WIDTH
 		{speed2, u16, 17, []uint64{uint64(m.PCIeLinkSpeed)}},                       // PCIE_LINK_SPEED
 		{bw, u64, 22, []uint64{m.PCIeBandwidthAcc}},                                // PCIE_BANDWIDTH_ACC
@@ -248,9 +254,12 @@ func gpuMetricsAttrTable(m GPUMetrics) []byte {
 	for _, a := range attrs {
 		b = le.AppendUint64(b, uint64(a.unit)<<24|uint64(a.typ)<<20|uint64(a.id)<<10|uint64(len(a.vals)))
 		for _, v := range a.vals {
-			if a.typ == u16 {
+			switch a.typ {
+			case u16:
 				b = le.AppendUint16(b, uint16(v))
-			} else {
+			case u32:
+				b = le.AppendUint32(b, uint32(v))
+			default:
 				b = le.AppendUint64(b, v)
 			}
 		}

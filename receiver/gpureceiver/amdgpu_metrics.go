@@ -16,9 +16,15 @@ type amdMetrics struct {
 	pcieWidth, pcieSpeed uint16
 	// pcieReplays is pcie_replay_count_acc, the accumulated PCIe replay count.
 	pcieReplays uint64
-	// pcieBandwidthAcc is pcie_bandwidth_acc ("PCIE accumulated bandwidth (GB/sec)"), both
-	// directions together; kept for the record and the device check, not served (see README).
+	// pcieBandwidthAcc is pcie_bandwidth_acc ("PCIE accumulated bandwidth (GB/sec)"), one figure
+	// for both directions: the firmware's PcieBandwidthAcc, which it adds the instantaneous GB/s
+	// to once per accumulation cycle (the reading amdPCIeRate assumes, see the README).
 	pcieBandwidthAcc uint64
+	// accumulations is accumulation_counter ("Accumulation cycle counter", tables 1.6 and later):
+	// the cycles the firmware's *_acc fields were added over; accumulationBits its width (32 in
+	// the structs, the attribute's type in 1.9).
+	accumulations    uint64
+	accumulationBits uint8
 	// xgmiReadKB and xgmiWriteKB are xgmi_read_data_acc / xgmi_write_data_acc ("XGMI accumulated
 	// data transfer size(KiloBytes)"), one per XGMI link (NUM_XGMI_LINKS 8).
 	xgmiReadKB, xgmiWriteKB [amdXGMILinks]uint64
@@ -38,7 +44,9 @@ const (
 	amdHasPCIeReplays
 	amdHasXGMIRead
 	amdHasXGMIWrite
+	amdHasAccumulations
 
+	// amdHasAll is what every fixed layout holds; accumulation_counter only 1.6 and later.
 	amdHasAll = amdHasUMC | amdHasPCIeWidth | amdHasPCIeSpeed | amdHasPCIeBandwidth | amdHasPCIeReplays | amdHasXGMIRead | amdHasXGMIWrite
 )
 
@@ -57,6 +65,9 @@ type amdMetricsLayout struct {
 	umc, pcieWidth, pcieSpeed     int
 	pcieBandwidthAcc, pcieReplays int
 	xgmiRead, xgmiWrite           int
+	// accumulations is the offset of the u32 accumulation_counter, 0 where the version has none
+	// (1.4, 1.5).
+	accumulations int
 }
 
 // amdMetricsLayouts are the gpu_metrics_v1_x versions the receiver knows, by content revision:
@@ -72,14 +83,14 @@ var amdMetricsLayouts = map[uint8]amdMetricsLayout{
 	5: {size: 360, umc: 14, pcieWidth: 112, pcieSpeed: 114, pcieBandwidthAcc: 128, pcieReplays: 152, xgmiRead: 176, xgmiWrite: 240},
 	// gpu_metrics_v1_6: no per-engine activity, accumulation_counter and residencies after
 	// system_clock_counter; read up to the end of xgmi_write_data_acc.
-	6: {size: 256, umc: 14, pcieWidth: 60, pcieSpeed: 62, pcieBandwidthAcc: 80, pcieReplays: 104, xgmiRead: 128, xgmiWrite: 192},
+	6: {size: 256, umc: 14, pcieWidth: 60, pcieSpeed: 62, pcieBandwidthAcc: 80, pcieReplays: 104, xgmiRead: 128, xgmiWrite: 192, accumulations: 32},
 	// gpu_metrics_v1_7: mem_max_bandwidth (u64) after average_umc_activity.
-	7: {size: 264, umc: 14, pcieWidth: 68, pcieSpeed: 70, pcieBandwidthAcc: 88, pcieReplays: 112, xgmiRead: 136, xgmiWrite: 200},
+	7: {size: 264, umc: 14, pcieWidth: 68, pcieSpeed: 70, pcieBandwidthAcc: 88, pcieReplays: 112, xgmiRead: 136, xgmiWrite: 200, accumulations: 40},
 	// gpu_metrics_v1_8 (the patch "drm/amd/pm: Add gpu_metrics_v1_8", 2025-03): member for member
 	// v1_7 up to num_partition; only its tail differs (xcp_stats[NUM_XCP] of struct
 	// amdgpu_xcp_metrics_v1_2, with jpeg_busy[NUM_JPEG_ENG_V1 40] and the below-host-limit
 	// accumulators; sizeof 3872), which the receiver does not read.
-	8: {size: 264, umc: 14, pcieWidth: 68, pcieSpeed: 70, pcieBandwidthAcc: 88, pcieReplays: 112, xgmiRead: 136, xgmiWrite: 200},
+	8: {size: 264, umc: 14, pcieWidth: 68, pcieSpeed: 70, pcieBandwidthAcc: 88, pcieReplays: 112, xgmiRead: 136, xgmiWrite: 200, accumulations: 40},
 }
 
 // amdMetricsAttrRevision is gpu_metrics_v1_9, decoded by parseAMDMetricsAttrs (amdgpu_metrics_attrs.go).
@@ -116,6 +127,10 @@ func parseAMDMetrics(b []byte) (amdMetrics, error) {
 		m.xgmiWriteKB[i] = u64(l.xgmiWrite + 8*i)
 	}
 	m.has = amdHasAll
+	if l.accumulations > 0 {
+		m.accumulations, m.accumulationBits = uint64(binary.LittleEndian.Uint32(b[l.accumulations:])), 32
+		m.has |= amdHasAccumulations
+	}
 	return m, nil
 }
 

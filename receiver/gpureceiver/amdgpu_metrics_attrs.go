@@ -26,6 +26,7 @@ const (
 // enum amdgpu_metrics_attr_id: the ids the receiver reads.
 const (
 	amdAttrAverageUMCActivity = 5
+	amdAttrAccumulationCount  = 9
 	amdAttrPCIeLinkWidth      = 16
 	amdAttrPCIeLinkSpeed      = 17
 	amdAttrPCIeBandwidthAcc   = 22
@@ -107,6 +108,10 @@ func parseAMDMetricsAttrs(b []byte, size int) (amdMetrics, error) {
 		case amdAttrAverageUMCActivity:
 			if expect(amdUnitPercent, amdUnitNone) {
 				m.umcActivity, m.has = uint16(val(0)), m.has|amdHasUMC
+			}
+		case amdAttrAccumulationCount:
+			if expect(amdUnitNone) {
+				m.accumulations, m.accumulationBits, m.has = val(0), uint8(8*w), m.has|amdHasAccumulations
 			}
 		case amdAttrPCIeLinkWidth:
 			if expect(amdUnitNone) {

@@ -3,6 +3,7 @@ package gpureceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,11 +39,15 @@ type amdgpuSource struct {
 	devs []gpuDevice
 	// tables[i] is the gpu_metrics file of devs[i].
 	tables []string
+	// pcie is each GPU's last PCIe reading, by PCI address: the baseline of its next rate
+	// (amdgpu_pcie.go).
+	pcie map[string]amdPCIeReading
 }
 
 // openAMDGPU discovers the AMD GPUs under root (the host's filesystem root).
 func openAMDGPU(root string, logger *zap.Logger, want quantitySet, numa func(string) int64, selects func(gpuDevice) bool) (*amdgpuSource, error) {
-	s := &amdgpuSource{root: root, logger: logger, want: want, faults: newFaults(logger), numa: numa, selects: selects}
+	s := &amdgpuSource{root: root, logger: logger, want: want, faults: newFaults(logger), numa: numa, selects: selects,
+		pcie: map[string]amdPCIeReading{}}
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
@@ -113,6 +118,10 @@ func (s *amdgpuSource) refresh() error {
 		s.devs = append(s.devs, f.d)
 		s.tables = append(s.tables, f.table)
 	}
+	// A GPU that is gone starts from a new baseline if it comes back.
+	maps.DeleteFunc(s.pcie, func(bus string, _ amdPCIeReading) bool {
+		return !slices.ContainsFunc(s.devs, func(d gpuDevice) bool { return d.busID == bus })
+	})
 	if len(s.devs) == 0 {
 		if len(all) > 0 {
 			return errors.New("no AMD GPU left after include / exclude")
@@ -168,6 +177,41 @@ func (s *amdgpuSource) poll(now time.Time, buf []sample) ([]sample, error) {
 		if g := amdPCIeGeneration(m.pcieSpeed); g > 0 {
 			add(amdHasPCIeSpeed, qPCIeLinkGen, 0, uint64(g))
 		}
+		if s.want.has(qPCIeBothRate) {
+			buf = s.pcieRate(i, d, m, ts, buf)
+		}
 	}
 	return buf, s.faults.take()
+}
+
+// pcieRate appends GPU i's PCIe bytes/s since its last reading (amdPCIeRate), or the sample that
+// sets its baseline: the first, or one after the accumulators started over. Nothing is appended
+// while the firmware has not accumulated since the baseline, so that the next rate spans both
+// scrapes. A table without accumulation_counter (1.4, 1.5) serves none, said once.
+func (s *amdgpuSource) pcieRate(i int, d gpuDevice, m amdMetrics, ts int64, buf []sample) []sample {
+	key := d.name + "/gpu_pcie"
+	if need := amdHasPCIeBandwidth | amdHasAccumulations; m.has&need != need {
+		s.faults.notProvided(key, fmt.Sprintf("gpu_metrics %d.%d has no pcie_bandwidth_acc or no accumulation_counter (tables 1.6 and later have both): the GPU's PCIe bytes are not served", m.formatRev, m.contentRev))
+		return buf
+	}
+	cur := amdPCIeReading{acc: m.pcieBandwidthAcc, cycles: m.accumulations, bits: m.accumulationBits}
+	prev, ok := s.pcie[d.busID]
+	if !ok {
+		s.pcie[d.busID] = cur
+		return append(buf, sample{gpu: i, q: qPCIeBothRate, ts: ts})
+	}
+	rate, step, err := amdPCIeRate(prev, cur)
+	switch step {
+	case amdPCIeSame:
+		return buf
+	case amdPCIeRestart:
+		s.pcie[d.busID] = cur
+		if err != nil {
+			s.faults.fail(key, fmt.Errorf("%s: %w", s.tables[i], err), 1)
+		}
+		return append(buf, sample{gpu: i, q: qPCIeBothRate, ts: ts})
+	}
+	s.faults.recover(key)
+	s.pcie[d.busID] = cur
+	return append(buf, sample{gpu: i, q: qPCIeBothRate, ts: ts, valid: true, f: rate})
 }

@@ -23,10 +23,14 @@ import (
 // (smu_cmn_init_soft_gpu_metrics(gpu_metrics, 1, rev)): average_umc_activity in %, a Gen5 x16
 // link (pcie_link_speed in 0.1 GT/s), pcie_replay_count_acc, and the per-link XGMI totals in KB
 // (xgmi_read/write_data_acc[i] from the firmware's XgmiRead/WriteDataSizeAcc). The seven links
-// of an eight-GPU MI300X platform carry traffic; the eighth is unused.
+// of an eight-GPU MI300X platform carry traffic; the eighth is unused. The PCIe accumulators
+// advance with kb as well: 10 accumulation cycles per unit of kb, and pcie_bandwidth_acc 24 more
+// per cycle (an average of 24 GB/s, the reading amdgpu_pcie.go takes), so that two tables 500
+// apart are 5000 cycles and 120000 GB/s-cycles apart.
 func mi300xMetrics(rev uint8, kb uint64) testfs.GPUMetrics {
 	m := testfs.GPUMetrics{FormatRevision: 1, ContentRevision: rev, AverageUMCActivity: 40,
-		PCIeLinkWidth: 16, PCIeLinkSpeed: 320, PCIeBandwidthAcc: 12345, PCIeReplayCountAcc: 7}
+		PCIeLinkWidth: 16, PCIeLinkSpeed: 320, PCIeBandwidthAcc: 240 * kb, PCIeReplayCountAcc: 7,
+		AccumulationCounter: uint32(10 * kb)}
 	for l := 0; l < 7; l++ {
 		m.XGMIReadDataAcc[l] = kb * uint64(l+1)
 		m.XGMIWriteDataAcc[l] = 2 * kb * uint64(l+1)
@@ -52,10 +56,16 @@ func TestParseAMDMetrics(t *testing.T) {
 		assert.EqualValues(t, 16, m.pcieWidth, want.String())
 		assert.EqualValues(t, 320, m.pcieSpeed, want.String())
 		assert.EqualValues(t, 7, m.pcieReplays, want.String())
-		assert.EqualValues(t, 12345, m.pcieBandwidthAcc, want.String())
+		assert.EqualValues(t, 240000, m.pcieBandwidthAcc, want.String())
 		assert.Equal(t, want.XGMIReadDataAcc, m.xgmiReadKB, want.String())
 		assert.Equal(t, want.XGMIWriteDataAcc, m.xgmiWriteKB, want.String())
-		assert.Equal(t, amdHasAll, m.has, want.String())
+		if rev < 6 {
+			assert.Equal(t, amdHasAll, m.has, "%s has no accumulation_counter", want)
+			continue
+		}
+		assert.Equal(t, amdHasAll|amdHasAccumulations, m.has, want.String())
+		assert.EqualValues(t, 10000, m.accumulations, want.String())
+		assert.EqualValues(t, 32, m.accumulationBits, want.String())
 	}
 	// sizeof(struct gpu_metrics_v1_4), _v1_5 and _v1_8 as gcc lays them out on x86-64 and arm64
 	// (v1_8: 344 bytes through num_partition and its padding, 8 x 440 of xcp_stats, the u32 and
@@ -106,7 +116,7 @@ func TestParseAMDMetricsV1_9Damaged(t *testing.T) {
 	noXGMI.LeaveOutXGMI = true
 	m, err := parseAMDMetrics(testfs.GPUMetricsTable(noXGMI))
 	require.NoError(t, err)
-	assert.Equal(t, amdHasAll&^(amdHasXGMIRead|amdHasXGMIWrite), m.has)
+	assert.Equal(t, (amdHasAll|amdHasAccumulations)&^(amdHasXGMIRead|amdHasXGMIWrite), m.has)
 	assert.EqualValues(t, 40, m.umcActivity)
 }
 
@@ -163,7 +173,7 @@ func TestAMDGPUSource(t *testing.T) {
 	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.width", "device", "gpu0").i)
 	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.generation", "device", "gpu0").i, "32 GT/s")
 	assert.EqualValues(t, 0, one(t, m, "gpu.pcie.replays", "device", "gpu0").i)
-	assert.Empty(t, find(m, "interconnect.io", "component", "gpu_pcie"), "pcie_bandwidth_acc is not served (README)")
+	assert.Empty(t, find(m, "interconnect.io", "component", "gpu_pcie"), "the first table is the baseline of the PCIe rate")
 
 	// 10 s later every link moved 500 KB more per link index: links 1..7 read 500*(1+...+7) KB.
 	var tree testfs.Tree
@@ -174,7 +184,10 @@ func TestAMDGPUSource(t *testing.T) {
 	const linkSum = 1 + 2 + 3 + 4 + 5 + 6 + 7
 	assert.EqualValues(t, 500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "receive").i)
 	assert.EqualValues(t, 2*500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi", "direction", "transmit").i)
-	assert.Len(t, find(m, "interconnect.io", "device", "gpu0"), 2, "XGMI, two directions")
+	assert.EqualValues(t, int64(24e9*10), one(t, m, "interconnect.io", "device", "gpu0", "component", "gpu_pcie", "direction", "both").i,
+		"24 GB/s average over the 10 s")
+	assert.Len(t, find(m, "interconnect.io", "device", "gpu0"), 3, "XGMI, two directions, and PCIe as one")
+	assert.Empty(t, find(m, "interconnect.io", "device", "gpu1", "component", "gpu_pcie"), "a 1.5 table has no accumulation_counter")
 }
 
 // TestAMDGPUXGMIPerLink (#25): with the opt-in gpu.xgmi.link.io, each of the table's eight XGMI
@@ -235,6 +248,7 @@ func TestAMDGPUTableV1_8(t *testing.T) {
 	assert.EqualValues(t, 2*500*linkSum*1024, one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_xgmi", "direction", "transmit").i)
 	assert.InDelta(t, 0.40, one(t, m, "gpu.dram.active", "device", "gpu1").f, 1e-9)
 	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.generation", "device", "gpu1").i)
+	assert.EqualValues(t, int64(24e9*10), one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_pcie", "direction", "both").i)
 }
 
 // TestAMDGPUTableV1_9: an MI300X on a kernel whose driver fills the attribute-encoded
@@ -262,7 +276,9 @@ func TestAMDGPUTableV1_9(t *testing.T) {
 	assert.InDelta(t, 0.40, one(t, m, "gpu.dram.active", "device", "gpu1").f, 1e-9)
 	assert.EqualValues(t, 5, one(t, m, "gpu.pcie.link.generation", "device", "gpu1").i)
 	assert.EqualValues(t, 16, one(t, m, "gpu.pcie.link.width", "device", "gpu1").i)
-	assert.Empty(t, find(m, "interconnect.io", "device", "gpu0"), "no XGMI attribute: no gpu_xgmi series")
+	assert.EqualValues(t, int64(24e9*10), one(t, m, "interconnect.io", "device", "gpu1", "component", "gpu_pcie", "direction", "both").i)
+	assert.Empty(t, find(m, "interconnect.io", "device", "gpu0", "component", "gpu_xgmi"), "no XGMI attribute: no gpu_xgmi series")
+	assert.Len(t, find(m, "interconnect.io", "device", "gpu0"), 1, "its PCIe only")
 	assert.InDelta(t, 0.40, one(t, m, "gpu.dram.active", "device", "gpu0").f, 1e-9)
 }
 

@@ -57,6 +57,8 @@ var links = []link{
 	{metadata.AttributeComponentGpuNvlink, metadata.AttributeDirectionReceive, qNVLinkRxRate, qNVLinkRxBytes, true},
 	{metadata.AttributeComponentGpuC2c, metadata.AttributeDirectionTransmit, qC2CTxRate, 0, false},
 	{metadata.AttributeComponentGpuC2c, metadata.AttributeDirectionReceive, qC2CRxRate, 0, false},
+	// An AMD GPU's PCIe: one rate for both directions, no counter (amdgpu gpu_metrics).
+	{metadata.AttributeComponentGpuPcie, metadata.AttributeDirectionBoth, qPCIeBothRate, 0, false},
 	// XGMI has counters only (amdgpu gpu_metrics); its rate quantity is never sampled.
 	{metadata.AttributeComponentGpuXgmi, metadata.AttributeDirectionTransmit, numQuantities, qXGMITxBytes, true},
 	{metadata.AttributeComponentGpuXgmi, metadata.AttributeDirectionReceive, numQuantities, qXGMIRxBytes, true},

@@ -20,6 +20,9 @@ const (
 	qNVLinkRxRate
 	qC2CTxRate
 	qC2CRxRate
+	// qPCIeBothRate is an AMD GPU's PCIe bytes/s, both directions as one figure: amdgpu's
+	// gpu_metrics counts no direction (amdgpu_source.go amdPCIeRate).
+	qPCIeBothRate
 
 	// Cumulative byte counters kept by the driver. Preferred over the rates for the same link.
 	qPCIeTxBytes
@@ -77,7 +80,7 @@ var _ [64 - numQuantities]struct{}
 var quantityNames = [numQuantities]string{
 	qPCIeTxRate: "pcie_tx_rate", qPCIeRxRate: "pcie_rx_rate",
 	qNVLinkTxRate: "nvlink_tx_rate", qNVLinkRxRate: "nvlink_rx_rate",
-	qC2CTxRate: "c2c_tx_rate", qC2CRxRate: "c2c_rx_rate",
+	qC2CTxRate: "c2c_tx_rate", qC2CRxRate: "c2c_rx_rate", qPCIeBothRate: "pcie_both_rate",
 	qPCIeTxBytes: "pcie_tx_bytes", qPCIeRxBytes: "pcie_rx_bytes",
 	qNVLinkTxBytes: "nvlink_tx_bytes", qNVLinkRxBytes: "nvlink_rx_bytes",
 	qXGMITxBytes: "xgmi_tx_bytes", qXGMIRxBytes: "xgmi_rx_bytes",
@@ -102,7 +105,7 @@ func (q quantity) String() string {
 }
 
 // isRate reports whether the quantity is a bytes/s rate to integrate.
-func (q quantity) isRate() bool { return q <= qC2CRxRate }
+func (q quantity) isRate() bool { return q <= qPCIeBothRate }
 
 // isCounter reports whether the quantity is a cumulative counter kept by the driver.
 func (q quantity) isCounter() bool {

@@ -18,6 +18,7 @@ var paperSeries = []struct{ legend, name, color string }{
 	{"cpu_memory write", "CPU MEM WR", "light-red"},
 	{"gpu_pcie transmit", "GPU PCIe TX", "dark-blue"},
 	{"gpu_pcie receive", "GPU PCIe RX", "light-blue"},
+	{"gpu_pcie both", "GPU PCIe TX+RX", "blue"}, // AMD Instinct: one figure for both directions
 	{"gpu_nvlink transmit", "NVLink TX", "dark-yellow"},
 	{"gpu_nvlink receive", "NVLink RX", "light-yellow"},
 	{"gpu_c2c transmit", "C2C TX", "#0a7d7d"},

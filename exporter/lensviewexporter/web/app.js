@@ -26,6 +26,8 @@
     receive: { rnic: '#1f4fb4', netdev: '#6baed6', cpu_pcie: '#08306b', gpu_pcie: '#4292c6', gpu_nvlink: '#9ecae1', gpu_c2c: '#2171b5', gpu_memory: '#084594' },
     read: { cpu_memory: '#e66101', gpu_memory: '#fdb863' },
     write: { cpu_memory: '#5e3c99', gpu_memory: '#b2abd2' },
+    // An AMD GPU's PCIe, its two directions as one figure: between the TX green and the RX blue.
+    both: { gpu_pcie: '#2c7f7b' },
   };
   const dashes = { rnic: [], netdev: [2, 3], cpu_pcie: [10, 4], cpu_memory: [], gpu_pcie: [6, 2, 2, 2], gpu_nvlink: [1, 2], gpu_c2c: [4, 4], gpu_memory: [8, 2] };
   const ncclColours = ['#e7298a', '#ce1256', '#df65b0', '#980043'];

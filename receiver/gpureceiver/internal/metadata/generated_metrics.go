@@ -90,6 +90,7 @@ const (
 	_ AttributeDirection = iota
 	AttributeDirectionTransmit
 	AttributeDirectionReceive
+	AttributeDirectionBoth
 )
 
 // String returns the string representation of the AttributeDirection.
@@ -99,6 +100,8 @@ func (av AttributeDirection) String() string {
 		return "transmit"
 	case AttributeDirectionReceive:
 		return "receive"
+	case AttributeDirectionBoth:
+		return "both"
 	}
 	return ""
 }
@@ -107,6 +110,7 @@ func (av AttributeDirection) String() string {
 var MapAttributeDirection = map[string]AttributeDirection{
 	"transmit": AttributeDirectionTransmit,
 	"receive":  AttributeDirectionReceive,
+	"both":     AttributeDirectionBoth,
 }
 
 // AttributeNvlinkBer specifies the value nvlink.ber attribute.
