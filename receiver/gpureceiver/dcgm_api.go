@@ -10,7 +10,8 @@ import (
 // (pkg/dcgm/const.go) the receiver needs, copied out of the 4 KiB C union so that the scrape
 // logic can be tested without cgo.
 type dcgmValue struct {
-	// gpu is the entity id: a GPU id, or for entity dcgmFEGPUI / dcgmFEGPUCI a MIG instance's.
+	// gpu is the entity id: a GPU id, for entity dcgmFEGPUI / dcgmFEGPUCI a MIG instance's, for
+	// dcgmFELink a packed dcgm_link_t (dcgmLink.raw).
 	gpu uint
 	// entity is the entity group (dcgm_field_entity_group_t); 0 or dcgmFEGPU for a GPU.
 	entity    int
@@ -74,6 +75,12 @@ type dcgmAPI interface {
 	migEntities() ([]dcgmEntity, error)
 	// watchMIG watches fields on MIG instances (dcgmGroupCreate, dcgmGroupAddEntity, then as watch).
 	watchMIG(name string, entities []dcgmEntity, fields []uint16, updateEvery, keepAge time.Duration) (dcgmWatchID, error)
+	// nvlinkLinks lists, per GPU id, the NVLink links DCGM knows the GPU to have: those whose
+	// state is not DcgmNvLinkLinkStateNotSupported (dcgmGetNvLinkLinkStatus).
+	nvlinkLinks() (map[uint][]uint16, error)
+	// watchLinks watches fields on NVLink links as DCGM_FE_LINK entities (dcgmGroupCreate,
+	// dcgmGroupAddEntity of each link's dcgm_link_t, then as watch).
+	watchLinks(name string, links []dcgmLink, fields []uint16, updateEvery, keepAge time.Duration) (dcgmWatchID, error)
 	// unwatch stops the watch and destroys its groups.
 	unwatch(w dcgmWatchID) error
 	// disconnect undoes connect (dcgm.Shutdown).

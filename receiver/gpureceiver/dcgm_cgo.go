@@ -184,7 +184,52 @@ func (d *goDCGM) migEntities() ([]dcgmEntity, error) {
 	return out, nil
 }
 
-func (d *goDCGM) watchMIG(name string, entities []dcgmEntity, fields []uint16, every, keepAge time.Duration) (id dcgmWatchID, err error) {
+func (d *goDCGM) watchMIG(name string, entities []dcgmEntity, fields []uint16, every, keepAge time.Duration) (dcgmWatchID, error) {
+	return d.watchEntities(name, "a MIG instance", func(group dcgm.GroupHandle) error {
+		for _, e := range entities {
+			if err := dcgm.AddEntityToGroup(group, dcgm.Field_Entity_Group(e.group), e.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, fields, every, keepAge)
+}
+
+// nvlinkLinks reads dcgmGetNvLinkLinkStatus (dcgmNvLinkStatus_v5: per GPU a state for each of
+// DCGM_NVLINK_MAX_LINKS_PER_GPU link indices, dcgm_structs.h). go-dcgm answers nil, nil where
+// DCGM answers DCGM_ST_NOT_SUPPORTED (pkg/dcgm/topology.go 235-238): no links.
+func (d *goDCGM) nvlinkLinks() (map[uint][]uint16, error) {
+	if !d.connected {
+		return nil, errNotConnected
+	}
+	status, err := dcgm.GetNvLinkLinkStatus()
+	if err != nil {
+		return nil, fromDCGM("listing NVLink links", err)
+	}
+	out := map[uint][]uint16{}
+	for _, l := range status {
+		if l.ParentType == dcgm.FE_GPU && l.State != dcgm.LS_NOT_SUPPORTED {
+			out[l.ParentId] = append(out[l.ParentId], uint16(l.Index))
+		}
+	}
+	return out, nil
+}
+
+// watchLinks adds each link as go-dcgm packs a dcgm_link_t (AddLinkEntityToGroup: type DCGM_FE_GPU,
+// the link index, the GPU id; pkg/dcgm/gpu_group.go 91-102), which dcgmLink.raw reads back.
+func (d *goDCGM) watchLinks(name string, links []dcgmLink, fields []uint16, every, keepAge time.Duration) (dcgmWatchID, error) {
+	return d.watchEntities(name, "an NVLink link", func(group dcgm.GroupHandle) error {
+		for _, l := range links {
+			if err := dcgm.AddLinkEntityToGroup(group, uint(l.index), dcgm.FE_GPU, l.gpu); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, fields, every, keepAge)
+}
+
+// watchEntities creates an entity group (filled by add), a field group, and watches them.
+func (d *goDCGM) watchEntities(name, what string, add func(dcgm.GroupHandle) error, fields []uint16, every, keepAge time.Duration) (id dcgmWatchID, err error) {
 	if !d.connected {
 		return 0, errNotConnected
 	}
@@ -198,10 +243,8 @@ func (d *goDCGM) watchMIG(name string, entities []dcgmEntity, fields []uint16, e
 			_ = dcgm.DestroyGroup(group)
 		}
 	}()
-	for _, e := range entities {
-		if err = dcgm.AddEntityToGroup(group, dcgm.Field_Entity_Group(e.group), e.id); err != nil {
-			return 0, fromDCGM("adding a MIG instance to the group", err)
-		}
+	if err = add(group); err != nil {
+		return 0, fromDCGM("adding "+what+" to the group", err)
 	}
 	fg, err := dcgm.FieldGroupCreate(name, toShorts(fields))
 	if err != nil {

@@ -41,6 +41,11 @@ const (
 	dcgmFieldPCIeRxTotal    uint16 = 1092 // DCGM_FI_PROF_PCIE_RX_BYTES_TOTAL, cumulative bytes (DCGM 4.6)
 	dcgmFieldNVLinkTxTotal  uint16 = 1201 // DCGM_FI_DEV_NVLINK_TX_BYTES_TOTAL, cumulative bytes, NVLink5+
 	dcgmFieldNVLinkRxTotal  uint16 = 1203 // DCGM_FI_DEV_NVLINK_RX_BYTES_TOTAL, cumulative bytes, NVLink5+
+
+	// DCGM 4.6's per-link NVLink GPM bytes, one field id for every link, read on DCGM_FE_LINK
+	// entities (dcgm_fields.h:3521-3528; dcgm_links.go).
+	dcgmFieldNVLinkTxPerLink uint16 = 1532 // DCGM_FI_PROF_NVLINK_TX_BYTES_PER_LINK, bytes/s
+	dcgmFieldNVLinkRxPerLink uint16 = 1533 // DCGM_FI_PROF_NVLINK_RX_BYTES_PER_LINK, bytes/s
 )
 
 // DCGM entity groups (dcgm_fields.h dcgm_field_entity_group_t).
@@ -48,6 +53,7 @@ const (
 	dcgmFEGPU   = 1 // DCGM_FE_GPU
 	dcgmFEGPUI  = 4 // DCGM_FE_GPU_I, a MIG GPU instance
 	dcgmFEGPUCI = 5 // DCGM_FE_GPU_CI, a MIG compute instance
+	dcgmFELink  = 6 // DCGM_FE_LINK, an NVLink link (a packed dcgm_link_t, dcgmLink)
 )
 
 // DCGM return codes the receiver tells apart (dcgm_structs.h dcgmReturn_enum; go-dcgm const.go).

@@ -29,11 +29,16 @@ type dcgmPlan struct {
 	// (dcgmProfMetricGroupInfo_v2): on GPUs before Hopper, groups of one major id with different
 	// minor ids cannot be watched at once.
 	group map[uint16]uint32
+	// perLink[i] is where devices[i]'s per-link NVLink bytes come from; links are the NVLink links
+	// watched as DCGM_FE_LINK entities for 1532/1533 (dcgm_links.go).
+	perLink []perLinkFrom
+	links   []dcgmLink
 }
 
 func (p *dcgmPlan) equal(o *dcgmPlan) bool {
 	return o != nil && slices.Equal(p.ids, o.ids) && slices.Equal(p.reads, o.reads) &&
 		slices.Equal(p.history, o.history) && slices.Equal(p.latest, o.latest) && slices.Equal(p.mig, o.mig) &&
+		slices.Equal(p.perLink, o.perLink) && slices.Equal(p.links, o.links) &&
 		slices.EqualFunc(p.devices, o.devices, func(a, b gpuDevice) bool { return a == b })
 }
 
@@ -62,6 +67,7 @@ func (s *dcgmSource) refresh() error {
 	s.plan = plan
 	s.failing = make([]quantitySet, len(plan.ids))
 	s.blankPolls = make([]int, len(plan.ids))
+	s.linkBlank, s.linkBlankPolls = make([]bool, len(plan.ids)), make([]int, len(plan.ids))
 	s.index = make(map[uint]int, len(plan.ids))
 	for i, id := range plan.ids {
 		s.index[id] = i
@@ -103,7 +109,19 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 	}
 	ids = plan.ids
 	plan.reads = make([]quantitySet, len(ids))
+	plan.perLink = make([]perLinkFrom, len(ids))
 	plan.group = map[uint16]uint32{}
+	// The GPUs' NVLink links, asked of DCGM at most once per discovery, and only for 1532/1533.
+	var linkStatus map[uint][]uint16
+	var linkErr error
+	asked := false
+	links := func() (map[uint][]uint16, error) {
+		if !asked {
+			asked = true
+			linkStatus, linkErr = s.api.nvlinkLinks()
+		}
+		return linkStatus, linkErr
+	}
 
 	// Counters that are not profiling fields (NVLink5 byte totals, link health) are probed with one
 	// live read (dcgmFieldSpec.probed).
@@ -198,6 +216,9 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 			}
 		}
 		reads &^= s.unsupported[dev.key()]
+		var mine []dcgmLink
+		plan.perLink[i], mine = s.planPerLink(dev, supported, profErr, &reads, links)
+		plan.links = append(plan.links, mine...)
 		plan.reads[i] = reads
 		key := dev.name + "/profiling"
 		switch {
@@ -222,8 +243,9 @@ func (s *dcgmSource) discover() (*dcgmPlan, error) {
 
 	for _, f := range dcgmFieldSpecs {
 		used := false
-		for _, r := range plan.reads {
-			used = used || r.has(f.q)
+		for i, r := range plan.reads {
+			// 1040-1075 only for the GPUs whose links they carry (not those on 1532/1533 alone).
+			used = used || r.has(f.q) && (!f.q.isLinkRate() || plan.readsLegacyLinks(i))
 		}
 		if !used {
 			continue
@@ -285,8 +307,12 @@ func (s *dcgmSource) watchAll() error {
 		return err
 	}
 	s.latest, s.hasLatest, err = s.watchFields("iclens-latest", &p.latest, s.cfg.CollectionInterval, max(3*s.cfg.CollectionInterval, 30*time.Second), 2)
-	if err != nil || len(p.mig) == 0 || !s.want.has(qXID) {
+	if err != nil {
 		return err
+	}
+	s.watchNVLinkLinks()
+	if len(p.mig) == 0 || !s.want.has(qXID) {
+		return nil
 	}
 	s.migParent = make(map[[2]uint]uint, len(p.mig))
 	for _, e := range p.mig {
@@ -381,5 +407,9 @@ func (s *dcgmSource) unwatchAll() {
 	if s.hasMIG {
 		_ = s.api.unwatch(s.migXID)
 		s.hasMIG = false
+	}
+	if s.hasLinks {
+		_ = s.api.unwatch(s.linkWatch)
+		s.hasLinks = false
 	}
 }

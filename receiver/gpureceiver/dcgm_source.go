@@ -26,10 +26,13 @@ type dcgmSource struct {
 	history dcgmWatchID
 	latest  dcgmWatchID
 	migXID  dcgmWatchID
-	// hasHistory/hasLatest/hasMIG: whether the watch exists.
-	hasHistory, hasLatest, hasMIG bool
-	// since is the GetValuesSince cursor of the history watch, in µs; migSince the MIG watch's.
-	since, migSince int64
+	// linkWatch watches 1532/1533 on NVLink link entities (dcgm_links.go).
+	linkWatch dcgmWatchID
+	// hasHistory/hasLatest/hasMIG/hasLinks: whether the watch exists.
+	hasHistory, hasLatest, hasMIG, hasLinks bool
+	// since is the GetValuesSince cursor of the history watch, in µs; migSince the MIG watch's,
+	// linkSince the link watch's.
+	since, migSince, linkSince int64
 	// migParent maps a MIG instance (group, id) to its GPU's DCGM id.
 	migParent map[[2]uint]uint
 	// failing[i] holds the quantities of devices[i] whose last value was refused with a reason.
@@ -49,6 +52,15 @@ type dcgmSource struct {
 	blankPolls []int
 	// sources is the per-GPU description of where each link's bytes come from, as last logged.
 	sources map[string]string
+	// linkDecided holds, per GPU UUID (or name), the per-link NVLink source settled on a GPU that
+	// lists both 1040-1075 and 1532/1533 (perLinkLegacy or perLinkEntity; dcgm_links.go). It
+	// survives rediscovery and reconnection. linkBlank[i] says that devices[i]'s 1040-1075 were
+	// blank in this poll, linkBlankPolls[i] in how many polls so far; heldLinks are this poll's
+	// invalid samples of 1040-1075 on such GPUs, held back until the source is settled.
+	linkDecided    map[string]perLinkFrom
+	linkBlank      []bool
+	linkBlankPolls []int
+	heldLinks      []sample
 
 	// lastPoll is when the history was last read; keep is how long DCGM keeps it.
 	lastPoll time.Time
@@ -88,7 +100,8 @@ func openDCGM(api dcgmAPI, cfg *Config, logger *zap.Logger, want quantitySet, nu
 		return nil, err
 	}
 	s := &dcgmSource{api: api, cfg: cfg, logger: logger, want: want, faults: newFaults(logger), numaNode: numaNode,
-		proven: map[string]quantitySet{}, unsupported: map[string]quantitySet{}, sources: map[string]string{}}
+		proven: map[string]quantitySet{}, unsupported: map[string]quantitySet{}, sources: map[string]string{},
+		linkDecided: map[string]perLinkFrom{}}
 	if err := s.refresh(); err != nil {
 		_ = s.close()
 		return nil, err
@@ -111,6 +124,7 @@ func (s *dcgmSource) poll(now time.Time, buf []sample) ([]sample, error) {
 		return buf, nil
 	}
 	gpus := len(s.plan.ids)
+	s.heldLinks = s.heldLinks[:0] // held back within one poll only (legacyLink)
 	if s.hasHistory {
 		if !s.lastPoll.IsZero() && now.Sub(s.lastPoll) > s.keep {
 			// DCGM dropped what is older than keep: the gap up to the first sample is not the
@@ -156,6 +170,12 @@ func (s *dcgmSource) poll(now time.Time, buf []sample) ([]sample, error) {
 			s.faults.fail("mig-xid", err, gpus)
 		}
 	}
+	if s.hasLinks {
+		var err error
+		if buf, err = s.pollLinks(buf, now.UnixMicro()); err != nil {
+			return buf, err
+		}
+	}
 	if s.hasLatest {
 		vals, err := s.api.latestValues(s.plan.ids, s.plan.latest, false)
 		switch {
@@ -168,9 +188,10 @@ func (s *dcgmSource) poll(now time.Time, buf []sample) ([]sample, error) {
 			s.faults.fail("latest", err, gpus*len(s.plan.latest))
 		}
 	}
+	s.settleLinks()
 	if s.settleSources(buf) || s.replan {
-		// A counter proved itself (watch it alone, without the rate it replaces), or a field
-		// turned out unsupported (stop watching it).
+		// A counter proved itself (watch it alone, without the rate it replaces), a field
+		// turned out unsupported (stop watching it), or a GPU's per-link source was settled.
 		s.replan = false
 		if err := s.refresh(); err != nil {
 			s.faults.missing("refresh", err)
@@ -208,13 +229,20 @@ func (s *dcgmSource) settleSources(buf []sample) bool {
 			}
 			undecided = true
 		}
+		if s.plan.perLink[i] == perLinkBoth && s.linkDecided[key] == perLinkNone {
+			undecided = true // the per-link source is not settled yet
+		}
 		if undecided {
 			s.blankPolls[i]++
 			if s.blankPolls[i] < gpmDecidePolls {
 				continue
 			}
 		}
-		desc := describeSources(reads, s.proven[key])
+		perLink := s.plan.perLink[i]
+		if d := s.linkDecided[key]; perLink == perLinkBoth && d != perLinkNone {
+			perLink = d // settled in this poll; the plan follows at the replan
+		}
+		desc := describeSources(reads, s.proven[key], perLink)
 		if s.sources[key] != desc {
 			s.sources[key] = desc
 			fields := []zap.Field{zap.String("device", dev.name), zap.String("gpu.uuid", dev.uuid)}
@@ -228,8 +256,9 @@ func (s *dcgmSource) settleSources(buf []sample) bool {
 	return changed
 }
 
-// describeSources names, per link quantity, the DCGM field its bytes come from.
-func describeSources(reads, proven quantitySet) string {
+// describeSources names, per link quantity, the DCGM field its bytes come from, and with the opt-in
+// per-link bytes, where those come from.
+func describeSources(reads, proven quantitySet, perLink perLinkFrom) string {
 	var parts []string
 	for _, l := range []struct {
 		name     string
@@ -252,12 +281,19 @@ func describeSources(reads, proven quantitySet) string {
 		}
 		parts = append(parts, l.name+": "+what)
 	}
+	if reads.has(qNVLinkLinkTxRate) || reads.has(qNVLinkLinkRxRate) {
+		parts = append(parts, "gpu_nvlink_link: "+describePerLink(perLink))
+	}
 	return strings.Join(parts, "; ")
 }
 
 // appendSamples converts DCGM values into samples, dropping those of GPUs and fields not planned.
 func (s *dcgmSource) appendSamples(buf []sample, vals []dcgmValue) []sample {
 	for _, v := range vals {
+		if v.entity == dcgmFELink {
+			buf = s.appendLinkSample(buf, v)
+			continue
+		}
 		gpu, entity := v.gpu, uint32(0)
 		if v.entity == dcgmFEGPUI || v.entity == dcgmFEGPUCI {
 			// An XID of a MIG instance counts for its GPU, told apart from the GPU's own.
@@ -284,6 +320,12 @@ func (s *dcgmSource) appendSamples(buf []sample, vals []dcgmValue) []sample {
 			smp.entity = spec.link
 			if spec.q.isHealthKind() {
 				smp.entity = spec.kind
+			}
+			if spec.q.isLinkRate() {
+				var keep bool
+				if buf, keep = s.legacyLink(buf, i, smp, err); !keep {
+					continue
+				}
 			}
 			// A GPU has fewer links than DCGM has fields (12 on A100, 18 on H100 SXM): the
 			// fields of links it lacks answer blank or NOT_SUPPORTED and cost nothing; one line

@@ -52,6 +52,14 @@ type fakeDCGM struct {
 	mig        []dcgmEntity
 	migErr     error
 	migWatches map[dcgmWatchID]bool
+	// links is what dcgmGetNvLinkLinkStatus answers: per GPU, the links whose state is not
+	// NotSupported; linksErr fails it, linkCalls counts the calls. linkWatches holds the link
+	// watches' links, and linkWatchErr fails them.
+	links        map[uint][]uint16
+	linksErr     error
+	linkCalls    int
+	linkWatches  map[dcgmWatchID][]dcgmLink
+	linkWatchErr error
 }
 
 // hopperModel is what a DCGM 4.6 hostengine does on Hopper/Blackwell (GPM) GPUs:
@@ -228,10 +236,14 @@ func (f *fakeDCGM) valuesSince(w dcgmWatchID, since int64) ([]dcgmValue, int64, 
 	fields := f.watches[w]
 	var out []dcgmValue
 	next := since
+	links, isLinkWatch := f.linkWatches[w]
 	for _, v := range f.history {
 		mig := v.entity == dcgmFEGPUI || v.entity == dcgmFEGPUCI
-		if mig != f.migWatches[w] {
-			continue // a GPU watch serves GPU values, a MIG watch the instances' values
+		if mig != f.migWatches[w] || (v.entity == dcgmFELink) != isLinkWatch {
+			continue // a GPU watch serves GPU values, a MIG watch the instances', a link watch the links'
+		}
+		if l, _ := parseDCGMLink(v.gpu); isLinkWatch && !slices.Contains(links, l) {
+			continue
 		}
 		if v.ts >= since && slices.Contains(fields, v.field) {
 			out = append(out, v)
@@ -260,10 +272,37 @@ func (f *fakeDCGM) watchMIG(_ string, _ []dcgmEntity, fields []uint16, _, _ time
 	return f.nextID, nil
 }
 
+func (f *fakeDCGM) nvlinkLinks() (map[uint][]uint16, error) {
+	f.mustBeConnected()
+	f.linkCalls++
+	return f.links, f.linksErr
+}
+
+func (f *fakeDCGM) watchLinks(_ string, links []dcgmLink, fields []uint16, _, _ time.Duration) (dcgmWatchID, error) {
+	f.mustBeConnected()
+	if f.linkWatchErr != nil {
+		return 0, f.linkWatchErr
+	}
+	f.nextID++
+	f.watches[f.nextID] = slices.Clone(fields)
+	if f.linkWatches == nil {
+		f.linkWatches = map[dcgmWatchID][]dcgmLink{}
+	}
+	f.linkWatches[f.nextID] = slices.Clone(links)
+	return f.nextID, nil
+}
+
 func (f *fakeDCGM) unwatch(w dcgmWatchID) error {
 	f.mustBeConnected()
 	delete(f.watches, w)
+	delete(f.linkWatches, w)
 	return nil
+}
+
+// addLinkSample appends one sample of a field read on a link's DCGM_FE_LINK entity.
+func (f *fakeDCGM) addLinkSample(gpu uint, link uint16, field uint16, ts int64, v int64) {
+	raw := dcgmLink{gpu: gpu, index: link}.raw()
+	f.history = append(f.history, dcgmValue{gpu: raw, entity: dcgmFELink, field: field, fieldType: dcgmTypeInt64, ts: ts, i: v})
 }
 
 // addRates appends one sample of an int64 rate field per GPU at ts.

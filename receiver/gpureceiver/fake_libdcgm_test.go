@@ -152,6 +152,15 @@ func TestFakeLibDCGM(t *testing.T) {
 	t.Run("link health", func(t *testing.T) {
 		runChild(t, "nvlink5", libDir, "FAKE_DCGM_NVLINK5=1")
 	})
+	// DCGM 4.6 on B200s: 1040-1075 blank, the links' bytes from 1532/1533 on DCGM_FE_LINK
+	// entities, which go-dcgm packs and the fake (compiled against dcgm_link_t) unpacks.
+	t.Run("blackwell per-link bytes on link entities", func(t *testing.T) {
+		calls := runChild(t, "blackwell", libDir, "FAKE_DCGM_BLACKWELL=1", "FAKE_DCGM_LIVE=1")
+		assert.Contains(t, calls, "dcgmGetNvLinkLinkStatus")
+		// dcgm_link_t raw: type DCGM_FE_GPU (1) | index << 8 | gpuId << 24.
+		assert.Contains(t, calls, "dcgmGroupAddEntity 3 6 769", "gpu0 link 3")
+		assert.Contains(t, calls, "dcgmGroupAddEntity 3 6 16781569", "gpu1 link 17")
+	})
 	t.Run("no library", func(t *testing.T) {
 		runChild(t, "nolib", t.TempDir())
 	})
@@ -209,6 +218,8 @@ func TestFakeLibDCGMChild(t *testing.T) {
 		cfg.DCGM.Endpoint = "unix:///run/nvidia-dcgm/hostengine.sock"
 	case "nolib", "connectfail":
 		cfg.RetryInterval = time.Minute
+	case "blackwell":
+		cfg.Metrics.GpuNvlinkLinkIo.Enabled = true
 	case "nvlink5":
 		cfg.Metrics.GpuNvlinkErrors.Enabled = true
 		cfg.Metrics.GpuNvlinkBitErrorRate.Enabled = true
@@ -309,6 +320,32 @@ func TestFakeLibDCGMChild(t *testing.T) {
 		for _, name := range []string{"gpu.nvlink.errors", "gpu.c2c.errors", "gpu.nvlink.bit_error_rate"} {
 			assert.Empty(t, find(m, name, "device", "gpu1"), "%s: the H100 has none", name)
 		}
+		return
+	case "blackwell":
+		// fakedcgm.c, FAKE_DCGM_BLACKWELL with FAKE_DCGM_LIVE: every poll ten new 1 s samples; link
+		// l at 62.5 MB/s +- (2l - 15) MB/s, links 16-17 idle, the 16 summing to 1011/1012's 1e9 B/s.
+		for scrape := 1; scrape <= 4; scrape++ {
+			for _, dev := range []string{"gpu0", "gpu1"} {
+				for _, dir := range []string{"transmit", "receive"} {
+					links := find(m, "gpu.nvlink.link.io", "device", dev, "direction", dir)
+					require.Len(t, links, 18, "scrape %d %s %s", scrape, dev, dir)
+					var sum int64
+					for _, p := range links {
+						sum += p.i
+					}
+					agg := one(t, m, "interconnect.io", "device", dev, "component", "gpu_nvlink", "direction", dir).i
+					assert.Equal(t, agg, sum, "scrape %d %s %s: the links sum to the aggregate", scrape, dev, dir)
+				}
+			}
+			k := int64(10*scrape - 1)
+			assert.EqualValues(t, k*53_500_000, one(t, m, "gpu.nvlink.link.io", "device", "gpu0", "link", int64(3), "direction", "transmit").i)
+			assert.EqualValues(t, k*71_500_000, one(t, m, "gpu.nvlink.link.io", "device", "gpu0", "link", int64(3), "direction", "receive").i)
+			assert.Zero(t, one(t, m, "gpu.nvlink.link.io", "device", "gpu1", "link", int64(17), "direction", "transmit").i, "idle link")
+			clock.t = clock.t.Add(10 * time.Second)
+			m = scrapeOnce(t, s)
+		}
+		assert.Equal(t, "rate DCGM fields 1532/1533 on DCGM_FE_LINK entities (bytes/s assumed, integrated)", sourceLine()["gpu_nvlink_link"])
+		assert.Equal(t, []perLinkFrom{perLinkEntity, perLinkEntity}, s.src.(*nvmlFallback).dcgmSource.plan.perLink, "1040-1075 stayed blank")
 		return
 	case "mig":
 		assert.EqualValues(t, 1, one(t, m, "gpu.xid.errors", "device", "gpu0", "xid", int64(79)).i, "the GPU's own XID")

@@ -59,6 +59,25 @@
  *     connect to now, PCIe TX (g+1)*1000 B/s and RX 2000 B/s, so that a running collector sees
  *     bytes grow at those rates.
  *
+ * DCGM 4.6 Blackwell mode, FAKE_DCGM_BLACKWELL=1: every GPU an NVLink5 B200, on the Hopper mode's
+ *   GPM behaviour (it implies FAKE_DCGM_HOPPER) with DCGM 4.6's per-link FE_LINK fields:
+ *   - the NVLink metric group also lists DCGM_FI_PROF_NVLINK_TX/RX_BYTES_PER_LINK 1532/1533, as
+ *     DCGM 4.6 does on every GPM GPU (DcgmModuleCore.cpp 2275-2278; the Hopper mode leaves them out);
+ *   - the per-link fields 1040-1075 answer DCGM_INT64_BLANK at every sample (a GPM field whose NVML
+ *     metric the driver lacks stays blank, DcgmGpmManager.cpp 307-314);
+ *   - dcgmGetNvLinkLinkStatus names links 0-17 of every GPU Up and the rest of its
+ *     DCGM_NVLINK_MAX_LINKS_PER_GPU NotSupported (in every mode: the fake GPUs have 18 links);
+ *   - dcgmGroupAddEntity takes DCGM_FE_LINK entities, dcgm_link_t {type DCGM_FE_GPU, index, gpuId}
+ *     (dcgm_structs.h 533-555), as DCGM's GetIsValidEntityId does (DcgmCacheManager.cpp 1881-1913),
+ *     and dcgmGetValuesSince_v2 serves 1532/1533 on them, one sample a second like 1011/1012: links
+ *     0-15 transmit 62.5 MB/s + (2l - 15) MB/s and receive 62.5 MB/s - (2l - 15) MB/s, so that each
+ *     link differs and the 16 sum to the aggregate 1011/1012 (1e9 B/s) in both directions; links 16
+ *     and 17 are idle. FAKE_DCGM_LINKS_SHORT=1 takes a fifth off every link, as in the Hopper mode.
+ *   - dcgmEntitiesGetLatestValues on a link entity: 1532/1533 blank when read live (DCGM only takes
+ *     GPM samples of watched entities, DcgmCacheManager.cpp 9476-9483), else the newest sample.
+ *   - 1201/1203 stay DCGM_INT64_NOT_SUPPORTED, so that gpu_nvlink comes from 1011/1012, the same GPM
+ *     source the links are compared with.
+ *
  * Link health, FAKE_DCGM_NVLINK5=1: GPU 0 is a GB200's Blackwell GPU, GPU 1 an H100 (dcgm_fields.h,
  *   go-dcgm v1.4611.0, "NVLink5+ only ... Not supported on NVLink4 and earlier").
  *   - GPU 0: the NVLink5 error counters 1204-1214 and 1219 hold field id x 10 plus 5 per latest read
@@ -126,6 +145,13 @@ static void logCall(const char *fmt, ...) {
 }
 
 static int numGpus(void) { return envInt("FAKE_DCGM_GPUS", 2); }
+
+/* blackwell: FAKE_DCGM_BLACKWELL; gpm: the Hopper mode's GPM behaviour, which Blackwell implies. */
+static int blackwell(void) { return envInt("FAKE_DCGM_BLACKWELL", 0); }
+static int gpm(void) { return envInt("FAKE_DCGM_HOPPER", 0) || blackwell(); }
+
+/* The fake GPUs' NVLink links (an H100 SXM or a B200 has 18). */
+#define FAKE_LINKS 18
 
 const char *errorString(dcgmReturn_t result) {
     switch (result) {
@@ -206,7 +232,7 @@ dcgmReturn_t dcgmProfGetSupportedMetricGroups(dcgmHandle_t h, dcgmProfGetMetricG
     if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
     if (!mg || mg->version != dcgmProfGetMetricGroups_version3) return DCGM_ST_VER_MISMATCH;
     if (envInt("FAKE_DCGM_NO_PROF", 0)) return DCGM_ST_MODULE_NOT_LOADED;
-    if (envInt("FAKE_DCGM_HOPPER", 0)) {
+    if (gpm()) {
         static const unsigned short ranges[3][2] = {{1001, 1034}, {1040, 1083}, {1084, 1096}};
         mg->numMetricGroups = 3;
         for (int g = 0; g < 3; g++) {
@@ -216,6 +242,10 @@ dcgmReturn_t dcgmProfGetSupportedMetricGroups(dcgmHandle_t h, dcgmProfGetMetricG
             for (unsigned short id = ranges[g][0]; id <= ranges[g][1]; id++) {
                 mg->metricGroups[g].fieldIds[mg->metricGroups[g].numFieldIds++] = id;
             }
+        }
+        if (blackwell()) {
+            mg->metricGroups[1].fieldIds[mg->metricGroups[1].numFieldIds++] = DCGM_FI_PROF_NVLINK_TX_BYTES_PER_LINK;
+            mg->metricGroups[1].fieldIds[mg->metricGroups[1].numFieldIds++] = DCGM_FI_PROF_NVLINK_RX_BYTES_PER_LINK;
         }
         return DCGM_ST_OK;
     }
@@ -261,8 +291,11 @@ dcgmReturn_t dcgmGroupAddEntity(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgm_field
     logCall("dcgmGroupAddEntity %lu %d %u", (unsigned long)groupId, (int)entityGroupId, entityId);
     if (groupId >= MAX_GROUPS || !groups[groupId].used) return DCGM_ST_NOT_CONFIGURED;
     int mig = envInt("FAKE_DCGM_MIG", 0);
+    dcgm_link_t link = {.raw = entityId};
     int ok = (entityGroupId == DCGM_FE_GPU && (int)entityId < numGpus()) ||
-             (mig && (entityGroupId == DCGM_FE_GPU_I || entityGroupId == DCGM_FE_GPU_CI) && entityId == 0);
+             (mig && (entityGroupId == DCGM_FE_GPU_I || entityGroupId == DCGM_FE_GPU_CI) && entityId == 0) ||
+             (blackwell() && entityGroupId == DCGM_FE_LINK && link.parsed.type == DCGM_FE_GPU &&
+              (int)link.parsed.gpuId < numGpus() && link.parsed.index < DCGM_NVLINK_MAX_LINKS_PER_GPU * 2);
     if (!ok) return DCGM_ST_BADPARAM;
     groups[groupId].egroup[groups[groupId].ngpus] = entityGroupId;
     groups[groupId].gpus[groups[groupId].ngpus++] = entityId;
@@ -288,6 +321,22 @@ dcgmReturn_t dcgmGetGpuInstanceHierarchy(dcgmHandle_t h, dcgmMigHierarchy_v2 *hi
     snprintf(gi->info.gpuUuid, sizeof gi->info.gpuUuid, "GPU-fake0000-0000-0000-0000-000000000000");
     snprintf(ci->info.gpuUuid, sizeof ci->info.gpuUuid, "GPU-fake0000-0000-0000-0000-000000000000");
     hierarchy->count = 2;
+    return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGetNvLinkLinkStatus(dcgmHandle_t h, dcgmNvLinkStatus_v5 *linkStatus) {
+    logCall("dcgmGetNvLinkLinkStatus");
+    if (!connected) return DCGM_ST_CONNECTION_NOT_VALID;
+    if (!linkStatus || linkStatus->version != dcgmNvLinkStatus_version5) return DCGM_ST_VER_MISMATCH;
+    int n = numGpus() < DCGM_MAX_NUM_DEVICES ? numGpus() : DCGM_MAX_NUM_DEVICES;
+    linkStatus->numGpus = (unsigned int)n;
+    linkStatus->numNvSwitches = 0;
+    for (int g = 0; g < n; g++) {
+        linkStatus->gpus[g].entityId = (dcgm_field_eid_t)g;
+        for (int l = 0; l < DCGM_NVLINK_MAX_LINKS_PER_GPU; l++) {
+            linkStatus->gpus[g].linkState[l] = l < FAKE_LINKS ? DcgmNvLinkLinkStateUp : DcgmNvLinkLinkStateNotSupported;
+        }
+    }
     return DCGM_ST_OK;
 }
 
@@ -388,7 +437,7 @@ static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2
     switch (field) {
     case DCGM_FI_DEV_GPU_NAME:
         v->fieldType = DCGM_FT_STRING;
-        snprintf(v->value.str, sizeof v->value.str, "NVIDIA H100 80GB HBM3");
+        snprintf(v->value.str, sizeof v->value.str, blackwell() ? "NVIDIA B200" : "NVIDIA H100 80GB HBM3");
         return;
     case DCGM_FI_DEV_GPU_UUID:
         v->fieldType = DCGM_FT_STRING;
@@ -407,7 +456,7 @@ static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2
     case DCGM_FI_DEV_PCIE_LINK_WIDTH: v->value.i64 = gpu == 1 ? 8 : 16; return;
     case DCGM_FI_PROF_PCIE_TX_BYTES_TOTAL:
     case DCGM_FI_PROF_PCIE_RX_BYTES_TOTAL:
-        if (!envInt("FAKE_DCGM_HOPPER", 0)) {
+        if (!gpm()) {
             v->value.i64 = DCGM_INT64_BLANK;
             return;
         }
@@ -432,7 +481,7 @@ static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2
     /* Hopper mode models an H100 SXM: NVLink, no C2C link; FAKE_DCGM_GH200 makes GPU 0 a GH200's
      * Hopper with its C2C link to Grace. */
     case DCGM_FI_DEV_C2C_LINK_QUANTITY:
-        v->value.i64 = !envInt("FAKE_DCGM_HOPPER", 0) ? DCGM_INT64_BLANK : (envInt("FAKE_DCGM_GH200", 0) && gpu == 0) ? 1 : 0;
+        v->value.i64 = !gpm() ? DCGM_INT64_BLANK : (envInt("FAKE_DCGM_GH200", 0) && gpu == 0) ? 1 : 0;
         return;
     case DCGM_FI_PROF_GR_ENGINE_ACTIVE: v->fieldType = DCGM_FT_DOUBLE; v->value.dbl = 0.25; return;
     case DCGM_FI_PROF_SM_ACTIVE:
@@ -452,6 +501,52 @@ static void fillLatest(unsigned int gpu, unsigned short field, dcgmFieldValue_v2
     }
 }
 
+/* linkRate is link l's rate in bytes/s through 1532 (tx) or 1533 (rx), FAKE_DCGM_BLACKWELL. */
+static long long linkRate(unsigned int l, int tx) {
+    if (l >= 16) return 0; /* idle */
+    long long skew = (2LL * (long long)l - 15LL) * 1000000LL;
+    long long r = 62500000LL + (tx ? skew : -skew);
+    return envInt("FAKE_DCGM_LINKS_SHORT", 0) ? r * 4 / 5 : r;
+}
+
+/* linkSample returns 1 and fills v when the DCGM_FE_LINK entity has a sample of field at second k. */
+static int linkSample(dcgm_field_eid_t entityId, unsigned short field, long long base, int k, dcgmFieldValue_v1 *v) {
+    memset(v, 0, sizeof *v);
+    v->version = dcgmFieldValue_version1;
+    v->fieldId = field;
+    v->fieldType = DCGM_FT_INT64;
+    v->status = DCGM_ST_OK;
+    v->ts = base + (long long)k * 1000000LL;
+    dcgm_link_t link = {.raw = entityId};
+    if (!blackwell() || link.parsed.type != DCGM_FE_GPU || (int)link.parsed.gpuId >= numGpus() ||
+        link.parsed.index >= FAKE_LINKS ||
+        (field != DCGM_FI_PROF_NVLINK_TX_BYTES_PER_LINK && field != DCGM_FI_PROF_NVLINK_RX_BYTES_PER_LINK)) {
+        return 0;
+    }
+    v->value.i64 = linkRate(link.parsed.index, field == DCGM_FI_PROF_NVLINK_TX_BYTES_PER_LINK);
+    return 1;
+}
+
+/* fillLinkLatest answers a latest-value read of a DCGM_FE_LINK entity (FAKE_DCGM_BLACKWELL): a live
+ * read is blank, as DCGM has no GPM sample of an unwatched entity; else the newest sample. */
+static void fillLinkLatest(dcgm_field_eid_t entityId, unsigned short field, unsigned int flags, dcgmFieldValue_v2 *v) {
+    dcgmFieldValue_v1 s;
+    memset(v, 0, sizeof *v);
+    v->version = dcgmFieldValue_version2;
+    v->entityGroupId = DCGM_FE_LINK;
+    v->entityId = entityId;
+    v->fieldId = field;
+    v->fieldType = DCGM_FT_INT64;
+    v->ts = FAKE_BASE_US + FAKE_SAMPLES * 1000000LL;
+    if (!linkSample(entityId, field, FAKE_BASE_US, FAKE_SAMPLES, &s)) {
+        v->status = blackwell() ? DCGM_ST_OK : DCGM_ST_BADPARAM;
+        v->value.i64 = DCGM_INT64_NOT_SUPPORTED;
+        return;
+    }
+    v->status = DCGM_ST_OK;
+    v->value.i64 = (flags & DCGM_FV_FLAG_LIVE_DATA) ? DCGM_INT64_BLANK : s.value.i64;
+}
+
 dcgmReturn_t dcgmEntitiesGetLatestValues(dcgmHandle_t h, dcgmGroupEntityPair_t entities[], unsigned int entityCount,
                                          unsigned short fields[], unsigned int fieldCount, unsigned int flags,
                                          dcgmFieldValue_v2 values[]) {
@@ -460,6 +555,10 @@ dcgmReturn_t dcgmEntitiesGetLatestValues(dcgmHandle_t h, dcgmGroupEntityPair_t e
     for (unsigned int e = 0; e < entityCount; e++) {
         for (unsigned int f = 0; f < fieldCount; f++) {
             dcgmFieldValue_v2 *v = &values[e * fieldCount + f];
+            if (entities[e].entityGroupId == DCGM_FE_LINK) {
+                fillLinkLatest(entities[e].entityId, fields[f], flags, v);
+                continue;
+            }
             fillLatest(entities[e].entityId, fields[f], v);
             v->entityGroupId = entities[e].entityGroupId;
             if (entities[e].entityGroupId != DCGM_FE_GPU || (int)entities[e].entityId >= numGpus()) {
@@ -478,7 +577,7 @@ static int historySample(unsigned int gpu, unsigned short field, long long base,
     v->fieldType = DCGM_FT_INT64;
     v->status = DCGM_ST_OK;
     v->ts = base + (long long)k * 1000000LL;
-    int hopper = envInt("FAKE_DCGM_HOPPER", 0);
+    int hopper = gpm();
     switch (field) {
     case DCGM_FI_PROF_PCIE_TX_BYTES:
         if (envInt("FAKE_DCGM_LATE", 0) && k >= 6 && k <= 8) return 0;
@@ -499,6 +598,10 @@ static int historySample(unsigned int gpu, unsigned short field, long long base,
             return 1;
         }
         return 0;
+    }
+    if (blackwell() && field >= DCGM_FI_PROF_NVLINK_L0_TX_BYTES && field <= DCGM_FI_PROF_NVLINK_L17_RX_BYTES) {
+        v->value.i64 = DCGM_INT64_BLANK; /* the B200's links are 1532/1533's (linkSample) */
+        return 1;
     }
     if (hopper && field >= DCGM_FI_PROF_NVLINK_L0_TX_BYTES && field <= DCGM_FI_PROF_NVLINK_L17_RX_BYTES) {
         /* An H100 SXM's 18 links, 16 of them carrying 62.5 MB/s each way (their sum is the
@@ -558,8 +661,10 @@ dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t groupId, dcgmFie
         for (int f = 0; f < fieldGroups[fieldGroupId].nfields; f++) {
             for (int k = 1; k <= samples; k++) {
                 dcgmFieldValue_v1 v;
-                int has = eg == DCGM_FE_GPU ? historySample(gpu, fieldGroups[fieldGroupId].fields[f], base, k, &v)
-                                            : migSample(eg, fieldGroups[fieldGroupId].fields[f], base, k, &v);
+                unsigned short field = fieldGroups[fieldGroupId].fields[f];
+                int has = eg == DCGM_FE_GPU    ? historySample(gpu, field, base, k, &v)
+                          : eg == DCGM_FE_LINK ? linkSample(gpu, field, base, k, &v)
+                                               : migSample(eg, field, base, k, &v);
                 if (has && v.ts >= sinceTimestamp) {
                     buf[n++] = v;
                     if (v.ts + 1 > next) next = v.ts + 1;

@@ -24,7 +24,6 @@ int dcgmGetEntityGroupEntities(void) { return DCGM_ST_NOT_SUPPORTED; }
 void *dcgmGetErrorMeta(int error) { (void)error; return 0; } /* unknown error: NULL */
 int dcgmGetGpuStatus(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetLatestValuesForFields(void) { return DCGM_ST_NOT_SUPPORTED; }
-int dcgmGetNvLinkLinkStatus(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetNvLinkP2PStatus(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGetPidInfo(void) { return DCGM_ST_NOT_SUPPORTED; }
 int dcgmGroupGetInfo(void) { return DCGM_ST_NOT_SUPPORTED; }

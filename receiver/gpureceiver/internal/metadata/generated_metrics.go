@@ -1124,7 +1124,7 @@ type metricGpuNvlinkLinkIo struct {
 // init fills gpu.nvlink.link.io metric with initial data.
 func (m *metricGpuNvlinkLinkIo) init() {
 	m.data.SetName("gpu.nvlink.link.io")
-	m.data.SetDescription("Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample; interconnect.io component=gpu_nvlink is the GPU's aggregate.")
+	m.data.SetDescription("Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample, or where those give no value (NVLink5) DCGM 4.6's DCGM_FI_PROF_NVLINK_TX/RX_BYTES_PER_LINK (1532/1533, bytes/s assumed) read on each link's DCGM_FE_LINK entity and integrated the same way; interconnect.io component=gpu_nvlink is the GPU's aggregate.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

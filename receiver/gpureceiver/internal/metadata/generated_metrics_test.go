@@ -672,7 +672,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["gpu.nvlink.link.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample; interconnect.io component=gpu_nvlink is the GPU's aggregate.", mi.Description())
+						assert.Equal(t, "Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample, or where those give no value (NVLink5) DCGM 4.6's DCGM_FI_PROF_NVLINK_TX/RX_BYTES_PER_LINK (1532/1533, bytes/s assumed) read on each link's DCGM_FE_LINK entity and integrated the same way; interconnect.io component=gpu_nvlink is the GPU's aggregate.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -698,7 +698,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["gpu.nvlink.link.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample; interconnect.io component=gpu_nvlink is the GPU's aggregate.", mi.Description())
+						assert.Equal(t, "Bytes through one NVLink link of the GPU, by direction; opt-in, since an 18-link GPU (H100 SXM, B200) adds 36 series. NVML FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX (138/139, KiB x 1024) with the link as scopeId, or on NVLink5 FI_DEV_NVLINK_COUNT_XMIT/RCV_BYTES (202/204); DCGM DCGM_FI_PROF_NVLINK_L<n>_TX/RX_BYTES (1040-1075, bytes/s) integrated over every sample, or where those give no value (NVLink5) DCGM 4.6's DCGM_FI_PROF_NVLINK_TX/RX_BYTES_PER_LINK (1532/1533, bytes/s assumed) read on each link's DCGM_FE_LINK entity and integrated the same way; interconnect.io component=gpu_nvlink is the GPU's aggregate.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
