@@ -17,10 +17,10 @@ import (
 )
 
 // TestCaptureOnVerdictAndFromTheView runs the demo's configuration (iclens-simulate: every rnic
-// receiver with bursts.capture, the capture extension, the diagnosis connector and the view naming
-// it) over the simulator's bursty cases through the built collector. When the connector raises
-// fabric_congestion on bursty_congestion (TestCongestionInBurstsThroughCollector) the extension
-// writes the rnic receivers' rings, the verdict's sentence as their note; pressing Capture in the
+// and cpuuncore receiver with bursts.capture, the capture extension, the diagnosis connector and
+// the view naming it) over the simulator's bursty cases through the built collector. When the
+// connector raises fabric_congestion on bursty_congestion (TestCongestionInBurstsThroughCollector)
+// the extension writes the receivers' rings, the verdict's sentence as their note; pressing Capture in the
 // view (headless Chromium) writes them again, "on demand from the view", and the page names the
 // files. Each is a recording of the last seconds at full resolution: the 10 ms passes of the
 // replayed port, whose fastest window is the line rate that the 1 s averages never show.
@@ -47,6 +47,21 @@ func TestCaptureOnVerdictAndFromTheView(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	assertCapturedBursts(t, onVerdict)
+	// The same trigger wrote the node's cpuuncore ring beside it, with the same note: the host
+	// side of the same seconds (the simulated uncore recordings have no passes, only scrapes).
+	host := "cpuuncore_" + scenario.BurstCongestionCase + "-node1"
+	var uncore *recording.Recording
+	for deadline := time.Now().Add(waitServed); uncore == nil; time.Sleep(250 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "no cpuuncore capture noted with fabric congestion in %s", captures)
+		matches, _ := filepath.Glob(filepath.Join(captures, "*-"+host+".jsonl.gz"))
+		for _, m := range matches {
+			if rec, err := recording.Open(m); err == nil && rec.Header.Note == mustOpen(t, onVerdict).Header.Note {
+				uncore = rec
+			}
+		}
+	}
+	assert.Equal(t, "cpuuncore", uncore.Header.Receiver)
+	assert.NotEmpty(t, uncore.Samples(), "the host's scrapes of the window")
 
 	ctx, blog := startBrowser(t, browser, 3*time.Minute)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+view+"/")))
@@ -103,4 +118,11 @@ func assertCapturedBursts(t *testing.T, path string) {
 	require.Positive(t, passes, "the capture %s carries the 10 ms passes", path)
 	assert.InEpsilon(t, scenario.LineRate, peak, 0.05, "%s: the fastest 10 ms window of %d passes", path, passes)
 	t.Logf("%s: %d passes, peak %.4g B/s", filepath.Base(path), passes, peak)
+}
+
+func mustOpen(t *testing.T, path string) *recording.Recording {
+	t.Helper()
+	rec, err := recording.Open(path)
+	require.NoError(t, err)
+	return rec
 }

@@ -132,3 +132,16 @@ func (s *SubSamples) Value(i int, path string) (uint64, bool) {
 
 // Time returns the time of pass i.
 func (s *SubSamples) Time(i int) time.Time { return time.Unix(0, s.T[i]).UTC() }
+
+// Retimed returns the passes at the times at maps theirs to (a replay's clock), sharing the
+// values, which neither changes afterwards.
+func (s *SubSamples) Retimed(at func(time.Time) time.Time) *SubSamples {
+	if s == nil {
+		return nil
+	}
+	out := &SubSamples{Period: s.Period, T: make([]int64, len(s.T)), Files: s.Files}
+	for i := range s.T {
+		out.T[i] = at(s.Time(i)).UnixNano()
+	}
+	return out
+}

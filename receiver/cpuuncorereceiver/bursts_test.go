@@ -9,9 +9,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture/capturetest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
@@ -45,9 +47,12 @@ type burstRig struct {
 	start    time.Time
 }
 
-func newBurstRig(t *testing.T, edit func(*Config)) *burstRig {
+func newBurstRig(t *testing.T, edit func(*Config)) *burstRig { return newBurstRigOn(t, nil, edit) }
+
+// newBurstRigOn is newBurstRig started on host (one with a capture extension).
+func newBurstRigOn(t *testing.T, host component.Host, edit func(*Config)) *burstRig {
 	r := &burstRig{ticks: make(chan time.Time), passDone: make(chan struct{}, 1)}
-	r.testScraper = newTestScraperWith(t, "skx", func(c *Config) {
+	r.testScraper = newTestScraperOn(t, host, "skx", func(c *Config) {
 		c.PCIe.Enabled = false
 		c.CollectionInterval = time.Second
 		c.Bursts.Period = burstPeriod
@@ -222,6 +227,16 @@ func TestBurstsPeriodValidated(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Bursts.Period = 10 * time.Millisecond
 	assert.NoError(t, cfg.Validate())
+
+	// bursts.capture_window (checked only with bursts.capture): from one collection interval to a minute.
+	cfg.Bursts.CaptureWindow = 500 * time.Millisecond
+	assert.NoError(t, cfg.Validate(), "not checked without bursts.capture")
+	cfg.Bursts.Capture = &capturetest.ID
+	assert.ErrorContains(t, cfg.Validate(), "bursts.capture_window: must be at least collection_interval (5s), got 500ms")
+	cfg.Bursts.CaptureWindow = 2 * time.Minute
+	assert.ErrorContains(t, cfg.Validate(), "bursts.capture_window: must be at most 1m0s, got 2m0s")
+	cfg.Bursts.CaptureWindow = createDefaultConfig().(*Config).Bursts.CaptureWindow
+	assert.NoError(t, cfg.Validate(), "the default window, 5s")
 }
 
 // BenchmarkBurstPass is one pass of the fast sampler over a two-socket Sapphire Rapids (testdata/spr:

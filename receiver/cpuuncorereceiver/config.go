@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
@@ -63,6 +65,14 @@ type BurstsConfig struct {
 	// Period is the sampling period; 0 turns the sampler off. At least 10ms, shorter than
 	// collection_interval.
 	Period time.Duration `mapstructure:"period"`
+	// Capture names a capture extension (extension/captureextension): the receiver keeps the
+	// last CaptureWindow of its readings (every scrape's group reads and the fast sampler's
+	// passes between them) in memory, and the extension writes them as a recording when the
+	// diagnosis raises a verdict or an operator asks from the view (README.md, "Capturing a
+	// burst"). Unset: nothing is kept.
+	Capture *component.ID `mapstructure:"capture"`
+	// CaptureWindow is how much the ring keeps, at least one collection_interval.
+	CaptureWindow time.Duration `mapstructure:"capture_window"`
 }
 
 // minBurstPeriod is the shortest bursts.period, as in the rnic receiver: Go's timers and a loaded
@@ -71,15 +81,19 @@ type BurstsConfig struct {
 const minBurstPeriod = 10 * time.Millisecond
 
 func (b BurstsConfig) validate(collection time.Duration) error {
+	var errs []error
 	switch {
 	case b.Period < 0:
-		return fmt.Errorf("bursts.period: must not be negative, got %v", b.Period)
+		errs = append(errs, fmt.Errorf("bursts.period: must not be negative, got %v", b.Period))
 	case b.Period > 0 && b.Period < minBurstPeriod:
-		return fmt.Errorf("bursts.period: must be 0 (off) or at least %v, got %v", minBurstPeriod, b.Period)
+		errs = append(errs, fmt.Errorf("bursts.period: must be 0 (off) or at least %v, got %v", minBurstPeriod, b.Period))
 	case b.Period > 0 && collection > 0 && b.Period >= collection:
-		return fmt.Errorf("bursts.period: must be shorter than collection_interval (%v), got %v", collection, b.Period)
+		errs = append(errs, fmt.Errorf("bursts.period: must be shorter than collection_interval (%v), got %v", collection, b.Period))
 	}
-	return nil
+	if err := capture.ValidateWindow(b.CaptureWindow, collection); b.Capture != nil && err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // DomainConfig switches a domain on and sets the level its series are reported at.

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver/internal/metadata"
 )
 
@@ -41,6 +42,7 @@ func createDefaultConfig() component.Config {
 		RootPath:             "/",
 		Memory:               DomainConfig{Enabled: true, Granularity: GranularitySocket},
 		PCIe:                 PCIeConfig{DomainConfig: DomainConfig{Enabled: true, Granularity: GranularityStack}},
+		Bursts:               BurstsConfig{CaptureWindow: capture.DefaultWindow},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -141,6 +142,11 @@ func newTestScraper(t testing.TB, fixture string, edit func(*Config)) *testScrap
 
 // newTestScraperWith is newTestScraper with before run on the scraper before it starts.
 func newTestScraperWith(t testing.TB, fixture string, edit func(*Config), before func(*uncoreScraper)) *testScraper {
+	return newTestScraperOn(t, nil, fixture, edit, before)
+}
+
+// newTestScraperOn is newTestScraperWith started on host (one with a capture extension).
+func newTestScraperOn(t testing.TB, host component.Host, fixture string, edit func(*Config), before func(*uncoreScraper)) *testScraper {
 	cfg := createDefaultConfig().(*Config)
 	cfg.RootPath, _ = filepath.Abs(filepath.Join("testdata", fixture))
 	if edit != nil {
@@ -158,7 +164,7 @@ func newTestScraperWith(t testing.TB, fixture string, edit func(*Config), before
 	if before != nil {
 		before(ts.uncoreScraper)
 	}
-	require.NoError(t, ts.start(t.Context(), nil))
+	require.NoError(t, ts.start(t.Context(), host))
 	t.Cleanup(func() { _ = ts.shutdown(t.Context()) })
 	return ts
 }

@@ -1,7 +1,9 @@
 package cpuuncorereceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/cpuuncorereceiver"
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,18 +134,30 @@ type seam struct {
 	addPass    func(at time.Time, values map[string]uint64)
 	takeBursts func() (*recording.SubSamples, func(time.Time) time.Time)
 	close      func() error
+	// ring keeps the last bursts.capture_window of what a recording would hold, live or
+	// replayed (capture.go); nil without bursts.capture.
+	ring *recording.Ring
 }
 
 // openSeam prepares the perf opener and root for the configured mode. The recording's Writer
 // is created here, once per Start, and serves every group the scraper opens however often it
 // rediscovers; a replay that cannot be read, or a recording that cannot be created, fails Start.
+// With bursts.capture the capture ring is one more place the readings go (a live node's, or a
+// replay's on the replay's clock).
 func openSeam(cfg *Config, live func() (perf.Opener, error), now time.Time) (*seam, error) {
+	ring := newCaptureRing(cfg)
 	if cfg.Recording.Replay != "" {
 		p, err := recording.OpenReplay(cfg.Recording.Replay, metadata.Type.String(), cfg.Recording.Loop)
 		if err != nil {
 			return nil, err
 		}
 		o := newReplayOpener(p, cfg.CollectionInterval)
+		if ring != nil {
+			if err := o.keepIn(ring); err != nil {
+				_ = p.Close()
+				return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Replay, err)
+			}
+		}
 		// The first sample answers discovery's opens and the first scrape.
 		if err := o.advance(now); err != nil {
 			_ = p.Close()
@@ -153,33 +167,56 @@ func openSeam(cfg *Config, live func() (perf.Opener, error), now time.Time) (*se
 			_ = p.Close()
 			return nil, fmt.Errorf("recording %s: the first sample holds no perf readings", cfg.Recording.Replay)
 		}
-		return &seam{opener: o, root: p.Root(), replayed: true, afterScrape: o.advance, stamp: o.stamp, takeBursts: o.takeBursts, close: p.Close}, nil
+		return &seam{opener: o, root: p.Root(), replayed: true, afterScrape: o.advance, stamp: o.stamp, takeBursts: o.takeBursts, close: p.Close, ring: ring}, nil
 	}
 	opener, err := live()
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Recording.Write == "" {
+	if cfg.Recording.Write == "" && ring == nil {
 		return &seam{opener: opener, root: cfg.RootPath, close: func() error { return nil }}, nil
 	}
-	w, err := recording.CreateFor(cfg.Recording.Write, metadata.Type.String(), cfg.CollectionInterval)
-	if err != nil {
-		return nil, err
+	var sinks []recordSink
+	closeFile := func() error { return nil }
+	if cfg.Recording.Write != "" {
+		w, err := recording.CreateFor(cfg.Recording.Write, metadata.Type.String(), cfg.CollectionInterval)
+		if err != nil {
+			return nil, err
+		}
+		sinks, closeFile = append(sinks, w), w.Close
 	}
-	o, err := newRecordingOpener(opener, sysfs.HostRoot(cfg.RootPath), w, now)
+	if ring != nil {
+		sinks = append(sinks, ring)
+	}
+	o, err := newRecordingOpener(opener, sysfs.HostRoot(cfg.RootPath), sinks, now)
 	if err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("recording %s: %w", cfg.Recording.Write, err)
+		_ = closeFile()
+		return nil, fmt.Errorf("recording %s: %w", cmp.Or(cfg.Recording.Write, "for bursts.capture"), err)
 	}
 	o.burstPeriod = cfg.Bursts.Period
-	return &seam{opener: o, root: cfg.RootPath, afterScrape: o.flush, addPass: o.addPass, close: w.Close}, nil
+	return &seam{opener: o, root: cfg.RootPath, afterScrape: o.flush, addPass: o.addPass, close: closeFile, ring: ring}, nil
+}
+
+// recordSink is where a recordingOpener writes: the recording's file (recording.Writer), the
+// capture ring (recording.Ring), or both.
+type recordSink interface {
+	Write(recording.Record) error
+}
+
+// writeAll writes rec to every sink.
+func writeAll(sinks []recordSink, rec recording.Record) error {
+	var errs []error
+	for _, w := range sinks {
+		errs = append(errs, w.Write(rec))
+	}
+	return errors.Join(errs...)
 }
 
 // recordingOpener passes groups through to the real opener and collects their reads.
 type recordingOpener struct {
 	inner perf.Opener
 	names map[uint32]string
-	w     *recording.Writer
+	sinks []recordSink
 
 	mu      sync.Mutex
 	pending []recording.PerfReading
@@ -189,15 +226,15 @@ type recordingOpener struct {
 }
 
 // newRecordingOpener writes the host's tree as the recording's first record.
-func newRecordingOpener(inner perf.Opener, root string, w *recording.Writer, now time.Time) (*recordingOpener, error) {
+func newRecordingOpener(inner perf.Opener, root string, sinks []recordSink, now time.Time) (*recordingOpener, error) {
 	tree, err := snapshotHost(root)
 	if err != nil && len(tree) == 0 {
 		return nil, err
 	}
-	if err := w.Write(recording.Record{Time: now.UTC(), Tree: tree}); err != nil {
+	if err := writeAll(sinks, recording.Record{Time: now.UTC(), Tree: tree}); err != nil {
 		return nil, err
 	}
-	return &recordingOpener{inner: inner, names: pmuNames(root), w: w}, nil
+	return &recordingOpener{inner: inner, names: pmuNames(root), sinks: sinks}, nil
 }
 
 func (o *recordingOpener) OpenGroup(cpu int, attrs []perf.Attr) (perf.Group, error) {
@@ -218,7 +255,7 @@ func (o *recordingOpener) flush(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	return o.w.Write(recording.Record{Time: now.UTC(), Sample: b})
+	return writeAll(o.sinks, recording.Record{Time: now.UTC(), Sample: b})
 }
 
 // addPass keeps one pass of the fast sampler (burstSampler.onPass) for the next scrape's sample.
@@ -271,6 +308,8 @@ type replayOpener struct {
 	recorded time.Time
 	// subs are the current sample's sub-interval samples, until the scrape takes them.
 	subs *recording.SubSamples
+	// ring keeps each sample replayed (bursts.capture, capture.go); nil otherwise.
+	ring *recording.Ring
 }
 
 func newReplayOpener(p *recording.Player, interval time.Duration) *replayOpener {
@@ -310,6 +349,9 @@ func (o *replayOpener) advance(now time.Time) error {
 	o.mu.Lock()
 	o.cur, o.subs = cur, s.Bursts
 	o.mu.Unlock()
+	if o.ring != nil {
+		return o.keepSample(cur, s.Bursts)
+	}
 	return nil
 }
 

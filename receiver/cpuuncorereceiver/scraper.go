@@ -78,6 +78,11 @@ type uncoreScraper struct {
 	// newBurstTicker, when set, gives the fast sampler its ticks (tests); unset, burst.Loop's own.
 	newBurstTicker func(time.Duration) (<-chan time.Time, func())
 	logger         *zap.Logger
+
+	// id is the receiver's, under which its capture ring registers (bursts.capture).
+	id component.ID
+	// unregisterCapture takes the ring back from the capture extension; nil without one.
+	unregisterCapture func()
 }
 
 func newScraper(cfg *Config, set receiver.Settings, live func() (perf.Opener, error)) *uncoreScraper {
@@ -85,6 +90,7 @@ func newScraper(cfg *Config, set receiver.Settings, live func() (perf.Opener, er
 		cfg:         cfg,
 		log:         errtrack.NewLog(set.Logger),
 		logger:      set.Logger,
+		id:          set.ID,
 		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		live:        live,
 		reader:      &sysfs.Reader{},
@@ -96,9 +102,10 @@ func newScraper(cfg *Config, set receiver.Settings, live func() (perf.Opener, er
 }
 
 // start chooses the source (live, recorded or replayed), identifies the CPU and runs the first
-// discovery. It fails only on a replay that cannot be read or a recording that cannot be
-// created: a host without uncore PMUs gets one log line and an empty scrape until they appear.
-func (s *uncoreScraper) start(context.Context, component.Host) error {
+// discovery. It fails only on a replay that cannot be read, a recording that cannot be created
+// or a bursts.capture extension the host does not have: a host without uncore PMUs gets one log
+// line and an empty scrape until they appear.
+func (s *uncoreScraper) start(_ context.Context, host component.Host) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -121,6 +128,10 @@ func (s *uncoreScraper) start(context.Context, component.Host) error {
 		}
 	}
 	s.src, s.opener, s.paths = src, src.opener, newHostPaths(src.root)
+	if err := s.registerCapture(host); err != nil {
+		s.src = nil
+		return errors.Join(err, src.close())
+	}
 
 	id, err := readCPUID(s.paths.cpuinfo)
 	if err != nil {
@@ -159,6 +170,11 @@ func (s *uncoreScraper) startBursts() {
 }
 
 func (s *uncoreScraper) shutdown(context.Context) error {
+	if s.unregisterCapture != nil {
+		// First: a trigger from now on does not see this ring.
+		s.unregisterCapture()
+		s.unregisterCapture = nil
+	}
 	if s.bursts != nil {
 		// Before the groups close: its reads would only fail.
 		s.bursts.shutdown()

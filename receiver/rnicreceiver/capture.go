@@ -1,7 +1,6 @@
 package rnicreceiver // import "github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
 
 import (
-	"os"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -18,10 +17,6 @@ import (
 // the diagnosis raises a verdict or an operator asks. During a replay the ring keeps what is
 // replayed, on the replay's clock, so that a demo's burst can be captured as a live one.
 
-// maxCaptureBytes bounds the ring's memory: an 8-port node at 10 ms passes keeps about 40 KB a
-// second of passes (8 ports x 4 counters x 100 passes, encoded), far below it.
-const maxCaptureBytes = 64 << 20
-
 // openCapture starts the ring when bursts.capture is set; openSource calls it once the source is
 // chosen.
 func (s *rnicScraper) openCapture() {
@@ -32,7 +27,7 @@ func (s *rnicScraper) openCapture() {
 		s.rec = &rnicRecorder{root: s.root}
 		s.reader.OnRead = s.rec.onRead
 	}
-	s.rec.ring = recording.NewRing(s.cfg.Bursts.CaptureWindow, maxCaptureBytes)
+	s.rec.ring = recording.NewRing(s.cfg.Bursts.CaptureWindow, capture.MaxRingBytes)
 }
 
 // registerCapture hands the ring to the capture extension bursts.capture names; Start fails when
@@ -41,26 +36,13 @@ func (s *rnicScraper) registerCapture(host component.Host) error {
 	if s.cfg.Bursts.Capture == nil {
 		return nil
 	}
-	hub, err := capture.Find(host, *s.cfg.Bursts.Capture)
+	unregister, err := capture.RegisterRing(host, *s.cfg.Bursts.Capture, s.id,
+		capture.RingSource{Ring: s.rec.ring, Receiver: metadata.Type.String(), Interval: s.cfg.CollectionInterval})
 	if err != nil {
 		return err
 	}
-	s.unregisterCapture = hub.Register(s.id, ringSource{ring: s.rec.ring, interval: s.cfg.CollectionInterval})
+	s.unregisterCapture = unregister
 	return nil
-}
-
-// ringSource is the ring as the extension sees it: it holds nothing of the scraper, so that a
-// trigger racing the receiver's shutdown writes what the ring has and touches nothing closed.
-type ringSource struct {
-	ring     *recording.Ring
-	interval time.Duration
-}
-
-// WriteCapture writes the ring (capture.Source).
-func (r ringSource) WriteCapture(path, note string) (string, error) {
-	host, _ := os.Hostname()
-	return r.ring.WriteTo(path, recording.Header{Receiver: metadata.Type.String(), Host: host,
-		Created: time.Now().UTC(), Interval: recording.Duration(r.interval), Note: note})
 }
 
 // keepReplayedPasses keeps a replayed scrape's passes for the ring, moved to the replay's clock

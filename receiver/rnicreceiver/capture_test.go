@@ -13,38 +13,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
-	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture/capturetest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
 
-// fakeHub is a capture extension that keeps what registers; the test triggers the source itself.
-type fakeHub struct {
-	sources map[component.ID]capture.Source
-}
-
-func (h *fakeHub) Start(context.Context, component.Host) error { return nil }
-func (h *fakeHub) Shutdown(context.Context) error              { return nil }
-func (h *fakeHub) Register(id component.ID, s capture.Source) func() {
-	h.sources[id] = s
-	return func() { delete(h.sources, id) }
-}
-
-func (h *fakeHub) Trigger(context.Context, string) ([]capture.Written, error) { return nil, nil }
-
-type hubHost struct {
-	component.Host
-	exts map[component.ID]component.Component
-}
-
-func (h hubHost) GetExtensions() map[component.ID]component.Component { return h.exts }
-
-var captureID = component.MustNewID("capture")
-
-func newHubHost() (*fakeHub, component.Host) {
-	hub := &fakeHub{sources: map[component.ID]capture.Source{}}
-	return hub, hubHost{Host: componenttest.NewNopHost(), exts: map[component.ID]component.Component{captureID: hub}}
-}
+var captureID = capturetest.ID
 
 // TestBurstCaptureThenReplay: with bursts.capture the receiver keeps its readings in a ring
 // registered with the capture extension. A capture written after the JANOG step (40 ms at line
@@ -53,18 +27,18 @@ func newHubHost() (*fakeHub, component.Host) {
 // Replayed with bursts.capture on, the replay's own capture replays to them again: a demo's
 // burst is captured as a live one.
 func TestBurstCaptureThenReplay(t *testing.T) {
-	hub, host := newHubHost()
+	hub, host := capturetest.NewHost()
 	r := newBurstRigOn(t, host, func(cfg *Config) {
 		cfg.Bursts.Capture = &captureID
 		cfg.Bursts.CaptureWindow = 5 * time.Second
 	})
-	require.Contains(t, hub.sources, r.s.id, "the ring is registered under the receiver's id")
+	require.Contains(t, hub.Sources, r.s.id, "the ring is registered under the receiver's id")
 	r.samplePasses(t, 0, 1200*time.Millisecond)
 	r.clock.set(testEpoch.Add(1200 * time.Millisecond))
 	live, err := r.s.scrape(context.Background())
 	require.NoError(t, err)
 
-	first, err := hub.sources[r.s.id].WriteCapture(filepath.Join(t.TempDir(), "c.jsonl.gz"), "on demand")
+	first, err := hub.Sources[r.s.id].WriteCapture(filepath.Join(t.TempDir(), "c.jsonl.gz"), "on demand")
 	require.NoError(t, err)
 	rec, err := recording.Open(first)
 	require.NoError(t, err)
@@ -72,7 +46,7 @@ func TestBurstCaptureThenReplay(t *testing.T) {
 	assert.Equal(t, "on demand", rec.Header.Note)
 	require.Len(t, rec.Samples(), 2, "the discovery's scrape and the one after the passes")
 	require.NoError(t, r.s.shutdown(context.Background()))
-	assert.Empty(t, hub.sources, "shutdown takes the ring back")
+	assert.Empty(t, hub.Sources, "shutdown takes the ring back")
 
 	again := replayAndCapture(t, first, live)
 	replayAndCapture(t, again, live)
@@ -82,7 +56,7 @@ func TestBurstCaptureThenReplay(t *testing.T) {
 // returns the replay's own capture.
 func replayAndCapture(t *testing.T, file string, want pmetric.Metrics) string {
 	t.Helper()
-	hub, host := newHubHost()
+	hub, host := capturetest.NewHost()
 	replay, _ := newTestScraperOn(t, host, t.TempDir(), func(cfg *Config) {
 		cfg.Recording.Replay = file
 		cfg.CollectionInterval = time.Second
@@ -97,7 +71,7 @@ func replayAndCapture(t *testing.T, file string, want pmetric.Metrics) string {
 		require.NoError(t, err)
 	}
 	assertSameBursts(t, want, md)
-	out, err := hub.sources[replay.id].WriteCapture(filepath.Join(t.TempDir(), "c.jsonl.gz"), "again")
+	out, err := hub.Sources[replay.id].WriteCapture(filepath.Join(t.TempDir(), "c.jsonl.gz"), "again")
 	require.NoError(t, err)
 	return out
 }
@@ -116,8 +90,8 @@ func TestCaptureNamesAMissingExtension(t *testing.T) {
 
 // TestCaptureBeforeAnyScrape: a trigger before the first scrape writes nothing and says why.
 func TestCaptureBeforeAnyScrape(t *testing.T) {
-	hub, host := newHubHost()
+	hub, host := capturetest.NewHost()
 	s, _ := newTestScraperOn(t, host, t.TempDir(), func(cfg *Config) { cfg.Bursts.Capture = &captureID }, nil)
-	_, err := hub.sources[s.id].WriteCapture(filepath.Join(t.TempDir(), "c.jsonl.gz"), "x")
+	_, err := hub.Sources[s.id].WriteCapture(filepath.Join(t.TempDir(), "c.jsonl.gz"), "x")
 	assert.ErrorIs(t, err, recording.ErrRingEmpty)
 }

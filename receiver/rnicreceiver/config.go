@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
@@ -109,10 +110,6 @@ type BurstsConfig struct {
 // loaded node; a shorter period would mostly sample the same cached values.
 const minBurstPeriod = 10 * time.Millisecond
 
-// maxCaptureWindow bounds bursts.capture_window: the ring is a flight recorder of the last
-// seconds, not a recording (recording.write is); its memory is bounded anyway (maxCaptureBytes).
-const maxCaptureWindow = time.Minute
-
 // maxBurstShares bounds bursts.shares: each share is a series per port and direction.
 const maxBurstShares = 4
 
@@ -158,11 +155,8 @@ func (b *BurstsConfig) validate(collection time.Duration) []error {
 	case b.Period > 0 && collection > 0 && b.Period >= collection:
 		errs = append(errs, fmt.Errorf("bursts.period: must be shorter than collection_interval (%v), got %v", collection, b.Period))
 	}
-	if b.Capture != nil && b.CaptureWindow < collection {
-		errs = append(errs, fmt.Errorf("bursts.capture_window: must be at least collection_interval (%v), got %v", collection, b.CaptureWindow))
-	}
-	if b.Capture != nil && b.CaptureWindow > maxCaptureWindow {
-		errs = append(errs, fmt.Errorf("bursts.capture_window: must be at most %v, got %v", maxCaptureWindow, b.CaptureWindow))
+	if err := capture.ValidateWindow(b.CaptureWindow, collection); b.Capture != nil && err != nil {
+		errs = append(errs, err)
 	}
 	if len(b.Shares) > maxBurstShares {
 		errs = append(errs, fmt.Errorf("bursts.shares: at most %d, got %d", maxBurstShares, len(b.Shares)))

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver/internal/metadata"
 )
@@ -24,10 +25,6 @@ const defaultSlowInterval = 10 * time.Second
 // defaultReadTimeout is what one device's reads may take in one scrape (Config.ReadTimeout): a
 // healthy port answers in milliseconds; a second and more means the firmware is not answering.
 const defaultReadTimeout = 2 * time.Second
-
-// defaultCaptureWindow is what bursts.capture keeps: the last few seconds, a few training steps
-// (a JANOG step is 600 ms) and the scrapes around them.
-const defaultCaptureWindow = 5 * time.Second
 
 // defaultTopologyRefresh re-reads the PCI tree now and then: a link can retrain and modules load.
 const defaultTopologyRefresh = 5 * time.Minute
@@ -53,7 +50,7 @@ func createDefaultConfig() component.Config {
 		Topology:             TopologyConfig{Enabled: true, RefreshInterval: defaultTopologyRefresh},
 		SlowInterval:         defaultSlowInterval,
 		ReadTimeout:          defaultReadTimeout,
-		Bursts:               BurstsConfig{Shares: []float64{0.9}, CaptureWindow: defaultCaptureWindow},
+		Bursts:               BurstsConfig{Shares: []float64{0.9}, CaptureWindow: capture.DefaultWindow},
 	}
 }
 
