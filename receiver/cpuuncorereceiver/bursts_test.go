@@ -91,6 +91,19 @@ func (r *burstRig) passes(t *testing.T, from, to time.Duration) {
 	}
 }
 
+// steps scrapes the series' baseline, runs the sampler through two JANOG steps (1.2 s of passes)
+// and returns the scrape after them.
+func (r *burstRig) steps(t *testing.T) pmetric.Metrics {
+	t.Helper()
+	_, err := r.scrape(t.Context()) // the series' baseline
+	require.NoError(t, err)
+	r.passes(t, 0, 1200*time.Millisecond)
+	r.clock = r.start.Add(1200 * time.Millisecond)
+	md, err := r.scrape(t.Context())
+	require.NoError(t, err)
+	return md
+}
+
 func memoryPeak(t *testing.T, md pmetric.Metrics) (float64, bool) {
 	t.Helper()
 	dp, ok := metrictest.Find(md, "cpuuncore.burst.peak_rate", map[string]any{"component": "cpu_memory", "direction": "read", "device": "socket0/imc"})
@@ -105,12 +118,7 @@ func memoryPeak(t *testing.T, md pmetric.Metrics) (float64, bool) {
 // bytes average 6.7 GB/s, and unchanged by the sampler.
 func TestBurstsPeakOfHostMemory(t *testing.T) {
 	r := newBurstRig(t, nil)
-	_, err := r.scrape(t.Context()) // the series' baseline
-	require.NoError(t, err)
-	r.passes(t, 0, 1200*time.Millisecond)
-	r.clock = r.start.Add(1200 * time.Millisecond)
-	md, err := r.scrape(t.Context())
-	require.NoError(t, err)
+	md := r.steps(t)
 	peak, ok := memoryPeak(t, md)
 	require.True(t, ok, "no cpuuncore.burst.peak_rate for socket0/imc read")
 	assert.InEpsilon(t, burstRate, peak, 0.05, "the peak of a 10 ms window inside a burst")
@@ -123,7 +131,7 @@ func TestBurstsPeakOfHostMemory(t *testing.T) {
 
 	// An interval in which no window ended (no pass) has no peak point.
 	r.clock = r.start.Add(2200 * time.Millisecond)
-	md, err = r.scrape(t.Context())
+	md, err := r.scrape(t.Context())
 	require.NoError(t, err)
 	_, ok = memoryPeak(t, md)
 	assert.False(t, ok, "a peak without windows")
@@ -151,12 +159,7 @@ func TestBurstsOffByDefault(t *testing.T) {
 func TestBurstsRecordThenReplay(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "node1-cpuuncore.jsonl")
 	r := newBurstRig(t, func(c *Config) { c.Recording.Write = file })
-	_, err := r.scrape(t.Context())
-	require.NoError(t, err)
-	r.passes(t, 0, 1200*time.Millisecond)
-	r.clock = r.start.Add(1200 * time.Millisecond)
-	live, err := r.scrape(t.Context())
-	require.NoError(t, err)
+	live := r.steps(t)
 	livePeak, ok := memoryPeak(t, live)
 	require.True(t, ok)
 	require.NoError(t, r.shutdown(t.Context()))

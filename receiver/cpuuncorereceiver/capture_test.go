@@ -31,12 +31,7 @@ func TestUncoreBurstCaptureThenReplay(t *testing.T) {
 		c.Bursts.CaptureWindow = 5 * time.Second
 	})
 	require.Contains(t, hub.Sources, r.id, "the ring is registered under the receiver's id")
-	_, err := r.scrape(t.Context()) // the series' baseline
-	require.NoError(t, err)
-	r.passes(t, 0, 1200*time.Millisecond)
-	r.clock = r.start.Add(1200 * time.Millisecond)
-	live, err := r.scrape(t.Context())
-	require.NoError(t, err)
+	live := r.steps(t)
 	livePeak, ok := memoryPeak(t, live)
 	require.True(t, ok)
 	liveBytes := ioPoints(t, live)[io("cpu_memory", "read", "socket0/imc", "", 0)].value
