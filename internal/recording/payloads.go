@@ -60,6 +60,10 @@ type GPUDevice struct {
 // GPUSample is the gpu receiver's Sample: every sample one poll returned.
 type GPUSample struct {
 	Samples []GPUValue `json:"samples"`
+	// Bursts are the fast sampler's readings of the GPUs' PCIe byte counters since the previous
+	// poll ("gpu0/pcie_tx_bytes", with "/ts_us" the library's timestamp and "/bits" a width below
+	// 64), absent in recordings made without it.
+	Bursts *SubSamples `json:"bursts,omitempty"`
 }
 
 // GPUValue is one sample; the quantity goes by name (FORMAT.md lists them).

@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/burst"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
@@ -59,6 +60,10 @@ type Config struct {
 	// instead of a library (recording.replay); see internal/recording/FORMAT.md.
 	Recording recording.Settings `mapstructure:"recording"`
 
+	// Bursts is the fast sampler of the GPUs' PCIe byte counters (README.md, "Microbursts"): off by
+	// default.
+	Bursts BurstsConfig `mapstructure:"bursts"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -76,6 +81,17 @@ type DCGMConfig struct {
 	// Every sample is integrated, so the byte totals do not depend on it; it sets how fine the
 	// samples are, and what the hostengine spends taking them.
 	SampleInterval time.Duration `mapstructure:"sample_interval"`
+}
+
+// BurstsConfig controls the fast sampler, which reads NVML's cumulative PCIe byte counters
+// (NVML_FI_DEV_PCIE_COUNT_TX/RX_BYTES, fields 197/198) of every GPU, one nvmlDeviceGetFieldValues
+// call per GPU, every Period on a thread of its own, and folds each GPU's and direction's bytes into
+// gpu.burst.peak_rate per collection interval. NVML only: DCGM's PCIe fields are rates averaged over
+// its sample period, and amdgpu's gpu_metrics has no PCIe byte counter (README.md, "Microbursts").
+type BurstsConfig struct {
+	// Period is the sampling period; 0 turns the sampler off. At least 10ms, shorter than
+	// collection_interval.
+	Period time.Duration `mapstructure:"period"`
 }
 
 // Validate checks the configuration.
@@ -99,6 +115,7 @@ func (cfg *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("dcgm.mode: must be standalone or embedded, got %q", cfg.DCGM.Mode))
 	}
+	errs = append(errs, burst.ValidatePeriod(cfg.Bursts.Period, cfg.CollectionInterval))
 	if cfg.DCGM.SampleInterval < 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("dcgm.sample_interval: must be at least 10ms, got %v", cfg.DCGM.SampleInterval))
 	}

@@ -32,6 +32,8 @@ var quantityByName = func() map[string]quantity {
 type recordLog struct {
 	w   *recording.Writer
 	log *errtrack.Log
+	// passes are the fast sampler's passes, written with the next poll's sample; nil without it.
+	passes *burstPasses
 }
 
 func newRecordLog(logger *zap.Logger, w *recording.Writer) *recordLog {
@@ -91,7 +93,7 @@ func (r *recordingSource) poll(now time.Time, buf []sample) ([]sample, error) {
 	if isSourceLost(err) {
 		return buf, err
 	}
-	rs := recording.GPUSample{Samples: make([]recording.GPUValue, 0, len(buf)-start)}
+	rs := recording.GPUSample{Samples: make([]recording.GPUValue, 0, len(buf)-start), Bursts: r.rec.passes.take()}
 	for _, s := range buf[start:] {
 		rs.Samples = append(rs.Samples, recording.GPUValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u, Bits: s.wrapBits, Entity: s.entity})
 	}
@@ -99,6 +101,10 @@ func (r *recordingSource) poll(now time.Time, buf []sample) ([]sample, error) {
 	r.rec.write(recording.Record{Time: now.UTC(), Sample: b})
 	return buf, err
 }
+
+// burstReader is the live source's: the fast sampler reads the library beside the recording, whose
+// samples keep its passes (recordLog.passes).
+func (r *recordingSource) burstReader() (burstReader, error) { return burstReaderOf(r.source) }
 
 // replaySource reads a recording instead of a library: one recorded poll per scrape, sample
 // timestamps moved to the replay's clock.
@@ -116,6 +122,15 @@ type replaySource struct {
 	clock    *recording.ReplayClock
 	recorded time.Time
 	stamp    time.Time
+	// bursts are the last polled sample's fast-sampler passes, until the scrape takes them.
+	bursts *recording.SubSamples
+}
+
+// takeBursts returns the last polled sample's passes, once.
+func (r *replaySource) takeBursts() *recording.SubSamples {
+	b := r.bursts
+	r.bursts = nil
+	return b
 }
 
 // sampleInterval is the recorded library's sampling period (0 if the recording does not say):
@@ -189,6 +204,7 @@ func (r *replaySource) poll(now time.Time, buf []sample) ([]sample, error) {
 	if err := json.Unmarshal(rec.Sample, &rs); err != nil {
 		return buf, fmt.Errorf("sample at %s: %w", rec.Time, err)
 	}
+	r.bursts = rs.Bursts
 	// The samples keep the recorded spacing on the player's clock (the integration and the XID
 	// order go by it); only the points' time follows the ReplayClock.
 	shiftUs := r.player.Time(rec.Time).Sub(rec.Time).Microseconds()

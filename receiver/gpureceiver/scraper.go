@@ -71,6 +71,15 @@ type gpuScraper struct {
 	// closed when a poll that did not return in time finally does (pollWithDeadline).
 	callTimeout time.Duration
 	stuck       chan struct{}
+
+	// bursts is the fast sampler (bursts.period, bursts.go), or on a replay the fold of the
+	// recorded passes; nil otherwise. passes keeps its passes for the recording (recording.write).
+	bursts *burstSampler
+	passes *burstPasses
+	// burstsSaid: the source kinds already told that the sampler does not run with them.
+	burstsSaid map[string]bool
+	// newBurstTicker, when set, gives the fast sampler its ticks (tests); unset, burst.Loop's own.
+	newBurstTicker func(time.Duration) (<-chan time.Time, func())
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
@@ -92,6 +101,7 @@ func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 		firstSeen:   map[string]pcommon.Timestamp{},
 		sampleUs:    cfg.DCGM.SampleInterval.Microseconds(),
 		maxGapUs:    3 * cfg.DCGM.SampleInterval.Microseconds(),
+		burstsSaid:  map[string]bool{},
 	}
 	s.series = s.newSeries(0)
 	return s
@@ -173,6 +183,10 @@ func (s *gpuScraper) start(context.Context, component.Host) error {
 		}
 		s.rec = w
 		rl := newRecordLog(s.logger, w)
+		if s.burstsWanted() {
+			s.passes = &burstPasses{period: s.cfg.Bursts.Period}
+			rl.passes = s.passes
+		}
 		s.open = func(now time.Time) (source, error) {
 			src, err := s.live(s.cfg, s.logger, want, numa)
 			if err != nil {
@@ -183,6 +197,7 @@ func (s *gpuScraper) start(context.Context, component.Host) error {
 	default:
 		s.open = func(time.Time) (source, error) { return s.live(s.cfg, s.logger, want, numa) }
 	}
+	s.startBursts(s.cfg.Recording.Replay != "")
 	s.connect(now)
 	return nil
 }
@@ -207,6 +222,7 @@ func (s *gpuScraper) connect(now time.Time) {
 		s.maxGapUs = 3 * s.sampleUs
 	}
 	s.logger.Info("Reading GPU metrics", zap.String("source", src.kind()), zap.Int("gpus", len(src.devices())))
+	s.syncBursts()
 }
 
 // Keys of the receiver-wide log lines.
@@ -228,6 +244,10 @@ func (s *gpuScraper) numaNode(busID string) int64 {
 }
 
 func (s *gpuScraper) shutdown(context.Context) error {
+	if s.bursts != nil {
+		// First: its goroutine lets go of its own hold on the library as it ends.
+		s.bursts.shutdown()
+	}
 	var errs []error
 	if s.replay != nil {
 		errs = append(errs, s.replay.close())
@@ -268,6 +288,7 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			refreshErr = fmt.Errorf("rediscovery: %w", refreshErr)
 		} else {
 			s.log.Recover(keyRefresh, "GPU rediscovery works again")
+			s.syncBursts()
 		}
 	}
 
@@ -283,6 +304,7 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.log.Fail(keyLost, msgLost, err, zap.String("source", kind))
 		_ = s.src.close()
 		s.src = nil
+		s.syncBursts()
 		s.discovery.Request()
 		return pmetric.NewMetrics(), fmt.Errorf("%s: %w", kind, err)
 	}
@@ -296,5 +318,6 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		at = r.pointTime()
 	}
 	s.record(pcommon.NewTimestampFromTime(at))
+	s.recordBursts(pcommon.NewTimestampFromTime(at))
 	return s.mb.Emit(), joinPollErrors(refreshErr, err)
 }

@@ -33,13 +33,17 @@
  *   FAKE_NVML_CALL_LOG=<file> (one line per call worth checking, with the sample timestamps and
  *   counter values), FAKE_NVML_CLOCK_FILE=<file> (the fake's clock in microseconds since 1970 is
  *   read from that file at each call, so that a test drives the same clock as the receiver's;
- *   without it the fake follows CLOCK_REALTIME).
+ *   without it the fake follows CLOCK_REALTIME), FAKE_NVML_PCIE_BURST=<on_us>:<every_us>:<MiB/s>
+ *   (every GPU's PCIe TX moves in bursts instead of at its constant rate: <MiB/s> for the first
+ *   <on_us> of every <every_us> since the epoch, nothing in between; the JANOG step of a training
+ *   loop is 40000:600000).
  *
  * Traffic: every GPU moves bytes at constant rates from the fake's epoch (the first nvmlInit_v2 in
  * real time, or 1.7e15 us with a clock file): PCIe TX (g+1) x 5 MiB/s, RX 3 MiB/s; NVLink TX/RX
  * 100 MiB/s (all links together, spread evenly); C2C TX 40 MiB/s, RX 20 MiB/s (gh200). One byte
  * count per quantity, bytes(t) = rate x (t - epoch), is the truth that both views are read from:
- *   - the cumulative fields 197/198 (bytes, NVML_VALUE_TYPE_UNSIGNED_LONG_LONG) and 138/139 (KiB,
+ *   - the cumulative fields 197/198 (bytes, NVML_VALUE_TYPE_UNSIGNED_LONG_LONG, each value's
+ *     timestamp the clock it was computed at) and 138/139 (KiB,
  *     "NVLink TX/RX Data throughput in KiB", scopeId UINT_MAX for all links or a link id);
  *   - GPM: nvmlGpmSampleGet stores the clock and every byte count in the sample; nvmlGpmMetricsGet
  *     answers (bytes2 - bytes1) / (t2 - t1) in MiB/s for the two samples' own timestamps, so a
@@ -143,12 +147,41 @@ static unsigned long long rate(unsigned int g, int q) {
     return 0;
 }
 
-/* bytesAt is the byte count of quantity q on GPU g at time t: rate x (t - epoch). */
+/* scaled is r bytes/s times us microseconds, without overflowing for days of traffic. */
+static unsigned long long scaled(unsigned long long r, long long us) {
+    return r * (unsigned long long)(us / 1000000) + r * (unsigned long long)(us % 1000000) / 1000000ULL;
+}
+
+/* burst is FAKE_NVML_PCIE_BURST, parsed once: whether it is set, and its shape. */
+static int burst(long long *onUs, long long *everyUs, unsigned long long *bytesPerSec) {
+    static int parsed, set;
+    static long long on, every;
+    static unsigned long long r;
+    if (!parsed) {
+        const char *v = getenv("FAKE_NVML_PCIE_BURST");
+        unsigned long long mibs = 0;
+        parsed = 1;
+        set = v && sscanf(v, "%lld:%lld:%llu", &on, &every, &mibs) == 3 && on > 0 && every >= on;
+        r = mibs << 20;
+    }
+    *onUs = on;
+    *everyUs = every;
+    *bytesPerSec = r;
+    return set;
+}
+
+/* bytesAt is the byte count of quantity q on GPU g at time t: rate x (t - epoch), or for PCIe TX
+ * with FAKE_NVML_PCIE_BURST the burst rate x the time spent in bursts since the epoch. */
 static unsigned long long bytesAt(unsigned int g, int q, long long t) {
     long long dt = t - epochUs;
     if (dt < 0) dt = 0;
-    unsigned long long r = rate(g, q);
-    return r * (unsigned long long)(dt / 1000000) + r * (unsigned long long)(dt % 1000000) / 1000000ULL;
+    long long on, every;
+    unsigned long long br;
+    if (q == Q_PCIE_TX && burst(&on, &every, &br)) {
+        long long in = dt % every;
+        return scaled(br, (dt / every) * on + (in < on ? in : on));
+    }
+    return scaled(rate(g, q), dt);
 }
 
 static struct nvmlDevice_st *dev(nvmlDevice_t device) {

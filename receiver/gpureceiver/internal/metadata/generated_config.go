@@ -4,9 +4,65 @@ package metadata
 
 import (
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/collector/confmap"
 )
+
+// GpuBurstPeakRateMetricAttributeKey specifies the key of an attribute for the gpu.burst.peak_rate metric.
+type GpuBurstPeakRateMetricAttributeKey string
+
+const (
+	GpuBurstPeakRateMetricAttributeKeyComponent   GpuBurstPeakRateMetricAttributeKey = "component"
+	GpuBurstPeakRateMetricAttributeKeyDirection   GpuBurstPeakRateMetricAttributeKey = "direction"
+	GpuBurstPeakRateMetricAttributeKeyDevice      GpuBurstPeakRateMetricAttributeKey = "device"
+	GpuBurstPeakRateMetricAttributeKeyPciBusID    GpuBurstPeakRateMetricAttributeKey = "pci.bus_id"
+	GpuBurstPeakRateMetricAttributeKeyBurstWindow GpuBurstPeakRateMetricAttributeKey = "burst.window"
+)
+
+// GpuBurstPeakRateMetricConfig provides config for the gpu.burst.peak_rate metric.
+type GpuBurstPeakRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuBurstPeakRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuBurstPeakRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuBurstPeakRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuBurstPeakRateMetricAttributeKeyComponent, GpuBurstPeakRateMetricAttributeKeyDirection, GpuBurstPeakRateMetricAttributeKeyDevice, GpuBurstPeakRateMetricAttributeKeyPciBusID, GpuBurstPeakRateMetricAttributeKeyBurstWindow:
+		default:
+			return fmt.Errorf("metric gpu.burst.peak_rate doesn't have an attribute %v, valid attributes: [component, direction, device, pci.bus_id, burst.window]", val)
+		}
+	}
+	if !slices.Contains(ms.EnabledAttributes, GpuBurstPeakRateMetricAttributeKeyBurstWindow) {
+		return fmt.Errorf("burst.window is a required attribute for gpu.burst.peak_rate metric and must be included")
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
 
 // GpuC2cErrorsMetricAttributeKey specifies the key of an attribute for the gpu.c2c.errors metric.
 type GpuC2cErrorsMetricAttributeKey string
@@ -958,6 +1014,7 @@ func (ms *InterconnectIoMetricConfig) Validate() error {
 
 // MetricsConfig provides config for gpu metrics.
 type MetricsConfig struct {
+	GpuBurstPeakRate         GpuBurstPeakRateMetricConfig         `mapstructure:"gpu.burst.peak_rate"`
 	GpuC2cErrors             GpuC2cErrorsMetricConfig             `mapstructure:"gpu.c2c.errors"`
 	GpuDramActive            GpuDramActiveMetricConfig            `mapstructure:"gpu.dram.active"`
 	GpuGraphicsEngineActive  GpuGraphicsEngineActiveMetricConfig  `mapstructure:"gpu.graphics_engine.active"`
@@ -981,6 +1038,11 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		GpuBurstPeakRate: GpuBurstPeakRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []GpuBurstPeakRateMetricAttributeKey{GpuBurstPeakRateMetricAttributeKeyComponent, GpuBurstPeakRateMetricAttributeKeyDirection, GpuBurstPeakRateMetricAttributeKeyDevice, GpuBurstPeakRateMetricAttributeKeyPciBusID, GpuBurstPeakRateMetricAttributeKeyBurstWindow},
+		},
 		GpuC2cErrors: GpuC2cErrorsMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategySum,

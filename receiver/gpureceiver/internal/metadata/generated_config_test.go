@@ -26,6 +26,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					GpuBurstPeakRate: GpuBurstPeakRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []GpuBurstPeakRateMetricAttributeKey{GpuBurstPeakRateMetricAttributeKeyComponent, GpuBurstPeakRateMetricAttributeKeyDirection, GpuBurstPeakRateMetricAttributeKeyDevice, GpuBurstPeakRateMetricAttributeKeyPciBusID, GpuBurstPeakRateMetricAttributeKeyBurstWindow},
+					},
 					GpuC2cErrors: GpuC2cErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -128,6 +133,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					GpuBurstPeakRate: GpuBurstPeakRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []GpuBurstPeakRateMetricAttributeKey{GpuBurstPeakRateMetricAttributeKeyComponent, GpuBurstPeakRateMetricAttributeKeyDirection, GpuBurstPeakRateMetricAttributeKeyDevice, GpuBurstPeakRateMetricAttributeKeyPciBusID, GpuBurstPeakRateMetricAttributeKeyBurstWindow},
+					},
 					GpuC2cErrors: GpuC2cErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -230,11 +240,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuC2cErrorsMetricConfig{}, GpuDramActiveMetricConfig{}, GpuGraphicsEngineActiveMetricConfig{}, GpuInfoMetricConfig{}, GpuMemoryCopyUtilizationMetricConfig{}, GpuNvlinkBitErrorRateMetricConfig{}, GpuNvlinkErrorsMetricConfig{}, GpuNvlinkLinkErrorsMetricConfig{}, GpuNvlinkLinkIoMetricConfig{}, GpuPcieLinkGenerationMetricConfig{}, GpuPcieLinkMaxGenerationMetricConfig{}, GpuPcieLinkMaxWidthMetricConfig{}, GpuPcieLinkWidthMetricConfig{}, GpuPcieReplaysMetricConfig{}, GpuSmActiveMetricConfig{}, GpuUtilizationMetricConfig{}, GpuXgmiLinkIoMetricConfig{}, GpuXidErrorsMetricConfig{}, InterconnectIoMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuBurstPeakRateMetricConfig{}, GpuC2cErrorsMetricConfig{}, GpuDramActiveMetricConfig{}, GpuGraphicsEngineActiveMetricConfig{}, GpuInfoMetricConfig{}, GpuMemoryCopyUtilizationMetricConfig{}, GpuNvlinkBitErrorRateMetricConfig{}, GpuNvlinkErrorsMetricConfig{}, GpuNvlinkLinkErrorsMetricConfig{}, GpuNvlinkLinkIoMetricConfig{}, GpuPcieLinkGenerationMetricConfig{}, GpuPcieLinkMaxGenerationMetricConfig{}, GpuPcieLinkMaxWidthMetricConfig{}, GpuPcieLinkWidthMetricConfig{}, GpuPcieReplaysMetricConfig{}, GpuSmActiveMetricConfig{}, GpuUtilizationMetricConfig{}, GpuXgmiLinkIoMetricConfig{}, GpuXidErrorsMetricConfig{}, InterconnectIoMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestGpuBurstPeakRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuBurstPeakRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuBurstPeakRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.burst.peak_rate doesn't have an attribute invalid, valid attributes: [component, direction, device, pci.bus_id, burst.window]")
+
+	cfg = DefaultMetricsConfig().GpuBurstPeakRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestGpuC2cErrorsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().GpuC2cErrors
 	require.NoError(t, cfg.Validate())

@@ -240,6 +240,10 @@ var MapAttributeSource = map[string]AttributeSource{
 }
 
 var MetricsInfo = metricsInfo{
+	GpuBurstPeakRate: metricInfo{
+		Name:       "gpu.burst.peak_rate",
+		Attributes: []string{"component", "direction", "device", "pci.bus_id", "burst.window"},
+	},
 	GpuC2cErrors: metricInfo{
 		Name:       "gpu.c2c.errors",
 		Attributes: []string{"device", "pci.bus_id", "c2c.error"},
@@ -319,6 +323,7 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	GpuBurstPeakRate         metricInfo
 	GpuC2cErrors             metricInfo
 	GpuDramActive            metricInfo
 	GpuGraphicsEngineActive  metricInfo
@@ -343,6 +348,107 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricGpuBurstPeakRate struct {
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        GpuBurstPeakRateMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.burst.peak_rate metric with initial data.
+func (m *metricGpuBurstPeakRate) init() {
+	m.data.SetName("gpu.burst.peak_rate")
+	m.data.SetDescription("The highest rate of the GPU's PCIe link, per direction, over one sampling window of the fast sampler (bursts.period) among the windows that ended in the collection interval; emitted only with bursts.period set and the NVML source (or replaying a recording of it), one series per GPU and direction. A 10 s average of 6.7 % hides a link saturated for 40 ms of every 600 ms training step; this does not.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuBurstPeakRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, componentAttributeValue string, directionAttributeValue string, deviceAttributeValue string, pciBusIDAttributeValue string, burstWindowAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuBurstPeakRateMetricAttributeKeyComponent) {
+		dp.Attributes().PutStr("component", componentAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuBurstPeakRateMetricAttributeKeyDirection) {
+		dp.Attributes().PutStr("direction", directionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuBurstPeakRateMetricAttributeKeyDevice) {
+		dp.Attributes().PutStr("device", deviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuBurstPeakRateMetricAttributeKeyPciBusID) {
+		dp.Attributes().PutStr("pci.bus_id", pciBusIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuBurstPeakRateMetricAttributeKeyBurstWindow) {
+		dp.Attributes().PutStr("burst.window", burstWindowAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuBurstPeakRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuBurstPeakRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuBurstPeakRate(cfg GpuBurstPeakRateMetricConfig) metricGpuBurstPeakRate {
+	m := metricGpuBurstPeakRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricGpuC2cErrors struct {
@@ -2168,6 +2274,7 @@ type MetricsBuilder struct {
 	metricsCapacity                int                  // maximum observed number of metrics per resource.
 	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
 	buildInfo                      component.BuildInfo  // contains version information.
+	metricGpuBurstPeakRate         metricGpuBurstPeakRate
 	metricGpuC2cErrors             metricGpuC2cErrors
 	metricGpuDramActive            metricGpuDramActive
 	metricGpuGraphicsEngineActive  metricGpuGraphicsEngineActive
@@ -2212,6 +2319,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer:                  pmetric.NewMetrics(),
 		buildInfo:                      settings.BuildInfo,
+		metricGpuBurstPeakRate:         newMetricGpuBurstPeakRate(mbc.Metrics.GpuBurstPeakRate),
 		metricGpuC2cErrors:             newMetricGpuC2cErrors(mbc.Metrics.GpuC2cErrors),
 		metricGpuDramActive:            newMetricGpuDramActive(mbc.Metrics.GpuDramActive),
 		metricGpuGraphicsEngineActive:  newMetricGpuGraphicsEngineActive(mbc.Metrics.GpuGraphicsEngineActive),
@@ -2297,6 +2405,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricGpuBurstPeakRate.emit(ils.Metrics())
 	mb.metricGpuC2cErrors.emit(ils.Metrics())
 	mb.metricGpuDramActive.emit(ils.Metrics())
 	mb.metricGpuGraphicsEngineActive.emit(ils.Metrics())
@@ -2335,6 +2444,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordGpuBurstPeakRateDataPoint adds a data point to gpu.burst.peak_rate metric.
+func (mb *MetricsBuilder) RecordGpuBurstPeakRateDataPoint(ts pcommon.Timestamp, val float64, componentAttributeValue AttributeComponent, directionAttributeValue AttributeDirection, deviceAttributeValue string, pciBusIDAttributeValue string, burstWindowAttributeValue string) {
+	mb.metricGpuBurstPeakRate.recordDataPoint(mb.startTime, ts, val, componentAttributeValue.String(), directionAttributeValue.String(), deviceAttributeValue, pciBusIDAttributeValue, burstWindowAttributeValue)
 }
 
 // RecordGpuC2cErrorsDataPoint adds a data point to gpu.c2c.errors metric.

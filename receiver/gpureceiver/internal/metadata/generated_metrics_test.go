@@ -58,6 +58,7 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["gpu.burst.peak_rate"] = mb.metricGpuBurstPeakRate.config.AggregationStrategy
 			aggMap["gpu.c2c.errors"] = mb.metricGpuC2cErrors.config.AggregationStrategy
 			aggMap["gpu.dram.active"] = mb.metricGpuDramActive.config.AggregationStrategy
 			aggMap["gpu.graphics_engine.active"] = mb.metricGpuGraphicsEngineActive.config.AggregationStrategy
@@ -85,6 +86,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordGpuBurstPeakRateDataPoint(ts, 1, AttributeComponentGpuPcie, AttributeDirectionTransmit, "device-val", "pci.bus_id-val", "burst.window-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuBurstPeakRateDataPoint(ts, 3, AttributeComponentGpuNvlink, AttributeDirectionReceive, "device-val-2", "pci.bus_id-val-2", "burst.window-val")
+			}
 
 			allMetricsCount++
 			mb.RecordGpuC2cErrorsDataPoint(ts, 1, "device-val", "pci.bus_id-val", AttributeC2cErrorCrc)
@@ -203,6 +210,7 @@ func TestMetricsBuilder(t *testing.T) {
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricGpuBurstPeakRate.aggDataPoints)
 				assert.Empty(t, mb.metricGpuC2cErrors.aggDataPoints)
 				assert.Empty(t, mb.metricGpuDramActive.aggDataPoints)
 				assert.Empty(t, mb.metricGpuGraphicsEngineActive.aggDataPoints)
@@ -249,6 +257,66 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "gpu.burst.peak_rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.burst.peak_rate"], "Found a duplicate in the metrics slice: gpu.burst.peak_rate")
+						validatedMetrics["gpu.burst.peak_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The highest rate of the GPU's PCIe link, per direction, over one sampling window of the fast sampler (bursts.period) among the windows that ended in the collection interval; emitted only with bursts.period set and the NVML source (or replaying a recording of it), one series per GPU and direction. A 10 s average of 6.7 % hides a link saturated for 40 ms of every 600 ms training step; this does not.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						componentAttrVal, ok := dp.Attributes().Get("component")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu_pcie", componentAttrVal.Str())
+						directionAttrVal, ok := dp.Attributes().Get("direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", directionAttrVal.Str())
+						deviceAttrVal, ok := dp.Attributes().Get("device")
+						assert.True(t, ok)
+						assert.Equal(t, "device-val", deviceAttrVal.Str())
+						pciBusIDAttrVal, ok := dp.Attributes().Get("pci.bus_id")
+						assert.True(t, ok)
+						assert.Equal(t, "pci.bus_id-val", pciBusIDAttrVal.Str())
+						burstWindowAttrVal, ok := dp.Attributes().Get("burst.window")
+						assert.True(t, ok)
+						assert.Equal(t, "burst.window-val", burstWindowAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.burst.peak_rate"], "Found a duplicate in the metrics slice: gpu.burst.peak_rate")
+						validatedMetrics["gpu.burst.peak_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The highest rate of the GPU's PCIe link, per direction, over one sampling window of the fast sampler (bursts.period) among the windows that ended in the collection interval; emitted only with bursts.period set and the NVML source (or replaying a recording of it), one series per GPU and direction. A 10 s average of 6.7 % hides a link saturated for 40 ms of every 600 ms training step; this does not.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["gpu.burst.peak_rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("component")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("direction")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pci.bus_id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("burst.window")
+						assert.True(t, ok)
+					}
 				case "gpu.c2c.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["gpu.c2c.errors"], "Found a duplicate in the metrics slice: gpu.c2c.errors")
