@@ -24,8 +24,8 @@ const (
 	kindAbove = "time_above"
 )
 
-// burstPeak draws a device's peak window rate (rnic.burst.peak_rate, cpuuncore.burst.peak_rate:
-// gauges) beside its average; where the averages of a component's devices sum into one line, the
+// burstPeak draws a device's peak window rate (rnic.burst.peak_rate, cpuuncore.burst.peak_rate,
+// gpu.burst.peak_rate: gauges) beside its average; where the averages of a component's devices sum into one line, the
 // highest of their peaks at each time.
 func (s *store) burstPeak(n *node, a pcommon.Map, dp pmetric.NumberDataPoint) {
 	comp, dir, dev := attr(a, nodestate.AttrComponent), attr(a, nodestate.AttrDirection), attr(a, nodestate.AttrDevice)

@@ -113,3 +113,31 @@ func TestUncoreBurstPeakOfTheBusiestDevice(t *testing.T) {
 	}
 	assert.Equal(t, 1, n, "one peak line for the two devices: %v", labels(v))
 }
+
+// TestGPUBurstPeakPerGPU: the gpu receiver's gpu.burst.peak_rate draws one dotted line per GPU
+// and direction beside that GPU's PCIe average, as a port's peak does (each GPU has its own line,
+// so the peaks are not merged).
+func TestGPUBurstPeakPerGPU(t *testing.T) {
+	st := newTestStore(t, nil)
+	start := st.clock
+	for i := range 3 {
+		at := start.Add(time.Duration(i) * time.Second)
+		f := float64(i)
+		st.feed(at, batch("n", start, at,
+			ioPoint("gpu_pcie", "transmit", "gpu0", f*3.5e9), ioPoint("gpu_pcie", "transmit", "gpu1", f*1e9),
+			gauge(nodestate.MetricGPUBurstPeak, 52e9, "component", "gpu_pcie", "direction", "transmit", "device", "gpu0", "burst.window", "10ms"),
+			gauge(nodestate.MetricGPUBurstPeak, 1.2e9+f, "component", "gpu_pcie", "direction", "transmit", "device", "gpu1", "burst.window", "10ms"),
+		))
+	}
+	v := st.view(t, "n")
+	p0, ok := seriesByLabel(v, "GPU0 PCIe[TX] peak/10ms")
+	require.True(t, ok, "gpu0's peak line: %v", labels(v))
+	assert.Equal(t, kindPeak, p0.Kind)
+	assert.Equal(t, []float64{52e9, 52e9, 52e9}, p0.V)
+	p1, ok := seriesByLabel(v, "GPU1 PCIe[TX] peak/10ms")
+	require.True(t, ok, "gpu1's peak line: %v", labels(v))
+	assert.Equal(t, []float64{1.2e9, 1.2e9 + 1, 1.2e9 + 2}, p1.V)
+	avg, ok := seriesByLabel(v, "GPU0 PCIe[TX]")
+	require.True(t, ok, "the average beside it: %v", labels(v))
+	assert.InDelta(t, 3.5e9, avg.V[len(avg.V)-1], 1)
+}

@@ -62,7 +62,7 @@ func numberPoints(m pmetric.Metric) (pmetric.NumberDataPointSlice, bool) {
 // draws reports whether the view draws a metric's points on its charts.
 func draws(name string) bool {
 	return name == nodestate.MetricIO || name == nodestate.MetricDRAMActive || strings.HasPrefix(name, "rnic.") ||
-		name == nodestate.MetricUncoreBurstPeak ||
+		name == nodestate.MetricUncoreBurstPeak || name == nodestate.MetricGPUBurstPeak ||
 		name == verdict.MetricVerdict || name == verdict.MetricEvidence || name == nodestate.MetricCollBusBandwidth
 }
 
@@ -137,7 +137,7 @@ func (s *store) consumeMetric(n *node, m pmetric.Metric) {
 			}
 		case nodestate.MetricCollBusBandwidth:
 			s.collectiveBusBandwidth(n, a, dp)
-		case nodestate.MetricBurstPeak, nodestate.MetricUncoreBurstPeak:
+		case nodestate.MetricBurstPeak, nodestate.MetricUncoreBurstPeak, nodestate.MetricGPUBurstPeak:
 			s.burstPeak(n, a, dp)
 		case nodestate.MetricBurstTimeAbove:
 			if cumulative {

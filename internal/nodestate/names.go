@@ -36,6 +36,9 @@ const (
 	// The cpuuncore receiver's fast sampler: a memory controller's or an IIO stack's highest
 	// rate over one sampling window (no line rate, so no time above).
 	MetricUncoreBurstPeak = "cpuuncore.burst.peak_rate"
+	// The gpu receiver's fast sampler (NVML's cumulative PCIe counters): a GPU's PCIe link's
+	// highest rate over one sampling window, per direction.
+	MetricGPUBurstPeak = "gpu.burst.peak_rate"
 )
 
 // Attributes of those metrics.

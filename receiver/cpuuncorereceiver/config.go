@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/burst"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
@@ -75,21 +76,9 @@ type BurstsConfig struct {
 	CaptureWindow time.Duration `mapstructure:"capture_window"`
 }
 
-// minBurstPeriod is the shortest bursts.period, as in the rnic receiver: Go's timers and a loaded
-// node do not hold much less, and every pass is one read(2) per group (80 on a two-socket
-// Sapphire Rapids with the IIO stacks).
-const minBurstPeriod = 10 * time.Millisecond
-
 func (b BurstsConfig) validate(collection time.Duration) error {
-	var errs []error
-	switch {
-	case b.Period < 0:
-		errs = append(errs, fmt.Errorf("bursts.period: must not be negative, got %v", b.Period))
-	case b.Period > 0 && b.Period < minBurstPeriod:
-		errs = append(errs, fmt.Errorf("bursts.period: must be 0 (off) or at least %v, got %v", minBurstPeriod, b.Period))
-	case b.Period > 0 && collection > 0 && b.Period >= collection:
-		errs = append(errs, fmt.Errorf("bursts.period: must be shorter than collection_interval (%v), got %v", collection, b.Period))
-	}
+	// Every pass is one read(2) per group (80 on a two-socket Sapphire Rapids with the IIO stacks).
+	errs := []error{burst.ValidatePeriod(b.Period, collection)}
 	if err := capture.ValidateWindow(b.CaptureWindow, collection); b.Capture != nil && err != nil {
 		errs = append(errs, err)
 	}

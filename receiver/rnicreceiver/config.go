@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/burst"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
@@ -104,12 +105,6 @@ type BurstsConfig struct {
 	CaptureWindow time.Duration `mapstructure:"capture_window"`
 }
 
-// minBurstPeriod is the shortest bursts.period. mlx5's hw_counters cache lives 10 ms
-// (drivers/infiniband/core/sysfs.c hw_stat_device_show: the `lifespan` attribute, default
-// msecs_to_jiffies(10) in rdma_alloc_hw_stats_struct) and Go's timers do not hold much less on a
-// loaded node; a shorter period would mostly sample the same cached values.
-const minBurstPeriod = 10 * time.Millisecond
-
 // maxBurstShares bounds bursts.shares: each share is a series per port and direction.
 const maxBurstShares = 4
 
@@ -147,13 +142,12 @@ func (cfg *Config) Validate() error {
 
 func (b *BurstsConfig) validate(collection time.Duration) []error {
 	var errs []error
-	switch {
-	case b.Period < 0:
-		errs = append(errs, fmt.Errorf("bursts.period: must not be negative, got %v", b.Period))
-	case b.Period > 0 && b.Period < minBurstPeriod:
-		errs = append(errs, fmt.Errorf("bursts.period: must be 0 (off) or at least %v, got %v", minBurstPeriod, b.Period))
-	case b.Period > 0 && collection > 0 && b.Period >= collection:
-		errs = append(errs, fmt.Errorf("bursts.period: must be shorter than collection_interval (%v), got %v", collection, b.Period))
+	// burst.MinPeriod, 10 ms, is also mlx5's hw_counters cache lifespan
+	// (drivers/infiniband/core/sysfs.c hw_stat_device_show: the `lifespan` attribute, default
+	// msecs_to_jiffies(10) in rdma_alloc_hw_stats_struct): a shorter period would mostly sample the
+	// same cached values.
+	if err := burst.ValidatePeriod(b.Period, collection); err != nil {
+		errs = append(errs, err)
 	}
 	if err := capture.ValidateWindow(b.CaptureWindow, collection); b.Capture != nil && err != nil {
 		errs = append(errs, err)
