@@ -116,8 +116,8 @@ demo: bin/otelcol-iclens
 # one package: about 10 minutes on an idle 2-core machine, more on a busy one, so go test's default
 # 10-minute package deadline would fail it by the machine's speed. TEST_TIMEOUT is a hang guard.
 TEST_TIMEOUT ?= 45m
-# Its tests marked parallel (the outages, the live NCCL feed) wait on the clock, not the CPU: three
-# at a time there, where go test's default is GOMAXPROCS (2 here).
+# Its tests marked parallel (the outages, the live NCCL feed, the device checks with loads) wait on
+# the clock, not the CPU: three at a time there, where go test's default is GOMAXPROCS (2 here).
 E2E_PARALLEL ?= 3
 test: bin/otelcol-iclens
 	@set -e; for m in $(MODULES); do echo "go test ($$m)"; par=; [ "$$m" != distributions/otelcol-iclens ] || par=-parallel=$(E2E_PARALLEL); \

@@ -3,12 +3,16 @@
 # hardware is and SKIPped with the reason where it is not:
 #   - GPU (where nvidia-smi lists a GPU): run the built collector's gpu and rnic receivers through
 #     NVML and, where nv-hostengine exists, DCGM; drive PCIe traffic on GPU 0; compare what the
-#     collector served with what was driven and with what nvidia-smi says;
+#     collector served with what was driven, with what nvidia-smi says, and (DCGM's link-health
+#     fields) with what dcgmi dmon reads;
 #   - host (where sysfs under DEVICE_CHECK_ROOT has /sys/class/infiniband, a Grace SCF PMU, a Xeon
 #     Max HBM PMU or an amdgpu gpu_metrics table): run the rnic (and, where its PMUs are, the
 #     cpuuncore) receiver once, scrape it before and after a short window, and compare it with
-#     ethtool, lspci and rdma. The checks that need traffic or a workload print what to run and
-#     what to compare, as SKIPs, where their hardware is.
+#     ethtool, lspci, rdma and perf; run the cpuuncore receiver again across memory loads of known
+#     bytes (mem_load.c) and the RDMA loads you name, and the gpu receiver (source amdgpu) across
+#     host<->GPU and GPU->GPU copies of known bytes, and compare what it served with what was moved.
+#     A check that needs a load this script cannot generate (traffic to an RDMA peer) SKIPs naming
+#     the variable to set.
 # Each check prints PASS, FAIL or SKIP (with the reason) and its evidence; the script exits 1 when
 # any check fails, 0 otherwise. A few minutes at most; no network.
 #
@@ -16,8 +20,9 @@
 # coreutils and awk, plus curl, wget or python3 to read the Prometheus endpoint.
 #
 #   ICLENS_COLLECTOR        the collector binary (default bin/otelcol-iclens; carry it to the machine)
-#   DEVICE_CHECK_SECONDS    traffic per source (default 15)
-#   DEVICE_CHECK_SOURCES    the gpu receiver sources to run (default "nvml dcgm")
+#   DEVICE_CHECK_SECONDS    traffic per source, and per copy of the AMD run (default 15)
+#   DEVICE_CHECK_SOURCES    the gpu receiver sources to run (default "nvml dcgm"); the DCGM run also
+#                           reads the link-health fields (gpu_link_health), with dcgmi dmon beside it
 #   DEVICE_CHECK_LOAD       a traffic command of your own: run with the seconds as its argument on
 #                           GPU 0 (CUDA_VISIBLE_DEVICES=0, CUDA_DEVICE_ORDER=PCI_BUS_ID), it prints
 #                           "h2d_bytes d2h_bytes seconds" (default: pcie_load.cu through nvcc, then
@@ -30,9 +35,30 @@
 #                           (default 20)
 #   DEVICE_CHECK_HOST_LOAD  a command run for the host window instead of a sleep, with the seconds as
 #                           its argument (ib_write_bw to a peer, an NCCL job): the EFA check compares
-#                           growth only where the window carried traffic
+#                           growth only where the window carried traffic; on Grace it is run again
+#                           in the load run, where cpuuncore_grace_root_port looks for the NIC that
+#                           carried it among the root ports; on bnxt_re rnic_bnxt_roce_only_bytes
+#                           compares the RoCE byte counters with what the collector served
 #   DEVICE_CHECK_BURST_SECONDS  how long rnic_burst_read_cost polls a port's data counter for its
 #                           update granularity (default 2; DEVICE_CHECK_HOST_LOAD runs meanwhile)
+#   DEVICE_CHECK_MEM_SECONDS   each window of the load run (Grace, Xeon Max): idle, memory read,
+#                           memory write, and DEVICE_CHECK_HOST_LOAD and DEVICE_CHECK_GDR_LOAD where
+#                           set (default 15)
+#   DEVICE_CHECK_MEM_LOAD   a memory load of your own for the load run: run with "read|write SECONDS
+#                           NODE" (NODE: the NUMA node its memory must be on), it prints
+#                           "read_bytes write_bytes seconds" (default: mem_load.c through cc, pinned
+#                           with numactl where numactl exists)
+#   DEVICE_CHECK_HBM_NODE   the Xeon Max HBM's NUMA node for the memory load (default: the first
+#                           node without CPUs that has memory, flat mode's HBM; set 0 in HBM-only mode)
+#   DEVICE_CHECK_GDR_LOAD   a GPUDirect RDMA load to a peer, run with the seconds as its argument in
+#                           the load run on Grace (ib_write_bw --use_cuda=0 -d mlx5_0 -D "$1" <peer>):
+#                           cpuuncore_grace_gpudirect compares host memory with root-port bytes in it
+#   DEVICE_CHECK_AMD_LOAD   the AMD copies of your own: run with "host SECONDS" it copies on GPU 0 and
+#                           prints "h2d_bytes d2h_bytes seconds", with "p2p SECONDS" it copies GPU 0 ->
+#                           GPU 1 and prints "bytes seconds" (default: torch built for ROCm with
+#                           pcie_load.py, HIP_VISIBLE_DEVICES selecting the GPUs)
+#   DEVICE_CHECK_UNCORE_REPLAY  for the script's own test: the host and load runs' cpuuncore receiver
+#                           replays this recording (internal/recording) instead of reading the PMUs
 #   DEVICE_CHECK_OUT        where logs and scrapes are kept (default a temporary directory)
 #
 # Adding a check is one `check` line in the list at the end and, where no existing function fits,
@@ -179,12 +205,49 @@ load() {
   esac
 }
 
+# --- DCGM's link-health fields, as dcgmi dmon reads them ------------------------------------------
+# The fields the gpu receiver reads for gpu.nvlink.errors, gpu.nvlink.bit_error_rate and
+# gpu.c2c.errors (receiver/gpureceiver dcgm_fields.go dcgmNVLinkErrorFields, dcgmNVLinkBERFields,
+# dcgmC2CErrorFields; health.go names the kinds), as "FIELD METRIC LABEL KIND" lines.
+HEALTH_FIELDS="1204 gpu_nvlink_errors_total nvlink_error rx_malformed
+1205 gpu_nvlink_errors_total nvlink_error rx_buffer_overrun
+1206 gpu_nvlink_errors_total nvlink_error rx_error
+1207 gpu_nvlink_errors_total nvlink_error rx_remote
+1208 gpu_nvlink_errors_total nvlink_error rx_general
+1209 gpu_nvlink_errors_total nvlink_error local_integrity
+1210 gpu_nvlink_errors_total nvlink_error tx_discard
+1213 gpu_nvlink_errors_total nvlink_error recovery
+1212 gpu_nvlink_errors_total nvlink_error recovery_failed
+1214 gpu_nvlink_errors_total nvlink_error symbol
+1219 gpu_nvlink_errors_total nvlink_error effective
+1216 gpu_nvlink_bit_error_rate_ratio nvlink_ber symbol
+1218 gpu_nvlink_bit_error_rate_ratio nvlink_ber effective
+1400 gpu_c2c_errors_total c2c_error crc
+1401 gpu_c2c_errors_total c2c_error replay
+1402 gpu_c2c_errors_total c2c_error replay_back_to_back"
+HEALTH_IDS=$(awk '{ printf "%s%s", (NR > 1 ? "," : ""), $1 }' <<<"$HEALTH_FIELDS")
+HEALTH_METRICS="      gpu.nvlink.errors: {enabled: true}
+      gpu.nvlink.bit_error_rate: {enabled: true}
+      gpu.c2c.errors: {enabled: true}"
+# dmon FILE: one dcgmi dmon table of the link-health fields of every GPU (dcgmi/DeviceMonitor.cpp:
+# a "#Entity" header, a unit line, then "GPU <id>" and one column per field in the order of -e;
+# N/A for a blank or unsupported value; doubles with 3 decimals).
+dmon() { timeout 30 dcgmi dmon -e "$HEALTH_IDS" -c 1 >"$1" 2>"$1.err"; }
+
 # --- one run of the collector with one source -------------------------------------------------
-# run_source NAME GPU_CONFIG: $OUT/NAME.{yaml,log,before,after,load}, or $OUT/NAME.skip saying why
-# the source was not run, or $OUT/NAME.failed saying what went wrong.
+# run_source NAME GPU_CONFIG [METRICS]: $OUT/NAME.{yaml,log,before,after,load}, or $OUT/NAME.skip
+# saying why the source was not run, or $OUT/NAME.failed saying what went wrong. METRICS are more
+# lines for the receiver's metrics: block. Where they enable the link-health metrics and dcgmi is
+# on PATH, dcgmi dmon reads the fields four times, so that what the collector served lies between
+# its reads (check_link_health): NAME.dmon0 before the collector starts, dmon1 after the first
+# scrape, dmon2 five seconds before the traffic ends (the collector's last reading, one collection
+# and one DCGM sample before the last scrape, comes after it where DEVICE_CHECK_SECONDS is 5 or
+# more), dmon3 after the last scrape.
 run_source() {
-  local name=$1 gpu_cfg=$2
+  local name=$1 gpu_cfg=$2 metrics=${3:-} dmons= dmon_pid=
   local addr="127.0.0.1:$(free_port)"
+  [ -n "$metrics" ] && [ "$metrics" = "$HEALTH_METRICS" ] && command -v dcgmi >/dev/null 2>&1 && dmons=1
+  [ -n "$dmons" ] && dmon "$OUT/$name.dmon0"
   cat >"$OUT/$name.yaml" <<EOF
 receivers:
   gpu:
@@ -194,6 +257,7 @@ receivers:
 $gpu_cfg
     metrics:
       gpu.nvlink.link.io: {enabled: true}
+$metrics
   rnic:
     collection_interval: 5s
     root_path: $ROOT
@@ -220,9 +284,15 @@ EOF
   # One more collection, so that the first scrape holds a settled total and not a first sample.
   sleep 2
   scrape "$addr" >"$OUT/$name.before" 2>/dev/null
+  if [ -n "$dmons" ]; then
+    dmon "$OUT/$name.dmon1"
+    { sleep $((SECONDS_PER_SOURCE > 5 ? SECONDS_PER_SOURCE - 5 : 0)); dmon "$OUT/$name.dmon2"; } &
+    dmon_pid=$!
+  fi
   load "$SECONDS_PER_SOURCE" "$OUT/$name.load"
   sleep "$SETTLE" # the last samples of the traffic reach the served totals
   scrape "$addr" >"$OUT/$name.after" 2>/dev/null
+  if [ -n "$dmons" ]; then wait "$dmon_pid"; dmon "$OUT/$name.dmon3"; fi
   kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   say "source $name: what the gpu receiver read, per quantity (its own log line):"
   grep -h "source per quantity" "$OUT/$name.log" | sed 's/^.*"device"/  "device"/; s/, "gpu.uuid": "[^"]*"//; s/}$//'
@@ -364,6 +434,9 @@ run_host() {
     uncore="  cpuuncore:
     collection_interval: 1s
     root_path: $ROOT"
+    [ -n "${DEVICE_CHECK_UNCORE_REPLAY:-}" ] && uncore="  cpuuncore:
+    collection_interval: 1s
+    recording: {replay: $DEVICE_CHECK_UNCORE_REPLAY}"
     receivers="rnic, cpuuncore"
   fi
   cat >"$OUT/host.yaml" <<YAML
@@ -403,6 +476,7 @@ YAML
     perf_pid=$!
   fi
   scrape "$addr" >"$OUT/host.before" 2>/dev/null
+  bnxt_counters >"$OUT/host.bnxt.before"
   if [ -n "${DEVICE_CHECK_HOST_LOAD:-}" ]; then
     say "host window: $DEVICE_CHECK_HOST_LOAD $window"
     bash -c "$DEVICE_CHECK_HOST_LOAD \"\$1\"" load "$window" >"$OUT/host.load" 2>&1 || say "the host load failed (see $OUT/host.load)"
@@ -411,6 +485,10 @@ YAML
   fi
   [ -n "$perf_pid" ] && wait "$perf_pid"
   echo "$window" >"$OUT/host.window"
+  # After a load, two rnic collections more, so that the served totals hold the counters' last
+  # values (rnic_bnxt_roce_only_bytes reads the files beside the last scrape).
+  [ -n "${DEVICE_CHECK_HOST_LOAD:-}" ] && sleep 5
+  bnxt_counters >"$OUT/host.bnxt.after"
   scrape "$addr" >"$OUT/host.after" 2>/dev/null
   kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   say "host run: $(grep -c '^[a-z]' "$OUT/host.after") series served by [$receivers] on $ROOT"
@@ -736,47 +814,510 @@ check_uncore_bursts() {
   else detail "every host-memory read peak is 0 on a running machine: MISMATCH"; return 1; fi
 }
 
-# --- checks that need traffic or a workload: instructions where the hardware is -----------------
+# --- the load run: the cpuuncore (and rnic) receivers across loads of known bytes ------------------
+# Grace and Xeon Max: the collector runs once more, its cpuuncore receiver alone with the rnic
+# receiver beside it where there are RDMA devices, scraped between windows of DEVICE_CHECK_MEM_SECONDS:
+#   idle   nothing run: the machine's own traffic, the background the other windows are read against;
+#   read   the memory load reading (mem_load.c, or DEVICE_CHECK_MEM_LOAD), its memory on one node;
+#   write  the memory load writing;
+#   host   DEVICE_CHECK_HOST_LOAD (Grace, where set): RDMA traffic through one NIC;
+#   gdr    DEVICE_CHECK_GDR_LOAD (Grace, where set): GPUDirect RDMA traffic.
+# $OUT/load.order lists "WINDOW BEFORE AFTER SECONDS" (the scrapes around it, the seconds between
+# them); each window's load writes $OUT/load.WINDOW.{out,err,rc}. On Grace the PCIe series are per
+# root port (pcie.granularity port). $OUT/load.failed says what went wrong; $OUT/load.memskip why
+# there was no memory load.
+MEM_SECONDS=${DEVICE_CHECK_MEM_SECONDS:-15}
+MEM_KIND=none MEM_WHY=
+prepare_mem_load() {
+  if [ -n "${DEVICE_CHECK_MEM_LOAD:-}" ]; then MEM_KIND=custom; return; fi
+  local c
+  for c in cc gcc clang; do
+    command -v "$c" >/dev/null 2>&1 || continue
+    if "$c" -O2 -pthread -o "$OUT/mem_load" "$HERE/mem_load.c" >"$OUT/mem_load.log" 2>&1; then MEM_KIND=cc; return; fi
+    MEM_WHY="$c could not build $HERE/mem_load.c (see $OUT/mem_load.log)"
+    return
+  done
+  MEM_WHY="no C compiler (cc, gcc or clang) to build $HERE/mem_load.c: install one, or set DEVICE_CHECK_MEM_LOAD"
+}
+
+# mem_nodes KIND: "MEMORY_NODE CPU_NODE" for the memory load of KIND (cmem: the first node with
+# CPUs, Grace's CPU memory; hbm: DEVICE_CHECK_HBM_NODE, or the first node without CPUs that has
+# memory, which is the HBM in flat mode), from sysfs under DEVICE_CHECK_ROOT; nothing, and the
+# reason on stderr, where there is no HBM node.
+mem_nodes() {
+  local kind=$1 d cpu= mem=
+  for d in $(printf "%s\n" "$sysroot"/devices/system/node/node[0-9]* | sort -V); do
+    if [ -n "$(tr -d ' \n' <"$d/cpulist" 2>/dev/null)" ]; then
+      [ -z "$cpu" ] && cpu=${d##*node}
+    elif [ -z "$mem" ] && [ "$(awk '/MemTotal/ { print $(NF - 1) }' "$d/meminfo" 2>/dev/null)" -gt 0 ] 2>/dev/null; then
+      mem=${d##*node}
+    fi
+  done
+  cpu=${cpu:-0}
+  if [ "$kind" = cmem ]; then echo "$cpu $cpu"; return; fi
+  if [ -n "${DEVICE_CHECK_HBM_NODE:-}" ]; then echo "$DEVICE_CHECK_HBM_NODE $cpu"; return; fi
+  if [ -n "$mem" ]; then echo "$mem $cpu"; return; fi
+  echo "no NUMA node without CPUs that has memory under $sysroot/devices/system/node (flat mode's HBM): in HBM-only mode set DEVICE_CHECK_HBM_NODE=0; in cache mode the HBM caches DDR and its CAS count is not the load's bytes" >&2
+  return 1
+}
+
+# mem_load MODE SECONDS MEMORY_NODE CPU_NODE: runs the memory load, which prints "read_bytes
+# write_bytes seconds".
+mem_load() {
+  local mode=$1 secs=$2 node=$3 cpu=$4
+  case $MEM_KIND in
+    custom) bash -c "$DEVICE_CHECK_MEM_LOAD \"\$1\" \"\$2\" \"\$3\"" load "$mode" "$secs" "$node" ;;
+    cc) if command -v numactl >/dev/null 2>&1; then numactl --cpunodebind="$cpu" --membind="$node" "$OUT/mem_load" "$mode" "$secs"
+        else "$OUT/mem_load" "$mode" "$secs"; fi ;;
+  esac
+}
+
+# window NAME PREV COMMAND...: runs COMMAND (its output into $OUT/load.NAME.{out,err,rc}), scrapes
+# into $OUT/load.NAME.prom and appends the window to $OUT/load.order; PREV is the scrape before.
+LOAD_ADDR= LOAD_T=
+window() {
+  local name=$1 prev=$2; shift 2
+  "$@" >"$OUT/load.$name.out" 2>"$OUT/load.$name.err"
+  echo $? >"$OUT/load.$name.rc"
+  scrape "$LOAD_ADDR" >"$OUT/load.$name.prom" 2>/dev/null
+  local t=$EPOCHREALTIME
+  echo "$name $prev $OUT/load.$name.prom $(awk -v a="$LOAD_T" -v b="$t" 'BEGIN { printf "%.3f", b - a }')" >>"$OUT/load.order"
+  LOAD_T=$t
+}
+run_cmd() { bash -c "$1 \"\$1\"" load "$MEM_SECONDS"; }
+
+run_load() {
+  local addr="127.0.0.1:$(free_port)" src rnic= pcie= receivers=cpuuncore kind=hbm
+  [ -z "$SCF_SKIP" ] && kind=cmem
+  if [ -n "${DEVICE_CHECK_UNCORE_REPLAY:-}" ]; then src="    recording: {replay: $DEVICE_CHECK_UNCORE_REPLAY}"
+  else src="    root_path: $ROOT"; fi
+  [ -z "$SCF_SKIP" ] && pcie="    pcie: {granularity: port}"
+  if [ -z "$RDMA_SKIP" ]; then rnic="  rnic: {collection_interval: 1s, root_path: $ROOT}"; receivers="cpuuncore, rnic"; fi
+  cat >"$OUT/load.yaml" <<YAML
+receivers:
+  cpuuncore:
+    collection_interval: 1s
+$src
+$pcie
+$rnic
+exporters:
+  prometheus: {endpoint: $addr, without_scope_info: true}
+service:
+  pipelines:
+    metrics: {receivers: [$receivers], exporters: [prometheus]}
+  telemetry: {metrics: {level: none}}
+YAML
+  : >"$OUT/load.order"
+  prepare_mem_load
+  local nodes
+  if [ "$MEM_KIND" = none ]; then echo "$MEM_WHY" >"$OUT/load.memskip"
+  elif nodes=$(mem_nodes "$kind" 2>"$OUT/load.memskip"); then
+    rm -f "$OUT/load.memskip"
+    read -r MEM_NODE CPU_NODE <<<"$nodes"
+    local how="pinned by numactl --cpunodebind=$CPU_NODE --membind=$MEM_NODE"
+    [ "$MEM_KIND" = custom ] && how="DEVICE_CHECK_MEM_LOAD, memory on node $MEM_NODE"
+    if [ "$MEM_KIND" = cc ] && ! command -v numactl >/dev/null 2>&1; then
+      how="not pinned: no numactl (the kernel places its memory on the node it runs on; every socket's series are summed)"
+      # The HBM of flat mode is a node without CPUs: only a memory policy puts the load there.
+      [ "$MEM_NODE" != "$CPU_NODE" ] && echo "no numactl to put the memory load on the HBM node $MEM_NODE: install numactl, or set DEVICE_CHECK_MEM_LOAD" >"$OUT/load.memskip"
+    fi
+    echo "$MEM_KIND, $how" >"$OUT/load.mem"
+  fi
+  "$COLLECTOR" --config "$OUT/load.yaml" >"$OUT/load.log" 2>&1 &
+  local pid=$! waited=0
+  until scrape "$addr" >"$OUT/load.0.prom" 2>/dev/null && grep -q '^interconnect_io_bytes_total{component="cpu_' "$OUT/load.0.prom"; do
+    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
+      echo "the load run's cpuuncore receiver served no cpu_memory or cpu_pcie series within ${READY_SECONDS}s (see $OUT/load.log)" >"$OUT/load.failed"
+      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+      return
+    fi
+    sleep 1; waited=$((waited + 1))
+  done
+  sleep 2 # one more collection: the first scrape holds settled totals
+  LOAD_ADDR=$addr
+  scrape "$addr" >"$OUT/load.0.prom" 2>/dev/null
+  LOAD_T=$EPOCHREALTIME
+  local prev="$OUT/load.0.prom" w
+  say "load run: windows of ${MEM_SECONDS}s on [$receivers]"
+  window idle "$prev" sleep "$MEM_SECONDS"; prev="$OUT/load.idle.prom"
+  if [ ! -f "$OUT/load.memskip" ]; then
+    for w in read write; do window "$w" "$prev" mem_load "$w" "$MEM_SECONDS" "$MEM_NODE" "$CPU_NODE"; prev="$OUT/load.$w.prom"; done
+  fi
+  if [ -z "$SCF_SKIP" ] && [ -n "${DEVICE_CHECK_HOST_LOAD:-}" ]; then window host "$prev" run_cmd "$DEVICE_CHECK_HOST_LOAD"; prev="$OUT/load.host.prom"; fi
+  if [ -z "$SCF_SKIP" ] && [ -n "${DEVICE_CHECK_GDR_LOAD:-}" ]; then window gdr "$prev" run_cmd "$DEVICE_CHECK_GDR_LOAD"; fi
+  kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+
+# win NAME: "BEFORE AFTER SECONDS" of the load run's window NAME (nothing where it was not run).
+win() { awk -v n="$1" '$1 == n { print $2, $3, $4 }' "$OUT/load.order" 2>/dev/null; }
+
+# load_ran: the load run produced scrapes (1 with the reason when it did not).
+load_ran() {
+  if [ -f "$OUT/load.failed" ]; then detail "$(cat "$OUT/load.failed")"; return 1; fi
+  [ -n "$(win idle)" ] || { detail "the load run produced no scrape"; return 1; }
+}
+
+# grow BEFORE AFTER COMPONENT DIRECTIONS DEVICE_RE: the growth of interconnect_io_bytes_total of
+# COMPONENT between two scrapes, summed over DIRECTIONS (space-separated) and the devices matching
+# DEVICE_RE; fails where the later scrape has none of them.
+grow() {
+  awk -v comp="$3" -v dirs=" $4 " -v re="^($5)\$" '
+    function lab(l, k,   r) { r = l; if (!sub(".*[{,]" k "=\"", "", r)) return ""; sub("\".*", "", r); return r }
+    index($0, "interconnect_io_bytes_total{") == 1 && lab($0, "component") == comp && index(dirs, " " lab($0, "direction") " ") && lab($0, "device") ~ re {
+      f = (FILENAME == ARGV[1]) ? 1 : 2; v[f] += $NF; n[f]++
+    }
+    END { if (!n[2]) exit 1; printf "%.17g\n", v[2] - v[1] }' "$1" "$2"
+}
+
+# check_mem_bytes KIND UNIT: the memory load's bytes against the socketN/KIND cpu_memory bytes the
+# collector served over its windows (all sockets summed: the load's node is on one, the others'
+# traffic is background like the rest). Reads are compared in the read window, writes in the write
+# window, each against what the load says it moved:
+#   - at least 0.9 x driven less two seconds of the driven rate: the buffer is 8 times the largest
+#     last-level cache, so at most an eighth of a pass is served from the cache, and the served
+#     totals lag by up to one 1 s collection at the window's end;
+#   - at most 1.5 x driven plus the background: the idle window's growth over its seconds, over
+#     the window's seconds (the machine's own traffic; on Grace the GPU's C2C reads are part of
+#     cmem). 1.5 leaves room for the kernel zeroing the buffer's pages at its first touch, the
+#     write-back of dirty lines and the load's own code, and still fails a unit twice the true one
+#     (the receiver's x UNIT: cmem_rd_data x 32 on Grace, 64 B a CAS on Xeon Max), as it fails x32
+#     and /32. Reads in the write window are not compared: a store may cost a read for ownership.
+# Each line also says what unit the load implies: UNIT x (served - background) / driven.
+check_mem_bytes() {
+  local kind=$1 unit=$2
+  load_ran || return
+  if [ -f "$OUT/load.memskip" ]; then detail "$(cat "$OUT/load.memskip")"; return 2; fi
+  detail "memory load: $(cat "$OUT/load.mem")"
+  local ib ia is rc=0 w dir col
+  read -r ib ia is <<<"$(win idle)"
+  for w in read write; do
+    dir=$w; col=1; [ $w = write ] && col=2
+    local b a s driven dsecs served bg
+    read -r b a s <<<"$(win $w)"
+    if [ "$(cat "$OUT/load.$w.rc")" != 0 ] || ! read -r driven dsecs < <(awk -v c=$col 'NF >= 3 { print $c, $3; exit }' "$OUT/load.$w.out"); then
+      detail "the $w load failed or said nothing (see $OUT/load.$w.out, $OUT/load.$w.err)"; rc=1; continue
+    fi
+    if ! served=$(grow "$b" "$a" cpu_memory "$dir" "socket[0-9]+/$kind") || ! bg=$(grow "$ib" "$ia" cpu_memory "$dir" "socket[0-9]+/$kind"); then
+      detail "$w: the collector serves no cpu_memory $dir of socketN/$kind: MISMATCH"; rc=1; continue
+    fi
+    awk -v w=$w -v served="$served" -v d="$driven" -v ds="$dsecs" -v s="$s" -v bgi="$bg" -v is="$is" -v unit="$unit" -v k=$TOL_SAMPLES_S '
+      BEGIN {
+        bg = bgi / is * s; if (bg < 0) bg = 0
+        lo = 0.9 * d - k * d / ds; hi = 1.5 * d + bg
+        ok = d > 0 && served >= lo && served <= hi
+        printf "  %s window (%.1f s): served %.4g B, driven %.4g B in %s s, background %.4g B; allowed %.4g..%.4g B: %s; implied unit %.4g B (assumed %d)\n",
+          w, s, served, d, ds, bg, lo, hi, (ok ? "ok" : "MISMATCH"), (d > 0 ? unit * (served - bg) / d : 0), unit
+        exit !ok
+      }' || rc=1
+  done
+  return $rc
+}
+
+check_grace_cmem() {
+  local a b
+  check_perf_unit cmem 32; a=$?
+  check_mem_bytes cmem 32; b=$?
+  combine $a $b
+}
+check_hbm_bytes() {
+  local a b
+  check_perf_unit hbm 64; a=$?
+  check_mem_bytes hbm 64; b=$?
+  combine $a $b
+}
+# combine RC...: 1 where any failed, else 0 where any passed, else 2.
+combine() {
+  local r out=2
+  for r in "$@"; do
+    case $r in 1) return 1 ;; 0) out=0 ;; esac
+  done
+  return $out
+}
+
+# check_grace_root_port: in the host window of the load run (DEVICE_CHECK_HOST_LOAD, RDMA traffic
+# through one NIC), the NIC that carried it is the rnic device whose bytes grew most; its root port
+# is the top of its PCI path in sysfs (class/infiniband/<dev>/device up to the root port). The
+# cpu_pcie series (per root_port bit, socketN/pcie/portI) that grew most must be that root port:
+#   - its pci_bus_id, where the collector serves one, must be the NIC's root port;
+#   - where it serves none (the receiver has no mapping from root_port bits to PCI addresses), it
+#     must be on the NIC's NUMA node, and the pairing found is printed: the mapping to record;
+#   - and it must have carried at least half the NIC's bytes: the PCIe PMU counts the NIC's DMA
+#     payload, the NIC counts it with its headers, and the per-port groups share the PMU's counters
+#     (running_ratio below 1: extrapolated), so they need not agree closely, but a port that
+#     carried a fraction of the traffic is not the NIC's.
+# Skipped, naming the variable, without DEVICE_CHECK_HOST_LOAD (a peer is needed).
+check_grace_root_port() {
+  if [ -z "${DEVICE_CHECK_HOST_LOAD:-}" ]; then
+    detail "needs RDMA traffic through one NIC to a peer, which this script cannot generate: set DEVICE_CHECK_HOST_LOAD"
+    detail "to a command taking the seconds, e.g. 'ib_write_bw -d mlx5_0 -D' with the peer's address, its server started on the peer"
+    return 2
+  fi
+  [ -z "$RDMA_SKIP" ] || { detail "$RDMA_SKIP: no NIC to carry the traffic"; return 2; }
+  load_ran || return
+  local b a s
+  read -r b a s <<<"$(win host)"
+  [ "$(cat "$OUT/load.host.rc")" = 0 ] || detail "DEVICE_CHECK_HOST_LOAD exited $(cat "$OUT/load.host.rc") (see $OUT/load.host.out)"
+  local nic nicgrow
+  read -r nic nicgrow < <(per_device "$b" "$a" rnic | head -1)
+  if [ -z "$nic" ] || ! awk -v g="$nicgrow" 'BEGIN { exit !(g > 0) }'; then
+    detail "no RDMA port moved a byte in the host window: DEVICE_CHECK_HOST_LOAD carried no traffic here"; return 2
+  fi
+  local dev=${nic%/*} addr root numa
+  addr=$(readlink -f "$sysroot/class/infiniband/$dev/device" 2>/dev/null); addr=${addr##*/}
+  root=$(pci_chain "$addr" | tail -1)
+  numa=$(cat "$sysroot/bus/pci/devices/$addr/numa_node" 2>/dev/null)
+  detail "the load's NIC: $nic, $nicgrow B in ${s} s, PCI $addr, root port ${root:-unknown}, NUMA node ${numa:-unknown}"
+  local top topgrow line bus node
+  read -r top topgrow < <(per_device "$b" "$a" cpu_pcie | head -1)
+  [ -n "$top" ] || { detail "the collector serves no cpu_pcie series: MISMATCH"; return 1; }
+  line=$(grep '^interconnect_io_bytes_total{' "$a" | grep 'component="cpu_pcie"' | grep "device=\"$top\"" | head -1)
+  bus=$(label "$line" pci_bus_id); node=$(label "$line" numa_node)
+  detail "the busiest cpu_pcie device: $top, $topgrow B (pci_bus_id '${bus}', numa_node ${node:-none}); the next: $(per_device "$b" "$a" cpu_pcie | sed -n 2p)"
+  local rc=0
+  if awk -v t="$topgrow" -v n="$nicgrow" 'BEGIN { exit !(t < 0.5 * n) }'; then
+    detail "$top carried less than half the NIC's bytes: not the NIC's root port: MISMATCH"; rc=1
+  fi
+  if [ -n "$bus" ]; then
+    if [ "$bus" = "$root" ]; then detail "$top is $root, the NIC's root port: ok"
+    else detail "$top is served as $bus, the NIC's root port is ${root:-unknown}: MISMATCH"; rc=1; fi
+  elif [ -n "$numa" ] && [ "$node" = "$numa" ]; then
+    detail "$top is on the NIC's NUMA node $numa: ok; the collector names no PCI address for it: this load maps ${top##*/} to root port ${root:-unknown} ($nic)"
+  else
+    detail "$top is on NUMA node ${node:-none}, the NIC on ${numa:-unknown}: MISMATCH"; rc=1
+  fi
+  return $rc
+}
+
+# per_device BEFORE AFTER COMPONENT: "DEVICE GROWTH" per device of COMPONENT (both directions
+# summed), the greatest growth first.
+per_device() {
+  awk -v comp="$3" '
+    function lab(l, k,   r) { r = l; if (!sub(".*[{,]" k "=\"", "", r)) return ""; sub("\".*", "", r); return r }
+    index($0, "interconnect_io_bytes_total{") == 1 && lab($0, "component") == comp {
+      d = lab($0, "device"); if (FILENAME == ARGV[1]) v[d] -= $NF; else { v[d] += $NF; seen[d] = 1 }
+    }
+    END { for (d in seen) printf "%s %.17g\n", d, v[d] }' "$1" "$2" | sort -k2,2gr
+}
+
+# check_grace_gpudirect: in the gdr window of the load run (DEVICE_CHECK_GDR_LOAD, GPUDirect RDMA
+# between a NIC and a GPU), the data goes NIC <-> root port <-> NVLink-C2C <-> GPU memory and never
+# through the CPU's memory: the cpu_memory growth of the socketN/cmem devices, less the idle
+# window's background over the same seconds, must stay below 10 % of the cpu_pcie growth (both
+# directions: this node may be either end of ib_write_bw; all root ports), less its background.
+# 10 %: what touches CPU memory is the work requests, completions and doorbell records, 64 B or so
+# per message, a few % at 4 KB messages and far less at the 64 KB ib_write_bw sends by default; a
+# load that bounces through host memory moves at least as much there as through the root ports.
+# cpu_pcie must have carried the load (README: on GH200 GPUDirect crosses the Grace root ports).
+check_grace_gpudirect() {
+  if [ -z "${DEVICE_CHECK_GDR_LOAD:-}" ]; then
+    detail "needs GPUDirect RDMA traffic to a peer, which this script cannot generate: set DEVICE_CHECK_GDR_LOAD"
+    detail "to a command taking the seconds, e.g. 'ib_write_bw --use_cuda=0 -d mlx5_0 -D' with the peer's address"
+    return 2
+  fi
+  load_ran || return
+  local b a s ib ia is
+  read -r b a s <<<"$(win gdr)"
+  read -r ib ia is <<<"$(win idle)"
+  [ "$(cat "$OUT/load.gdr.rc")" = 0 ] || { detail "DEVICE_CHECK_GDR_LOAD exited $(cat "$OUT/load.gdr.rc") (see $OUT/load.gdr.out, $OUT/load.gdr.err)"; return 1; }
+  local mem pcie bmem bpcie
+  if ! mem=$(grow "$b" "$a" cpu_memory "read write" "socket[0-9]+/cmem") || ! bmem=$(grow "$ib" "$ia" cpu_memory "read write" "socket[0-9]+/cmem"); then
+    detail "the collector serves no cpu_memory of socketN/cmem: MISMATCH"; return 1
+  fi
+  if ! pcie=$(grow "$b" "$a" cpu_pcie "receive transmit" "socket[0-9]+/pcie(/port[0-9]+)?") || ! bpcie=$(grow "$ib" "$ia" cpu_pcie "receive transmit" "socket[0-9]+/pcie(/port[0-9]+)?"); then
+    detail "the collector serves no cpu_pcie of socketN/pcie: MISMATCH"; return 1
+  fi
+  awk -v mem="$mem" -v pcie="$pcie" -v bmem="$bmem" -v bpcie="$bpcie" -v s="$s" -v is="$is" '
+    BEGIN {
+      m = mem - bmem / is * s; p = pcie - bpcie / is * s
+      printf "  gdr window (%.1f s): cpu_memory %.4g B (background %.4g), cpu_pcie %.4g B (background %.4g)\n", s, mem, bmem / is * s, pcie, bpcie / is * s
+      if (p <= 0) { print "  cpu_pcie carried nothing above its background during the GPUDirect load: MISMATCH"; exit 1 }
+      ok = m <= 0.1 * p
+      printf "  cpu_memory above background %.4g B, %.3g of cpu_pcie above background %.4g B (allowed 0.1): %s\n", m, m / p, p, (ok ? "ok" : "MISMATCH")
+      exit !ok
+    }'
+}
+
+# --- the AMD run: the gpu receiver on amdgpu's gpu_metrics across copies of known bytes ----------
+# The collector runs its gpu receiver with source amdgpu (sysfs only, no ROCm library), scraped
+# around a host<->device copy on GPU 0 and, where there are two GPUs, a GPU 0 -> GPU 1 copy, each
+# DEVICE_CHECK_SECONDS long: $OUT/amd.{yaml,log,0.prom,host.prom,p2p.prom} and the copies' output
+# $OUT/amd.{host,p2p}.out, or $OUT/amd.failed.
+AMD_KIND=none
+prepare_amd_load() {
+  if [ -n "${DEVICE_CHECK_AMD_LOAD:-}" ]; then AMD_KIND=custom; return; fi
+  if python3 -c 'import sys, torch; sys.exit(not (torch.version.hip and torch.cuda.is_available()))' >/dev/null 2>&1; then AMD_KIND=torch; fi
+}
+# amd_load MODE SECONDS FILE: host (GPU 0: "h2d_bytes d2h_bytes seconds") or p2p (GPU 0 -> GPU 1:
+# "bytes seconds") into FILE.
+amd_load() {
+  case $AMD_KIND in
+    custom) bash -c "$DEVICE_CHECK_AMD_LOAD \"\$1\" \"\$2\"" load "$1" "$2" ;;
+    torch) if [ "$1" = host ]; then HIP_VISIBLE_DEVICES=0 python3 "$HERE/pcie_load.py" "$2"
+           else HIP_VISIBLE_DEVICES=0,1 python3 "$HERE/pcie_load.py" "$2" p2p; fi ;;
+  esac >"$3" 2>"$3.err"
+  echo $? >"$3.rc"
+}
+run_amd() {
+  local addr="127.0.0.1:$(free_port)"
+  prepare_amd_load
+  cat >"$OUT/amd.yaml" <<YAML
+receivers:
+  gpu:
+    collection_interval: 1s
+    root_path: $ROOT
+    source: amdgpu
+exporters:
+  prometheus: {endpoint: $addr, without_scope_info: true}
+service:
+  pipelines:
+    metrics: {receivers: [gpu], exporters: [prometheus]}
+  telemetry: {metrics: {level: none}}
+YAML
+  "$COLLECTOR" --config "$OUT/amd.yaml" >"$OUT/amd.log" 2>&1 &
+  local pid=$! waited=0
+  until scrape "$addr" >"$OUT/amd.0.prom" 2>/dev/null && grep -q '^interconnect_io_bytes_total{component="gpu_' "$OUT/amd.0.prom"; do
+    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
+      echo "no AMD GPU interconnect series served within ${READY_SECONDS}s (see $OUT/amd.log)" >"$OUT/amd.failed"
+      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+      return
+    fi
+    sleep 1; waited=$((waited + 1))
+  done
+  sleep 2 # one more collection, and a PCIe rate (it needs two tables)
+  scrape "$addr" >"$OUT/amd.0.prom" 2>/dev/null
+  if [ "$AMD_KIND" != none ]; then
+    say "AMD run: copies of ${SECONDS_PER_SOURCE}s ($AMD_KIND)"
+    amd_load host "$SECONDS_PER_SOURCE" "$OUT/amd.host.out"
+    sleep "$SETTLE"
+    scrape "$addr" >"$OUT/amd.host.prom" 2>/dev/null
+    if grep '^interconnect_io_bytes_total{component="gpu_xgmi"' "$OUT/amd.host.prom" | grep -q 'device="gpu1"'; then
+      amd_load p2p "$SECONDS_PER_SOURCE" "$OUT/amd.p2p.out"
+      sleep "$SETTLE"
+      scrape "$addr" >"$OUT/amd.p2p.prom" 2>/dev/null
+    fi
+  fi
+  kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+
+# within WHAT BEFORE AFTER DRIVEN SECONDS: the growth BEFORE -> AFTER against DRIVEN bytes moved in
+# SECONDS, with check_copy_bytes' tolerance (TOL_*).
+within() {
+  awk -v what="$1" -v b="$2" -v a="$3" -v d="$4" -v s="$5" -v lo=$TOL_LOW -v hi=$TOL_HIGH -v k=$TOL_SAMPLES_S '
+    BEGIN {
+      served = a - b; slack = k * d / s; min = lo * d - slack; max = hi * d + slack
+      ok = d > 0 && served >= min && served <= max
+      printf "  %s: served %.4g B, driven %.4g B (%.3g of it), allowed %.4g..%.4g B: %s\n",
+        what, served, d, (d > 0 ? served / d : 0), min, max, (ok ? "ok" : "MISMATCH")
+      exit !ok
+    }'
+}
+
+# check_amd_gpu_metrics: what the collector derives from gpu_metrics against copies of known bytes:
+#   - gpu_pcie direction=both of GPU 0 (pcie_bandwidth_acc over accumulation_counter, taken as GB/s
+#     of 10^9 B, integrated over time) grows by the host copy's h2d + d2h bytes: what settles that
+#     reading and its unit, and whether the figure holds both directions;
+#   - gpu_xgmi transmit of GPU 0 and receive of GPU 1 (xgmi_write/read_data_acc, KB taken as 1024 B)
+#     grow by the GPU 0 -> GPU 1 copy's bytes, where there are two GPUs.
+# The tolerance is check_copy_bytes' (TOL_*). GPU 0 of the copies (HIP's device 0) is taken to be
+# the collector's gpu0, the lowest PCI address: HIP orders the GPUs by PCI address too; the copy's
+# own report of its device, where it gives one, is printed beside.
+check_amd_gpu_metrics() {
+  if [ -f "$OUT/amd.failed" ]; then detail "$(cat "$OUT/amd.failed")"; return 1; fi
+  [ -f "$OUT/amd.0.prom" ] || { detail "the AMD run produced no scrape"; return 1; }
+  if [ "$AMD_KIND" = none ]; then
+    detail "no copy generator: install PyTorch built for ROCm (torch.version.hip set, torch.cuda.is_available()), or set DEVICE_CHECK_AMD_LOAD"
+    return 2
+  fi
+  local bus rc=2 up down secs bytes b a
+  bus=$(label "$(grep '^interconnect_io_bytes_total{' "$OUT/amd.0.prom" | grep 'device="gpu0"' | head -1)" pci_bus_id)
+  if [ "$(cat "$OUT/amd.host.out.rc")" != 0 ] || ! read -r up down secs <"$OUT/amd.host.out"; then
+    detail "the host copy failed or said nothing (see $OUT/amd.host.out.err)"; rc=1
+  else
+    local dev; dev=$(grep -o 'pci_bus_id=[^ ]*' "$OUT/amd.host.out.err" 2>/dev/null | head -1)
+    detail "host copy on GPU 0 ($AMD_KIND; collector gpu0 is $bus): host->device $up B, device->host $down B in $secs s${dev:+ (the copy reports $dev)}"
+    b=$(value "$OUT/amd.0.prom" interconnect_io_bytes_total component=gpu_pcie device=gpu0 direction=both)
+    a=$(value "$OUT/amd.host.prom" interconnect_io_bytes_total component=gpu_pcie device=gpu0 direction=both)
+    if [ -z "$b" ] || [ -z "$a" ]; then detail "gpu0 gpu_pcie both: not served (see $OUT/amd.log): MISMATCH"; rc=1
+    elif within "gpu0 gpu_pcie both" "$b" "$a" "$(awk -v u="$up" -v d="$down" 'BEGIN { printf "%.0f", u + d }')" "$secs"; then [ $rc = 2 ] && rc=0
+    else rc=1; fi
+  fi
+  if [ ! -f "$OUT/amd.p2p.out" ]; then
+    detail "one AMD GPU: the XGMI copy needs two"
+  elif [ "$(cat "$OUT/amd.p2p.out.rc")" != 0 ] || ! read -r bytes secs <"$OUT/amd.p2p.out"; then
+    detail "the GPU 0 -> GPU 1 copy failed or said nothing (see $OUT/amd.p2p.out.err)"; rc=1
+  else
+    detail "copy GPU 0 -> GPU 1: $bytes B in $secs s"
+    local g gpu dir
+    for g in "gpu0 transmit" "gpu1 receive"; do
+      read -r gpu dir <<<"$g"
+      b=$(value "$OUT/amd.host.prom" interconnect_io_bytes_total component=gpu_xgmi device="$gpu" direction="$dir")
+      a=$(value "$OUT/amd.p2p.prom" interconnect_io_bytes_total component=gpu_xgmi device="$gpu" direction="$dir")
+      if [ -z "$b" ] || [ -z "$a" ]; then detail "$gpu gpu_xgmi $dir: not served: MISMATCH"; rc=1
+      elif within "$gpu gpu_xgmi $dir" "$b" "$a" "$bytes" "$secs"; then [ $rc = 2 ] && rc=0
+      else rc=1; fi
+    done
+  fi
+  return $rc
+}
+
+# --- Broadcom RoCE: the host window's load against the port's own counters -----------------------
+# bnxt_counters: "DEVICE/PORT TX_ROCE_ONLY_BYTES TX_BYTES" for each bnxt_re port ("-" for a file
+# the port does not have).
+bnxt_counters() {
+  local d dev
+  for d in "$sysroot"/class/infiniband/bnxt_re*/ports/*/hw_counters; do
+    [ -d "$d" ] || continue
+    dev=${d%/hw_counters}; dev="$(basename "${dev%/ports/*}")/${dev##*/}"
+    echo "$dev $(cat "$d/tx_roce_only_bytes" 2>/dev/null || echo -) $(cat "$d/tx_bytes" 2>/dev/null || echo -)"
+  done
+}
+
+# check_bnxt_roce: over the host window (DEVICE_CHECK_HOST_LOAD: RoCE traffic through a bnxt_re
+# port), the growth of each bnxt_re port's interconnect_io rnic transmit against its hw_counters
+# read beside the two scrapes: tx_roce_only_bytes where it moved (a PF with extended stats, whose
+# RoCE bytes the receiver reads), else tx_bytes (a VF, or a PF that does not fill them). Within
+# 2 %: both scrapes follow the counters settled (idle before the load, and two collections after
+# it), so what differs is other traffic on the port in the moments between a file read and the
+# collector's; the check assumes the port carries the load alone. Skipped, naming the variable,
+# without a load.
 check_bnxt_roce() {
   present "$sysroot/class/infiniband/bnxt_re*" || { detail "no bnxt_re device"; return 2; }
-  detail "needs RoCE traffic (not automated): read /sys/class/infiniband/bnxt_re0/ports/1/hw_counters/{tx_roce_only_bytes,tx_bytes}"
-  detail "before and after ib_write_bw -d bnxt_re0 <peer>: both grow on a PF with extended stats, and the collector's"
-  detail "interconnect_io_bytes_total{component=\"rnic\",device=\"bnxt_re0/1\",direction=\"transmit\"} grows by the tx_roce_only_bytes delta"
-  return 2
+  if [ -z "${DEVICE_CHECK_HOST_LOAD:-}" ]; then
+    detail "needs RoCE traffic through a bnxt_re port to a peer, which this script cannot generate: set DEVICE_CHECK_HOST_LOAD"
+    detail "to a command taking the seconds, e.g. 'ib_write_bw -d bnxt_re0 -D' with the peer's address"
+    return 2
+  fi
+  host_ran || return
+  local dev r0 t0 r1 t1 b a n=0 rc=0
+  while read -r dev r0 t0; do
+    read -r _ r1 t1 < <(awk -v d="$dev" '$1 == d' "$OUT/host.bnxt.after")
+    b=$(value "$OUT/host.before" interconnect_io_bytes_total component=rnic device="$dev" direction=transmit)
+    a=$(value "$OUT/host.after" interconnect_io_bytes_total component=rnic device="$dev" direction=transmit)
+    if [ "$t0" = - ] || [ "$t1" = - ] || [ "$t1" = "$t0" ]; then detail "$dev: tx_bytes did not move: no traffic in the window"; continue; fi
+    if [ -z "$a" ] || [ -z "$b" ]; then detail "$dev: no interconnect_io rnic transmit served: MISMATCH"; rc=1; continue; fi
+    n=$((n + 1))
+    awk -v dev="$dev" -v r0="$r0" -v r1="$r1" -v t0="$t0" -v t1="$t1" -v b="$b" -v a="$a" '
+      BEGIN {
+        served = a - b; tx = t1 - t0; roce = (r0 == "-" || r1 == "-") ? 0 : r1 - r0
+        if (roce > 0) { want = roce; what = "tx_roce_only_bytes" }
+        else { want = tx; what = "tx_bytes (tx_roce_only_bytes did not move: a VF, or a PF without extended stats)" }
+        d = served - want; if (d < 0) d = -d
+        ok = d <= 0.02 * want
+        printf "  %s: served +%.0f B, %s +%.0f B (tx_bytes +%.0f B): %s\n", dev, served, what, want, tx, (ok ? "ok" : "MISMATCH")
+        exit !ok
+      }' || rc=1
+  done <"$OUT/host.bnxt.before"
+  [ $n -gt 0 ] || { detail "no bnxt_re port carried the load"; return 2; }
+  return $rc
 }
+# --- checks that need a peer or a job: instructions where the hardware is ---------------------------
+# check_mi300x_gpudirect stays an instruction: its verdict is whether perftest's GPUDirect run on
+# a given GPU and its PIX NIC succeeds, a pairing a load command of the user's own would have to
+# declare, and no counter the collector serves says whether the bytes went to GPU memory.
 check_mi300x_gpudirect() {
   present "$sysroot/class/drm/card*/device/gpu_metrics" || { detail "no AMD GPU"; return 2; }
   detail "needs an RDMA peer (not automated): where rnic_topology_gpudirect_ready{gpu_pci_bus_id=<MI300X>} is 1,"
   detail "ib_write_bw --use_rocm=<gpu> -d <its PIX NIC> <peer> must run"
-  return 2
-}
-check_grace_cmem() {
-  check_perf_unit cmem 32; local rc=$?
-  detail "the unit itself needs a memory load with known bytes (not automated): perf stat -a -e nvidia_scf_pmu_0/cmem_rd_data/,nvidia_scf_pmu_0/cmem_wr_total_bytes/"
-  detail "-- numactl -m 0 -N 0 stream: cmem_rd_data x 32 within 5 % of STREAM's read bytes, and the collector's"
-  detail "interconnect_io_bytes_total{component=\"cpu_memory\",direction=\"read\"} for socket 0 grows by the same over the run"
-  return $rc
-}
-check_grace_root_port() {
-  detail "needs NIC traffic (not automated): during ib_write_bw to a peer, see which nvidia_pcie_pmu_0/wr_bytes_loc,root_port=<1<<i>/"
-  detail "moves (perf stat -a) and compare with lspci -t; the collector's cpu_pcie device for that root port must move"
-  return 2
-}
-check_grace_gpudirect() {
-  detail "needs GPUDirect traffic (not automated): on GH200 during ib_write_bw --use_cuda, interconnect_io{component=\"cpu_memory\"}"
-  detail "for the socket stays at background while cpu_pcie receive carries the traffic"
-  return 2
-}
-check_hbm_bytes() {
-  check_perf_unit hbm 64; local rc=$?
-  detail "the unit itself needs a load on the HBM node (not automated): perf stat -a -e uncore_hbm_0/event=0x05,umask=0xcf/,... (every uncore_hbm_*)"
-  detail "-- numactl -m <HBM node> stream: the sum x 64 within 5 % of STREAM's read bytes (the 64 B per CAS the receiver assumes)"
-  return $rc
-}
-check_amd_gpu_metrics() {
-  detail "needs a known copy (not automated): read /sys/class/drm/card<N>/device/gpu_metrics (xgmi_*_data_acc, pcie_bandwidth_acc)"
-  detail "before and after a timed hipMemcpy of known bytes (rocm-bandwidth-test): xgmi KB x 1024 against the GPU-GPU bytes"
-  detail "(interconnect_io{component=\"gpu_xgmi\"}), and the growth of pcie_bandwidth_acc against the host copy, to settle its unit"
   return 2
 }
 # check_nvlink_per_link SOURCE: over the traffic window, the bytes of a GPU's links
@@ -831,11 +1372,103 @@ check_nvlink_per_link() {
   fi
   return $rc
 }
+# check_link_health: the link-health fields of each GPU (NVLink5 error counters 1204-1219 but
+# 1211, 1215, 1217; the decoded BER ratios 1216, 1218; the C2C error counters 1400-1402) as the
+# DCGM run served them, against dcgmi dmon's reads of the same fields around it (run_source):
+#   - a counter is served as its growth since the collector's first reading (a counter series
+#     starts at 0), which lies between two dmon reads: at least dmon2 - dmon1 (both taken after the
+#     first reading and before the last one) and at most dmon3 - dmon0 (taken before the first and
+#     after the last). A counter may grow between any two reads, so these are bounds, not an
+#     equality; on a healthy link every read is the same and the served growth must be 0;
+#   - a bit error rate is served as the latest ratio: it must be within dmon's last two reads,
+#     widened by 0.0005, as dmon prints doubles with three decimals (it cannot tell 1e-9 from 0:
+#     this part only catches a gross misreading, such as the raw encodings 1215/1217);
+#   - a field dmon reads N/A (blank, or NOT_SUPPORTED: every NVLink4 GPU, every GPU without C2C)
+#     must not be served, and a GPU that serves none of them must have said nothing about them in
+#     the log; one dmon reads must be served.
+# An H100 node serves none of these series: it passes where dmon reads N/A everywhere and the log
+# says nothing of them. Skipped without dcgmi, or without the DCGM run.
 check_link_health() {
-  detail "needs a Blackwell (NVLink5) or Grace GPU (not automated): with gpu.nvlink.errors, gpu.nvlink.bit_error_rate and"
-  detail "gpu.c2c.errors enabled, each served value equals dcgmi dmon -e 1204,1205,1206,1207,1208,1209,1210,1212,1213,1214,1219,1216,1218,1400,1401,1402 -c 1"
-  detail "for the GPU; an H100 serves none of these series and the collector says nothing about them"
-  return 2
+  case " $SOURCES " in *" dcgm "*) ;; *) detail "DEVICE_CHECK_SOURCES ($SOURCES) has no dcgm: these fields are read through DCGM only"; return 2 ;; esac
+  ran dcgm || return
+  command -v dcgmi >/dev/null 2>&1 || { detail "no dcgmi on PATH (DCGM's CLI, beside nv-hostengine): nothing to compare with"; return 2; }
+  if ! grep -q '^GPU [0-9]' "$OUT/dcgm.dmon3" 2>/dev/null; then
+    detail "dcgmi dmon -e $HEALTH_IDS -c 1 printed no GPU row: $(head -c 300 "$OUT/dcgm.dmon3.err" "$OUT/dcgm.dmon3" 2>/dev/null | tr '\n' ' ')"
+    return 2
+  fi
+  detail "dcgmi dmon -e $HEALTH_IDS -c 1, read 4 times (before the collector, after its first scrape, before and after its last)"
+  local rc none g pat
+  none=$(awk -v fields="$HEALTH_FIELDS" '
+    function dev(l,   r) { r = l; if (!sub(/.*[{,]device="/, "", r)) return ""; sub(/".*/, "", r); return r }
+    function num(v) { return v ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ }
+    BEGIN { n = split(fields, L, "\n"); for (i = 1; i <= n; i++) { split(L[i], f, " "); id[i] = f[1]; met[i] = f[2]; lab[i] = f[3]; kind[i] = f[4] } }
+    FILENAME ~ /dmon[0-3]$/ {
+      k = substr(FILENAME, length(FILENAME))
+      if ($1 == "GPU" && $2 ~ /^[0-9]+$/) { g = "gpu" $2; gpu[g] = 1; for (i = 1; i <= n; i++) dm[k, g, i] = (i + 2 <= NF ? $(i + 2) : "N/A") }
+      next
+    }
+    {
+      for (i = 1; i <= n; i++) if (index($0, met[i] "{") == 1 && index($0, lab[i] "=\"" kind[i] "\"")) {
+        g = dev($0); gpu[g] = 1
+        if (FILENAME ~ /after$/) { sa[g, i] = $NF; has[g] = 1 } else sb[g, i] = $NF
+      }
+    }
+    END {
+      bad = 0
+      for (x = 0; x < 1024; x++) {
+        g = "gpu" x; if (!(g in gpu)) continue
+        vals = ""
+        for (i = 1; i <= n; i++) if (num(dm[3, g, i])) vals = vals " " id[i]
+        if (!has[g]) {
+          if (vals == "") { printf "  %s: dcgmi N/A for every field, none served\n", g; print g > "/dev/stderr"; continue }
+          printf "  %s: dcgmi reads%s, the collector serves none: MISMATCH\n", g, vals; bad = 1; continue
+        }
+        for (i = 1; i <= n; i++) {
+          d0 = dm[0, g, i]; d1 = dm[1, g, i]; d2 = dm[2, g, i]; d3 = dm[3, g, i]; served = ((g, i) in sa)
+          what = sprintf("%s %s %s", g, id[i], kind[i])
+          reads = sprintf("dcgmi %s, %s, %s, %s", d0, d1, d2, d3)
+          if (d3 ~ /\.\.\.$/) { printf "  %s: dcgmi cut its value (%s): not compared\n", what, d3; continue }
+          if (!num(d3)) {
+            if (served) { printf "  %s: served %s, dcgmi %s: MISMATCH\n", what, sa[g, i], d3; bad = 1 }
+            continue
+          }
+          if (!served) { printf "  %s: not served, %s: MISMATCH\n", what, reads; bad = 1; continue }
+          v = sa[g, i] + 0
+          if (met[i] ~ /ratio$/) {
+            lo = d3 + 0; hi = d3 + 0
+            if (num(d2)) { if (d2 + 0 < lo) lo = d2 + 0; if (d2 + 0 > hi) hi = d2 + 0 }
+            lo -= 0.0005; hi += 0.0005
+            ok = v >= lo && v <= hi
+            printf "  %s: served %.6g, %s: allowed %.4f..%.4f: %s\n", what, v, reads, lo, hi, (ok ? "ok" : "MISMATCH")
+          } else {
+            lo = (num(d1) && num(d2) && ((g, i) in sb)) ? d2 - d1 : 0
+            hi = num(d0) ? d3 - d0 : -1
+            ok = v >= lo && (hi < 0 || v <= hi)
+            printf "  %s: served +%.0f, %s: growth allowed %.0f..%s: %s\n", what, v, reads, lo, (hi < 0 ? "any" : sprintf("%.0f", hi)), (ok ? "ok" : "MISMATCH")
+          }
+          if (!ok) bad = 1
+        }
+      }
+      exit bad
+    }' "$OUT"/dcgm.dmon[0-3] "$OUT/dcgm.before" "$OUT/dcgm.after" 2>"$OUT/dcgm.health.none")
+  rc=$?
+  printf '%s\n' "$none"
+  # What a GPU without these fields must not have said: its keys (gpuN/nvlink_errors, ...) and,
+  # where no GPU has them, any word of them.
+  pat='gpu\.nvlink\.errors|gpu\.nvlink\.bit_error_rate|gpu\.c2c\.errors|nvlink_errors|nvlink_ber|c2c_errors'
+  if ! grep -qE '^gpu_(nvlink_errors_total|nvlink_bit_error_rate_ratio|c2c_errors_total)\{' "$OUT/dcgm.after"; then
+    if grep -E "$pat" "$OUT/dcgm.log" >"$OUT/dcgm.health.log"; then
+      detail "no GPU has these fields, yet the log speaks of them: MISMATCH"; sed 's/^/    /' "$OUT/dcgm.health.log" | head -5; rc=1
+    else detail "no GPU has these fields: none served, nothing said about them in $OUT/dcgm.log"; fi
+  else
+    while read -r g; do
+      [ -n "$g" ] || continue
+      if grep -E "\"$g/(nvlink_errors|nvlink_ber|c2c_errors)\"" "$OUT/dcgm.log" >"$OUT/dcgm.health.log"; then
+        detail "$g has none of these fields, yet the log speaks of them: MISMATCH"; sed 's/^/    /' "$OUT/dcgm.health.log" | head -5; rc=1
+      fi
+    done <"$OUT/dcgm.health.none"
+  fi
+  return $rc
 }
 check_nccl() {
   detail "needs an NCCL job (not automated): run a 2.28+/2.30+ job with the inspector plugin dumping into the ncclreceiver's"
@@ -864,7 +1497,7 @@ if [ -z "$GPU_SKIP" ]; then
           continue
         fi
         run_source dcgm "    source: dcgm
-    dcgm: {mode: standalone, endpoint: 127.0.0.1:5555, sample_interval: 1s}"
+    dcgm: {mode: standalone, endpoint: 127.0.0.1:5555, sample_interval: 1s}" "$HEALTH_METRICS"
         [ -n "$HE_PID" ] && { kill "$HE_PID" 2>/dev/null; wait "$HE_PID" 2>/dev/null; } ;;
       *) say "unknown source $src in DEVICE_CHECK_SOURCES"; exit 1 ;;
     esac
@@ -873,7 +1506,11 @@ if [ -z "$GPU_SKIP" ]; then
   say "nvidia-smi topo -m:"
   sed 's/^/  /' "$OUT/topo.txt"
 fi
-[ -z "$HOST_SKIP" ] && run_host
+# The host runs: the rnic and cpuuncore receivers where their hardware is (not for an AMD GPU
+# alone), the load run where a Grace or Xeon Max PMU is, the AMD run where a gpu_metrics table is.
+if [ -z "$RDMA_SKIP" ] || [ -z "$SCF_SKIP" ] || [ -z "$HBM_SKIP" ]; then run_host; fi
+if [ -z "$SCF_SKIP" ] || [ -z "$HBM_SKIP" ]; then run_load; fi
+[ -z "$AMD_SKIP" ] && run_amd
 
 # The list of checks: one line each.
 if [ -z "$GPU_SKIP" ]; then

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,10 +87,57 @@ func topoMatrix(cells [4]string, numa [2]string) string {
 		"\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n\n"
 }
 
+// dcgmiStub stands in for dcgmi: `--version`, and `dmon -e <ids> -c 1` printing a table as
+// dcgmi/DeviceMonitor.cpp lays it out (a #Entity header, a unit line, "GPU <id>" rows, N/A for a
+// blank or unsupported value, doubles with three decimals) of the link-health fields the fake
+// libdcgm.so.4 serves (fakedcgm.c, FAKE_DCGM_NVLINK5): on GPU 0 the NVLink5 counters 10 x field +
+// 5 per read of the collector, the BER ratios 2.5e-9 and 1e-15 (0.000 at three decimals), the C2C
+// counters 7, one per read, and 1; on GPU 1 (an H100) and without the knob, N/A everywhere. The
+// stub cannot see the collector's reads, so it brackets them, numbering its own calls as the
+// device check makes them (before the collector, after its first scrape, before and after its
+// last): none before the fourth call, at most 100000 at it. FAKE_DCGMI_WRONG=1 makes dcgmi
+// disagree three ways: GPU 0's C2C CRC counter 1400 reads 9 from the third call on (it grew by 2
+// while the collector ran), its 1402 reads N/A (a field the collector serves), and GPU 1 reads
+// GPU 0's values (fields the collector, on the fake's H100, serves none of).
+const dcgmiStub = `#!/bin/sh
+case "$1" in
+  --version) echo "Version : 4.6.0"; exit 0 ;;
+  dmon) ;;
+  *) exit 1 ;;
+esac
+ids=
+while [ $# -gt 0 ]; do [ "$1" = -e ] && ids=$2; shift; done
+state="$(dirname "$0")/dmon.calls"
+call=$(( $(cat "$state" 2>/dev/null || echo 0) + 1 ))
+echo $call >"$state"
+reads=0; [ $call -ge 4 ] && reads=100000
+printf '%-10s' '#Entity'; for f in $(echo "$ids" | tr , ' '); do printf '%-14s' "F$f"; done; echo
+printf '%-10s\n' ID
+wrong=${FAKE_DCGMI_WRONG:-0}
+for g in 0 1; do
+  printf '%-10s' "GPU $g"
+  for f in $(echo "$ids" | tr , ' '); do
+    v=N/A
+    if [ "${FAKE_DCGM_NVLINK5:-0}" = 1 ] && { [ "$g" = 0 ] || [ "$wrong" = 1 ]; }; then
+      case $f in
+        1216|1218) v=0.000 ;;
+        1400) v=7; [ "$wrong" = 1 ] && [ $call -ge 3 ] && v=9 ;;
+        1401) v=$reads ;;
+        1402) v=1; [ "$wrong" = 1 ] && [ "$g" = 0 ] && v=N/A ;;
+        *) v=$((10 * f + 5 * reads)) ;;
+      esac
+    fi
+    printf '%-14s' "$v"
+  done
+  echo
+done
+`
+
 // runDeviceCheck runs the device check against the built collector on the fake libdcgm.so.4 in
 // its Hopper, wall-clock mode (GPU 0 transmits 1000 B/s and receives 2000 B/s; fakedcgm.c), with
 // stand-ins for what a GPU machine has: nvidia-smi printing topo, a host engine that only has to
-// run, and a traffic generator that says it drove h2d and d2h bytes per second for its seconds.
+// run, dcgmi (dcgmiStub), and a traffic generator that says it drove h2d and d2h bytes per second
+// for its seconds.
 func runDeviceCheck(t *testing.T, topo string, h2d, d2h int, env ...string) (string, error) {
 	t.Helper()
 	bin := collectorBinary(t)
@@ -111,6 +159,7 @@ case "$*" in
 esac
 `)
 	write("nv-hostengine", "#!/bin/sh\nexec sleep 300\n")
+	write("dcgmi", dcgmiStub)
 	// The host group's tools see none of this node's functions: its checks SKIP, whatever this
 	// machine has.
 	for _, tool := range []string{"ethtool", "lspci", "rdma"} {
@@ -155,20 +204,33 @@ func TestDeviceCheckPasses(t *testing.T) {
 	assert.Contains(t, out, "gpu_pcie transmit: served")
 	assert.Contains(t, out, "GPU0 (0000:1b:00.0) - NIC0 (mlx5_0): PIX")
 	assert.Contains(t, out, "GPU1 (0000:3b:00.0) - NIC0 (mlx5_0): SYS")
+	// Two H100s: DCGM and dcgmi have no link-health field on either, and the collector serves and
+	// says nothing of them.
+	assert.Contains(t, out, "device-check: PASS gpu_link_health\n")
+	assert.Contains(t, out, "  gpu1: dcgmi N/A for every field, none served\n")
+	assert.Contains(t, out, "  no GPU has these fields: none served, nothing said about them in ")
 }
 
 // TestDeviceCheckFails: a generator that moved three times what the collector served, a node
-// whose nvidia-smi puts GPU 1's NIC on the other socket and GPU 1 on NUMA node 0, and links that
-// carry 20 % less than their GPU's NVLink total (FAKE_DCGM_LINKS_SHORT): the traffic, topology,
-// NUMA and per-link checks fail, naming the pair or GPU, and the script exits 1.
+// whose nvidia-smi puts GPU 1's NIC on the other socket and GPU 1 on NUMA node 0, links that
+// carry 20 % less than their GPU's NVLink total (FAKE_DCGM_LINKS_SHORT), and a dcgmi that
+// disagrees with the NVLink5 fake (FAKE_DCGMI_WRONG: GPU 0's C2C CRC errors grew by 2 while the
+// collector served no growth, its 1402 reads N/A though served, and GPU 1, which serves none, has
+// values): the traffic, topology, NUMA, per-link and link-health checks fail, naming the pair,
+// GPU or field, and the script exits 1.
 func TestDeviceCheckFails(t *testing.T) {
-	out, err := runDeviceCheck(t, topoMatrix([4]string{"PIX", "SYS", "PIX", "SYS"}, [2]string{"0", "0"}), 6000, 3000, "FAKE_DCGM_LINKS_SHORT=1")
+	out, err := runDeviceCheck(t, topoMatrix([4]string{"PIX", "SYS", "PIX", "SYS"}, [2]string{"0", "0"}), 6000, 3000,
+		"FAKE_DCGM_LINKS_SHORT=1", "FAKE_DCGM_NVLINK5=1", "FAKE_DCGMI_WRONG=1")
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "the script must fail: %v", err)
 	assert.Equal(t, 1, exit.ExitCode())
-	for _, c := range []string{"gpu_pcie_bytes_dcgm", "gpu_numa_dcgm", "gpu_nvlink_per_link_dcgm", "gpu_nic_pcie_path"} {
+	for _, c := range []string{"gpu_pcie_bytes_dcgm", "gpu_numa_dcgm", "gpu_nvlink_per_link_dcgm", "gpu_nic_pcie_path", "gpu_link_health"} {
 		assert.Contains(t, out, "device-check: FAIL "+c+"\n")
 	}
+	assert.Contains(t, out, "  gpu0 1400 crc: served +0, dcgmi 7, 7, 9, 9: growth allowed 2..2: MISMATCH\n")
+	assert.Contains(t, out, "  gpu0 1402 replay_back_to_back: served 0, dcgmi N/A: MISMATCH\n")
+	assert.Contains(t, out, "  gpu1: dcgmi reads 1204 1205 1206 1207 1208 1209 1210 1213 1212 1214 1219 1216 1218 1400 1401 1402, the collector serves none: MISMATCH\n")
+	assert.Len(t, regexp.MustCompile(`(?m)^  gpu[01](: dcgmi| 1[24]\d\d ).*MISMATCH$`).FindAllString(out, -1), 3, "the other fields agree")
 	assert.Regexp(t, `gpu1 receive: links [0-9.e+]+ B, gpu_nvlink [0-9.e+]+ B, differ by [0-9.e+]+ B \(allowed [0-9.e+]+\): MISMATCH`, out)
 	assert.Contains(t, out, "device-check: PASS gpu_bus_ids_dcgm\n")
 	assert.Contains(t, out, "GPU1 (0000:3b:00.0) - NIC0 (mlx5_0): topo -m PIX, collector SYS: MISMATCH")
