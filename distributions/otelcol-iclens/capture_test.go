@@ -16,8 +16,8 @@ import (
 	"github.com/otelcol-iclens/otelcol-iclens/internal/scenario"
 )
 
-// TestCaptureOnVerdictAndFromTheView runs the demo's configuration (iclens-simulate: every rnic
-// and cpuuncore receiver with bursts.capture, the capture extension, the diagnosis connector and
+// TestCaptureOnVerdictAndFromTheView runs the demo's configuration (iclens-simulate: every rnic,
+// cpuuncore and gpu receiver with bursts.capture, the capture extension, the diagnosis connector and
 // the view naming it) over the simulator's bursty cases through the built collector. When the
 // connector raises fabric_congestion on bursty_congestion (TestCongestionInBurstsThroughCollector)
 // the extension writes the receivers' rings, the verdict's sentence as their note; pressing Capture in the
@@ -47,21 +47,25 @@ func TestCaptureOnVerdictAndFromTheView(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	assertCapturedBursts(t, onVerdict)
-	// The same trigger wrote the node's cpuuncore ring beside it, with the same note: the host
-	// side of the same seconds (the simulated uncore recordings have no passes, only scrapes).
-	host := "cpuuncore_" + scenario.BurstCongestionCase + "-node1"
-	var uncore *recording.Recording
-	for deadline := time.Now().Add(waitServed); uncore == nil; time.Sleep(250 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "no cpuuncore capture noted with fabric congestion in %s", captures)
-		matches, _ := filepath.Glob(filepath.Join(captures, "*-"+host+".jsonl.gz"))
-		for _, m := range matches {
-			if rec, err := recording.Open(m); err == nil && rec.Header.Note == mustOpen(t, onVerdict).Header.Note {
-				uncore = rec
+	// The same trigger wrote the node's cpuuncore and gpu rings beside it, with the same note: the
+	// host's and the GPUs' side of the same seconds (the simulated uncore and GPU recordings have
+	// no passes, only scrapes).
+	note := mustOpen(t, onVerdict).Header.Note
+	for _, receiver := range []string{"cpuuncore", "gpu"} {
+		ring := receiver + "_" + scenario.BurstCongestionCase + "-node1"
+		var kept *recording.Recording
+		for deadline := time.Now().Add(waitServed); kept == nil; time.Sleep(250 * time.Millisecond) {
+			require.True(t, time.Now().Before(deadline), "no %s capture noted with fabric congestion in %s", receiver, captures)
+			matches, _ := filepath.Glob(filepath.Join(captures, "*-"+ring+".jsonl.gz"))
+			for _, m := range matches {
+				if rec, err := recording.Open(m); err == nil && rec.Header.Note == note {
+					kept = rec
+				}
 			}
 		}
+		assert.Equal(t, receiver, kept.Header.Receiver)
+		assert.NotEmpty(t, kept.Samples(), "%s: the scrapes of the window", receiver)
 	}
-	assert.Equal(t, "cpuuncore", uncore.Header.Receiver)
-	assert.NotEmpty(t, uncore.Samples(), "the host's scrapes of the window")
 
 	ctx, blog := startBrowser(t, browser, 3*time.Minute)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+view+"/")))

@@ -25,17 +25,22 @@ const (
 	MaxRingBytes = 64 << 20
 )
 
-// ValidateWindow checks bursts.capture_window against the receiver's collection_interval: the
-// ring keeps at least the scrape the window starts in.
-func ValidateWindow(window, collection time.Duration) error {
+// ValidateWindow checks bursts.capture_window. A window shorter than the receiver's
+// collection_interval is not refused (the 5 s default is, beside a 10 s interval): the ring keeps
+// the scrape the window starts in anyway, so it keeps Window.
+func ValidateWindow(window time.Duration) error {
 	switch {
-	case window < collection:
-		return fmt.Errorf("bursts.capture_window: must be at least collection_interval (%v), got %v", collection, window)
+	case window < 0:
+		return fmt.Errorf("bursts.capture_window: must not be negative, got %v", window)
 	case window > MaxWindow:
 		return fmt.Errorf("bursts.capture_window: must be at most %v, got %v", MaxWindow, window)
 	}
 	return nil
 }
+
+// Window is the span a receiver's ring keeps: bursts.capture_window, or its collection_interval
+// where that is longer (the last scrape and the one before it).
+func Window(window, collection time.Duration) time.Duration { return max(window, collection) }
 
 // RingSource is a receiver's recording.Ring as the extension sees it. It holds nothing of the
 // receiver's scraper, so that a trigger racing the receiver's shutdown writes what the ring has

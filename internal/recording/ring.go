@@ -71,6 +71,9 @@ func (r *Ring) Write(rec Record) error {
 	return nil
 }
 
+// Window is how much of the newest samples the ring keeps.
+func (r *Ring) Window() time.Duration { return r.window }
+
 // Close is the Writer's; a ring has no file.
 func (r *Ring) Close() error { return nil }
 

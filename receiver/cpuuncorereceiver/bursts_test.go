@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/capture/capturetest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/metrictest"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/perf"
@@ -231,11 +232,15 @@ func TestBurstsPeriodValidated(t *testing.T) {
 	cfg.Bursts.Period = 10 * time.Millisecond
 	assert.NoError(t, cfg.Validate())
 
-	// bursts.capture_window (checked only with bursts.capture): from one collection interval to a minute.
-	cfg.Bursts.CaptureWindow = 500 * time.Millisecond
+	// bursts.capture_window (checked only with bursts.capture): not negative, at most a minute; a
+	// window below the interval keeps the interval (capture.Window).
+	cfg.Bursts.CaptureWindow = -time.Second
 	assert.NoError(t, cfg.Validate(), "not checked without bursts.capture")
 	cfg.Bursts.Capture = &capturetest.ID
-	assert.ErrorContains(t, cfg.Validate(), "bursts.capture_window: must be at least collection_interval (5s), got 500ms")
+	assert.ErrorContains(t, cfg.Validate(), "bursts.capture_window: must not be negative, got -1s")
+	cfg.Bursts.CaptureWindow = 500 * time.Millisecond
+	assert.NoError(t, cfg.Validate())
+	assert.Equal(t, 5*time.Second, capture.Window(cfg.Bursts.CaptureWindow, cfg.CollectionInterval))
 	cfg.Bursts.CaptureWindow = 2 * time.Minute
 	assert.ErrorContains(t, cfg.Validate(), "bursts.capture_window: must be at most 1m0s, got 2m0s")
 	cfg.Bursts.CaptureWindow = createDefaultConfig().(*Config).Bursts.CaptureWindow

@@ -25,7 +25,7 @@ func newCaptureRing(cfg *Config) *recording.Ring {
 	if cfg.Bursts.Capture == nil {
 		return nil
 	}
-	return recording.NewRing(cfg.Bursts.CaptureWindow, capture.MaxRingBytes)
+	return recording.NewRing(capture.Window(cfg.Bursts.CaptureWindow, cfg.CollectionInterval), capture.MaxRingBytes)
 }
 
 // registerCapture hands the seam's ring to the capture extension bursts.capture names, and keeps

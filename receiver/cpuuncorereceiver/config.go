@@ -79,7 +79,7 @@ type BurstsConfig struct {
 func (b BurstsConfig) validate(collection time.Duration) error {
 	// Every pass is one read(2) per group (80 on a two-socket Sapphire Rapids with the IIO stacks).
 	errs := []error{burst.ValidatePeriod(b.Period, collection)}
-	if err := capture.ValidateWindow(b.CaptureWindow, collection); b.Capture != nil && err != nil {
+	if err := capture.ValidateWindow(b.CaptureWindow); b.Capture != nil && err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -20,6 +20,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
@@ -76,6 +77,8 @@ type nvmlBurstRig struct {
 	entered chan struct{}
 	inits   atomic.Int64
 	downs   atomic.Int64
+	// host is what the scraper starts on (one with a capture extension); nil: none.
+	host component.Host
 }
 
 func newNVMLBurstRig(t *testing.T, edit func(*Config), setup func(*nvmlBurstRig)) *nvmlBurstRig {
@@ -139,7 +142,7 @@ func newNVMLBurstRig(t *testing.T, edit func(*Config), setup func(*nvmlBurstRig)
 	}
 	s.newBurstTicker = func(time.Duration) (<-chan time.Time, func()) { return r.ticks, func() {} }
 	r.s, r.logs, r.clock, r.start = s, logs, clock, clock.t
-	require.NoError(t, s.start(context.Background(), nil))
+	require.NoError(t, s.start(context.Background(), r.host))
 	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
 	if s.bursts != nil {
 		// Set before the first tick, which is what hands it to the sampler's goroutine.

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/burst"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture/capturetest"
 )
 
 // The fast sampler's tests without NVML (bursts_nvml_test.go has those on go-nvml's mock, and the
@@ -37,6 +38,18 @@ func TestBurstsPeriodValidated(t *testing.T) {
 	assert.Zero(t, cfg.Bursts.Period, "off by default")
 	cfg.Bursts.Period = 10 * time.Millisecond
 	assert.NoError(t, cfg.Validate())
+
+	// bursts.capture_window (checked only with bursts.capture): not negative, at most a minute.
+	cfg.Bursts.CaptureWindow = -time.Second
+	assert.NoError(t, cfg.Validate(), "not checked without bursts.capture")
+	cfg.Bursts.Capture = &capturetest.ID
+	assert.ErrorContains(t, cfg.Validate(), "bursts.capture_window: must not be negative, got -1s")
+	cfg.Bursts.CaptureWindow = 2 * time.Minute
+	assert.ErrorContains(t, cfg.Validate(), "bursts.capture_window: must be at most 1m0s, got 2m0s")
+	// The 5 s default beside the 10 s default interval: accepted, and the ring keeps the interval.
+	cfg.Bursts.CaptureWindow = createDefaultConfig().(*Config).Bursts.CaptureWindow
+	assert.NoError(t, cfg.Validate())
+	assert.Equal(t, 10*time.Second, newCaptureRing(cfg).Window())
 }
 
 // burstTick gives a scraper's sampler a tick channel of the test's, holding one tick: a sampler

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/burst"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/sysfs"
@@ -92,6 +94,14 @@ type BurstsConfig struct {
 	// Period is the sampling period; 0 turns the sampler off. At least 10ms, shorter than
 	// collection_interval.
 	Period time.Duration `mapstructure:"period"`
+	// Capture names a capture extension (extension/captureextension): the receiver keeps the
+	// last CaptureWindow of what a recording would hold (the GPUs found, every poll's samples,
+	// the fast sampler's passes) in memory, and the extension writes it as a recording when the
+	// diagnosis raises a verdict or an operator asks from the view (README.md, "Capturing a
+	// burst"). Unset: nothing is kept.
+	Capture *component.ID `mapstructure:"capture"`
+	// CaptureWindow is how much the ring keeps, at least one collection_interval.
+	CaptureWindow time.Duration `mapstructure:"capture_window"`
 }
 
 // Validate checks the configuration.
@@ -116,6 +126,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("dcgm.mode: must be standalone or embedded, got %q", cfg.DCGM.Mode))
 	}
 	errs = append(errs, burst.ValidatePeriod(cfg.Bursts.Period, cfg.CollectionInterval))
+	if cfg.Bursts.Capture != nil {
+		errs = append(errs, capture.ValidateWindow(cfg.Bursts.CaptureWindow))
+	}
 	if cfg.DCGM.SampleInterval < 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("dcgm.sample_interval: must be at least 10ms, got %v", cfg.DCGM.SampleInterval))
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
 	"github.com/otelcol-iclens/otelcol-iclens/internal/devicefilter"
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/gpureceiver/internal/metadata"
 )
@@ -49,6 +50,7 @@ func createDefaultConfig() component.Config {
 			Endpoint:       defaultEndpoint,
 			SampleInterval: defaultSampleInterval,
 		},
+		Bursts: BurstsConfig{CaptureWindow: capture.DefaultWindow},
 	}
 }
 

@@ -26,21 +26,28 @@ var quantityByName = func() map[string]quantity {
 	return m
 }()
 
-// recordLog writes the recording Start created and says once, at Warn, when a write fails: a
-// recording that cannot be written must not cost the live metrics, but the operator must know
-// that it has a hole.
+// recordLog writes the recording Start created, the capture ring (bursts.capture), or both, and
+// says once, at Warn, when a write to the file fails: a recording that cannot be written must not
+// cost the live metrics, but the operator must know that it has a hole.
 type recordLog struct {
-	w   *recording.Writer
-	log *errtrack.Log
+	w    *recording.Writer // nil without recording.write
+	ring *recording.Ring   // nil without bursts.capture
+	log  *errtrack.Log
 	// passes are the fast sampler's passes, written with the next poll's sample; nil without it.
 	passes *burstPasses
 }
 
-func newRecordLog(logger *zap.Logger, w *recording.Writer) *recordLog {
-	return &recordLog{w: w, log: errtrack.NewLog(logger)}
+func newRecordLog(logger *zap.Logger, w *recording.Writer, ring *recording.Ring) *recordLog {
+	return &recordLog{w: w, ring: ring, log: errtrack.NewLog(logger)}
 }
 
 func (r *recordLog) write(rec recording.Record) {
+	if r.ring != nil {
+		_ = r.ring.Write(rec) // only a record that cannot be encoded fails, and these are plain numbers
+	}
+	if r.w == nil {
+		return
+	}
 	if err := r.w.Write(rec); err != nil {
 		r.log.Fail(r.w.Path(), msgRecordingFailed, err)
 		return
@@ -93,13 +100,18 @@ func (r *recordingSource) poll(now time.Time, buf []sample) ([]sample, error) {
 	if isSourceLost(err) {
 		return buf, err
 	}
-	rs := recording.GPUSample{Samples: make([]recording.GPUValue, 0, len(buf)-start), Bursts: r.rec.passes.take()}
-	for _, s := range buf[start:] {
+	r.rec.write(recording.Record{Time: now.UTC(), Sample: encodeSample(buf[start:], r.rec.passes.take())})
+	return buf, err
+}
+
+// encodeSample is a poll's Sample: its samples and the fast sampler's passes since the last one.
+func encodeSample(samples []sample, bursts *recording.SubSamples) []byte {
+	rs := recording.GPUSample{Samples: make([]recording.GPUValue, 0, len(samples)), Bursts: bursts}
+	for _, s := range samples {
 		rs.Samples = append(rs.Samples, recording.GPUValue{GPU: s.gpu, Q: s.q.String(), TS: s.ts, Valid: s.valid, F: s.f, U: s.u, Bits: s.wrapBits, Entity: s.entity})
 	}
 	b, _ := json.Marshal(rs) // plain numbers: cannot fail
-	r.rec.write(recording.Record{Time: now.UTC(), Sample: b})
-	return buf, err
+	return b
 }
 
 // burstReader is the live source's: the fast sampler reads the library beside the recording, whose
@@ -124,6 +136,10 @@ type replaySource struct {
 	stamp    time.Time
 	// bursts are the last polled sample's fast-sampler passes, until the scrape takes them.
 	bursts *recording.SubSamples
+	// ring keeps what is replayed, on the replay's clock (bursts.capture, capture.go); nil
+	// otherwise. ringFacts is the facts payload last written to it.
+	ring      *recording.Ring
+	ringFacts []byte
 }
 
 // takeBursts returns the last polled sample's passes, once.
@@ -208,12 +224,16 @@ func (r *replaySource) poll(now time.Time, buf []sample) ([]sample, error) {
 	// The samples keep the recorded spacing on the player's clock (the integration and the XID
 	// order go by it); only the points' time follows the ReplayClock.
 	shiftUs := r.player.Time(rec.Time).Sub(rec.Time).Microseconds()
+	start := len(buf)
 	for _, v := range rs.Samples {
 		q, ok := quantityByName[v.Q]
 		if !ok || v.GPU < 0 || v.GPU >= len(r.devs) {
 			continue // a quantity this build does not know, or a GPU the facts do not list
 		}
 		buf = append(buf, sample{gpu: v.GPU, q: q, ts: v.TS + shiftUs, valid: v.Valid, f: v.F, u: v.U, wrapBits: v.Bits, entity: v.Entity})
+	}
+	if r.ring != nil {
+		r.keepPoll(buf[start:], rs.Bursts)
 	}
 	return buf, nil
 }

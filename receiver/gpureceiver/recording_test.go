@@ -152,7 +152,7 @@ func TestRecordingWriteFailureSaidOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	core, logs := observer.New(zap.DebugLevel)
-	rl := newRecordLog(zap.New(core), w)
+	rl := newRecordLog(zap.New(core), w, nil)
 	for i := 0; i < 3; i++ {
 		rl.write(recording.Record{Time: time.Unix(1_800_000_000, 0), Sample: []byte(`{"samples":[]}`)})
 	}

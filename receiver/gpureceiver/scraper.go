@@ -80,11 +80,18 @@ type gpuScraper struct {
 	burstsSaid map[string]bool
 	// newBurstTicker, when set, gives the fast sampler its ticks (tests); unset, burst.Loop's own.
 	newBurstTicker func(time.Duration) (<-chan time.Time, func())
+
+	// id is the receiver's, under which its capture ring registers (bursts.capture, capture.go);
+	// ring is that ring, unregisterCapture what takes it back from the extension.
+	id                component.ID
+	ring              *recording.Ring
+	unregisterCapture func()
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 	s := &gpuScraper{
 		callTimeout: defaultCallTimeout,
+		id:          set.ID,
 		cfg:         cfg,
 		logger:      set.Logger,
 		mb:          metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
@@ -155,16 +162,25 @@ func wantedQuantities(m metadata.MetricsConfig) quantitySet {
 	return w
 }
 
-// start chooses the source once: a replay, the live library recorded, or the live library. A
-// replay that cannot be read or a recording that cannot be created fails Start, naming the file;
-// a node without GPUs, or whose hostengine starts later, does not.
-func (s *gpuScraper) start(context.Context, component.Host) error {
+// start chooses the source once: a replay, the live library recorded (to a file, to the capture
+// ring, or both), or the live library. A replay that cannot be read, a recording that cannot be
+// created or a bursts.capture extension the host does not have fails Start, naming it; a node
+// without GPUs, or whose hostengine starts later, does not.
+func (s *gpuScraper) start(ctx context.Context, host component.Host) error {
 	now := s.now()
 	s.series = s.newSeries(pcommon.NewTimestampFromTime(now))
 	want, numa := s.want, s.numaNode
+	s.ring = newCaptureRing(s.cfg)
 	switch rc := s.cfg.Recording; {
 	case rc.Replay != "":
-		r, err := openReplay(rc.Replay, rc.Loop, s.cfg.CollectionInterval)
+		open := func() (*replaySource, error) {
+			r, err := openReplay(rc.Replay, rc.Loop, s.cfg.CollectionInterval)
+			if err == nil {
+				r.keepIn(s.ring)
+			}
+			return r, err
+		}
+		r, err := open()
 		if err != nil {
 			return err
 		}
@@ -174,15 +190,18 @@ func (s *gpuScraper) start(context.Context, component.Host) error {
 				s.replay = nil
 				return r, nil
 			}
-			return openReplay(rc.Replay, rc.Loop, s.cfg.CollectionInterval)
+			return open()
 		}
-	case rc.Write != "":
-		w, err := recording.CreateFor(rc.Write, metadata.Type.String(), s.cfg.CollectionInterval)
-		if err != nil {
-			return err
+	case rc.Write != "" || s.ring != nil:
+		var w *recording.Writer
+		if rc.Write != "" {
+			var err error
+			if w, err = recording.CreateFor(rc.Write, metadata.Type.String(), s.cfg.CollectionInterval); err != nil {
+				return err
+			}
+			s.rec = w
 		}
-		s.rec = w
-		rl := newRecordLog(s.logger, w)
+		rl := newRecordLog(s.logger, w, s.ring)
 		if s.burstsWanted() {
 			s.passes = &burstPasses{period: s.cfg.Bursts.Period}
 			rl.passes = s.passes
@@ -196,6 +215,9 @@ func (s *gpuScraper) start(context.Context, component.Host) error {
 		}
 	default:
 		s.open = func(time.Time) (source, error) { return s.live(s.cfg, s.logger, want, numa) }
+	}
+	if err := s.registerCapture(host); err != nil {
+		return errors.Join(err, s.shutdown(ctx))
 	}
 	s.startBursts(s.cfg.Recording.Replay != "")
 	s.connect(now)
@@ -244,6 +266,11 @@ func (s *gpuScraper) numaNode(busID string) int64 {
 }
 
 func (s *gpuScraper) shutdown(context.Context) error {
+	if s.unregisterCapture != nil {
+		// First: a trigger from now on does not see this ring.
+		s.unregisterCapture()
+		s.unregisterCapture = nil
+	}
 	if s.bursts != nil {
 		// First: its goroutine lets go of its own hold on the library as it ends.
 		s.bursts.shutdown()

@@ -27,7 +27,7 @@ func (s *rnicScraper) openCapture() {
 		s.rec = &rnicRecorder{root: s.root}
 		s.reader.OnRead = s.rec.onRead
 	}
-	s.rec.ring = recording.NewRing(s.cfg.Bursts.CaptureWindow, capture.MaxRingBytes)
+	s.rec.ring = recording.NewRing(capture.Window(s.cfg.Bursts.CaptureWindow, s.cfg.CollectionInterval), capture.MaxRingBytes)
 }
 
 // registerCapture hands the ring to the capture extension bursts.capture names; Start fails when

@@ -149,7 +149,7 @@ func (b *BurstsConfig) validate(collection time.Duration) []error {
 	if err := burst.ValidatePeriod(b.Period, collection); err != nil {
 		errs = append(errs, err)
 	}
-	if err := capture.ValidateWindow(b.CaptureWindow, collection); b.Capture != nil && err != nil {
+	if err := capture.ValidateWindow(b.CaptureWindow); b.Capture != nil && err != nil {
 		errs = append(errs, err)
 	}
 	if len(b.Shares) > maxBurstShares {

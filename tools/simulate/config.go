@@ -51,8 +51,8 @@ func collectorConfig(dir string, interval time.Duration, exporter string, cases 
 					fmt.Fprintf(&receivers, "    dcgm: {sample_interval: %s}\n", interval)
 				}
 				fmt.Fprintf(&receivers, "    recording: {replay: %q, loop: true}\n", filepath.Join(abs, c.Name, node+"-"+r+".jsonl"))
-				if r != "gpu" && exporter == ExportPrometheus {
-					// The demo keeps each node's ports' and host's last seconds for the
+				if exporter == ExportPrometheus {
+					// The demo keeps each node's ports', host's and GPUs' last seconds for the
 					// capture extension.
 					receivers.WriteString("    bursts: {capture: capture}\n")
 				}
@@ -70,13 +70,13 @@ func collectorConfig(dir string, interval time.Duration, exporter string, cases 
 	// the metrics go, its log records to the debug exporter (the collector's log) and the view.
 	fmt.Fprintf(&b, "connectors:\n  diagnosis:\n    interval: %s\n    window: %s\n", interval, 3*interval)
 	if exporter == ExportPrometheus {
-		// The demo captures the rnic and cpuuncore receivers' rings when a fault verdict is raised
-		// and when the view's Capture button is pressed (extension/captureextension): every
-		// simulated node's, as one collector replays them all; max_files keeps the last ten
-		// triggers' files (two rings per node).
+		// The demo captures the rnic, cpuuncore and gpu receivers' rings when a fault verdict is
+		// raised and when the view's Capture button is pressed (extension/captureextension):
+		// every simulated node's, as one collector replays them all; max_files keeps the last ten
+		// triggers' files (three rings per node).
 		b.WriteString("    capture: capture\n")
 		fmt.Fprintf(&b, "extensions:\n  capture:\n    directory: ${env:ICLENS_CAPTURE_DIR:-%s}\n    max_files: %d\n    min_interval: ${env:ICLENS_CAPTURE_MIN_INTERVAL:-1m}\n",
-			filepath.Join(abs, "captures"), 10*2*len(scenario.Nodes)*len(cases))
+			filepath.Join(abs, "captures"), 10*3*len(scenario.Nodes)*len(cases))
 	}
 	b.WriteString("exporters:\n  debug:\n    verbosity: normal\n")
 	switch exporter {
