@@ -4,7 +4,9 @@
 #   - GPU (where nvidia-smi lists a GPU): run the built collector's gpu and rnic receivers through
 #     NVML and, where nv-hostengine exists, DCGM; drive PCIe traffic on GPU 0; compare what the
 #     collector served with what was driven, with what nvidia-smi says, and (DCGM's link-health
-#     fields) with what dcgmi dmon reads;
+#     fields) with what dcgmi dmon reads; and run the gpu receiver alone at bursts.period 0, 10ms
+#     and 100ms (gpu_burst_cost), saying what its fast sampler of NVML's PCIe byte counters costs
+#     and checking GPU 0's peaks under the traffic against the average and the link's maximum;
 #   - host (where sysfs under DEVICE_CHECK_ROOT has /sys/class/infiniband, a Grace SCF PMU, a Xeon
 #     Max HBM PMU or an amdgpu gpu_metrics table): run the rnic (and, where its PMUs are, the
 #     cpuuncore) receiver once, scrape it before and after a short window, and compare it with
@@ -20,14 +22,17 @@
 # coreutils and awk, plus curl, wget or python3 to read the Prometheus endpoint.
 #
 #   ICLENS_COLLECTOR        the collector binary (default bin/otelcol-iclens; carry it to the machine)
-#   DEVICE_CHECK_SECONDS    traffic per source, and per copy of the AMD run (default 15)
+#   DEVICE_CHECK_SECONDS    traffic per source, per copy of the AMD run, and each window of
+#                           gpu_burst_cost's three runs (default 15)
 #   DEVICE_CHECK_SOURCES    the gpu receiver sources to run (default "nvml dcgm"); the DCGM run also
-#                           reads the link-health fields (gpu_link_health), with dcgmi dmon beside it
+#                           reads the link-health fields (gpu_link_health), with dcgmi dmon beside it;
+#                           gpu_burst_cost runs where nvml is among them
 #   DEVICE_CHECK_LOAD       a traffic command of your own: run with the seconds as its argument on
 #                           GPU 0 (CUDA_VISIBLE_DEVICES=0, CUDA_DEVICE_ORDER=PCI_BUS_ID), it prints
 #                           "h2d_bytes d2h_bytes seconds" (default: pcie_load.cu through nvcc, then
 #                           CUDA's bandwidthTest, then torch with pcie_load.py)
-#   DEVICE_CHECK_SETTLE     seconds between the end of the traffic and the last scrape (default 2)
+#   DEVICE_CHECK_SETTLE     seconds between the end of the traffic and the last scrape (default 2;
+#                           gpu_burst_cost's 10ms run too)
 #   DEVICE_CHECK_ROOT       root_path of the receivers (default /); the host group looks for its
 #                           hardware under it (ethtool, lspci and rdma still ask the running kernel)
 #   DEVICE_CHECK_HOST_SECONDS  the host group's window between its two scrapes (default 5)
@@ -757,40 +762,53 @@ check_burst_read_cost() {
     awk '{ d[++n] = $1 } END { printf "  update granularity: %d changes, interval between changes min %.2f ms, median %.2f ms, max %.2f ms\n", n + 1, d[1], d[int((n + 1) / 2)], d[n] }'
 }
 
-# uncore_run PERIOD: runs the collector with the cpuuncore receiver alone (bursts.period PERIOD, 0
-# for none) for DEVICE_CHECK_HOST_SECONDS after its first series, keeps the last scrape in
-# $OUT/uncore-PERIOD.prom and prints the collector's CPU over the window, % of a core (utime +
-# stime of /proc/PID/stat). Returns 1 where it served no interconnect_io_bytes_total.
-uncore_run() {
-  local period=$1 addr="127.0.0.1:$(free_port)" cfg="$OUT/uncore-$1.yaml" bursts=
-  [ "$period" != 0 ] && bursts="    bursts: {period: $period}"
-  cat >"$cfg" <<YAML
+# solo_run NAME SECONDS READY RECEIVER CONFIG [DURING]: runs the collector with RECEIVER alone,
+# CONFIG its lines ($OUT/NAME.yaml, NAME.log), until its scrape has a line beginning with READY (a
+# grep pattern; READY_SECONDS at most), then measures its CPU over a window (utime + stime of
+# /proc/PID/stat): DURING runs in it as `DURING ADDR SECONDS NAME` (ADDR the Prometheus endpoint),
+# or the window is a sleep of SECONDS. Keeps the scrapes just before and after the window in
+# $OUT/NAME.before and $OUT/NAME.prom and its length in seconds in $OUT/NAME.window, and prints the
+# CPU, % of a core over it. Returns 1 where nothing matched READY.
+solo_run() {
+  local name=$1 secs=$2 ready=$3 receiver=$4 config=$5 during=${6:-} addr="127.0.0.1:$(free_port)"
+  cat >"$OUT/$name.yaml" <<YAML
 receivers:
-  cpuuncore:
-    collection_interval: 1s
-$bursts
+  $receiver:
+$config
 exporters:
   prometheus: {endpoint: $addr, without_scope_info: true}
 service:
   pipelines:
-    metrics: {receivers: [cpuuncore], exporters: [prometheus]}
+    metrics: {receivers: [$receiver], exporters: [prometheus]}
   telemetry: {metrics: {level: none}}
 YAML
-  "$COLLECTOR" --config "$cfg" >"$OUT/uncore-$period.log" 2>&1 &
-  local pid=$! waited=0 t0 t1
-  until scrape "$addr" >"$OUT/uncore-$period.prom" 2>/dev/null && grep -q '^interconnect_io_bytes_total{' "$OUT/uncore-$period.prom"; do
+  "$COLLECTOR" --config "$OUT/$name.yaml" >"$OUT/$name.log" 2>&1 &
+  local pid=$! waited=0 t0 t1 w0 w1
+  until scrape "$addr" >"$OUT/$name.before" 2>/dev/null && grep -q "$ready" "$OUT/$name.before"; do
     if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
       kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
       return 1
     fi
     sleep 1; waited=$((waited + 1))
   done
-  t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-  sleep "$HOST_SECONDS"
-  t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-  scrape "$addr" >"$OUT/uncore-$period.prom" 2>/dev/null
+  w0=$EPOCHREALTIME t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  if [ -n "$during" ]; then "$during" "$addr" "$secs" "$name"; else sleep "$secs"; fi
+  t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat") w1=$EPOCHREALTIME
+  scrape "$addr" >"$OUT/$name.prom" 2>/dev/null
   kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-  awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" -v s="$HOST_SECONDS" 'BEGIN { printf "%.2f\n", (b - a) / hz / s * 100 }'
+  awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.3f\n", b - a }' >"$OUT/$name.window"
+  awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" -v s="$(cat "$OUT/$name.window")" 'BEGIN { printf "%.2f\n", (b - a) / hz / s * 100 }'
+}
+
+# uncore_run PERIOD: the cpuuncore receiver alone (bursts.period PERIOD, 0 for none) for
+# DEVICE_CHECK_HOST_SECONDS after its first series (solo_run: $OUT/uncore-PERIOD.prom the last
+# scrape); prints the collector's CPU over the window, % of a core. Returns 1 where it served no
+# interconnect_io_bytes_total.
+uncore_run() {
+  local bursts=
+  [ "$1" != 0 ] && bursts="    bursts: {period: $1}"
+  solo_run "uncore-$1" "$HOST_SECONDS" '^interconnect_io_bytes_total{' cpuuncore "    collection_interval: 1s
+$bursts"
 }
 
 # check_uncore_bursts: the cpuuncore receiver's fast sampler on this node's own uncore PMUs. What it
@@ -812,6 +830,145 @@ check_uncore_bursts() {
   top=$(grep 'component="cpu_memory"' <<<"$peaks" | grep 'direction="read"' | awk '{ if ($NF > m) m = $NF } END { printf "%.0f", m }')
   if awk -v t="${top:-0}" 'BEGIN { exit !(t > 0) }'; then detail "the highest host-memory read peak: $top B/s"
   else detail "every host-memory read peak is 0 on a running machine: MISMATCH"; return 1; fi
+}
+
+# --- the gpu receiver's fast sampler ------------------------------------------------------------
+# gpu_burst_run PERIOD: the gpu receiver alone (source nvml, collection 1s; bursts.period PERIOD, 0
+# for none) for DEVICE_CHECK_SECONDS after its first gpu_pcie series (solo_run:
+# $OUT/gpu-burst-PERIOD.{yaml,log,before,prom,window}), scraped once a second in the window, each
+# run alike so that the scrapes cost each the same ($OUT/gpu-burst-PERIOD.during, one scrape after
+# the other). The 10ms run drives GPU 0's traffic in its window (load: $OUT/gpu-burst-10ms.load),
+# then waits DEVICE_CHECK_SETTLE seconds and scrapes once more, so that the last passes are served.
+# Prints the collector's CPU over the window, % of a core; returns 1 where no gpu_pcie series came.
+gpu_burst_run() {
+  local bursts='' during=gpu_burst_idle
+  [ "$1" != 0 ] && bursts="
+    bursts: {period: $1}"
+  [ "$1" = 10ms ] && during=gpu_burst_loaded
+  solo_run "gpu-burst-$1" "$SECONDS_PER_SOURCE" '^interconnect_io_bytes_total{component="gpu_pcie"' gpu "    source: nvml
+    collection_interval: 1s
+    retry_interval: 10s
+    root_path: $ROOT$bursts" "$during"
+}
+# gpu_burst_window ADDR SECONDS NAME [load]: solo_run's window of gpu_burst_run.
+gpu_burst_window() {
+  local addr=$1 secs=$2 name=$3 pid
+  : >"$OUT/$name.during"
+  if [ "${4:-}" = load ]; then load "$secs" "$OUT/$name.load" & pid=$!; else sleep "$secs" & pid=$!; fi
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    scrape "$addr" >>"$OUT/$name.during" 2>/dev/null
+  done
+  wait "$pid"
+  [ "${4:-}" = load ] || return 0
+  sleep "$SETTLE"
+  scrape "$addr" >>"$OUT/$name.during" 2>/dev/null
+}
+gpu_burst_idle() { gpu_burst_window "$1" "$2" "$3"; }
+gpu_burst_loaded() { gpu_burst_window "$1" "$2" "$3" load; }
+
+# pcie_lane_gbs GEN: one lane's data rate of PCIe generation GEN, GB/s (after the line code: 8b/10b
+# for Gen1-2, 128b/130b for Gen3-5, Gen6's FLIT mode); empty for another.
+pcie_lane_gbs() {
+  case $1 in 1) echo 0.25 ;; 2) echo 0.5 ;; 3) echo 0.985 ;; 4) echo 1.969 ;; 5) echo 3.938 ;; 6) echo 7.563 ;; esac
+}
+
+# check_gpu_bursts: the gpu receiver's fast sampler (bursts.period) of NVML's cumulative PCIe byte
+# counters 197/198 on this node's driver (receiver/gpureceiver README.md "Microbursts": whether the
+# driver serves them, how often it refreshes them and the timestamp it gives a stale value are
+# unverified). What it costs: the collector's CPU with bursts.period 10ms and 100ms beside none; the
+# 10ms run's excess over 100 passes a second and the GPUs is about one nvmlDeviceGetFieldValues of
+# 197/198 (an ioctl per GPU; the fake library's costs 4-6 us). That it works, on GPU 0 under the
+# 10ms run's traffic, per direction (transmit is device->host, receive host->device), the highest
+# gpu_burst_peak_rate of the window's scrapes:
+#   - at least TOL_LOW x the window's average: the served gpu_pcie growth between the scrapes
+#     around the window over its seconds plus one collection (the totals lag up to one collection
+#     at each end, so this is at most the true average), and where the traffic generator says what
+#     it moved, TOL_LOW x its own average too. No window over the traffic can be below its average;
+#     the tolerance because on Hopper and later the totals are GPM's rates 20/21, the peak another
+#     reading, 197/198;
+#   - at most TOL_HIGH (TLP headers) x the link's maximum: nvidia-smi's pcie.link.gen.max x
+#     pcie.link.width.max (per lane 0.25, 0.5, 0.985, 1.969, 3.938, 7.563 GB/s for Gen1-6). A driver
+#     that stamps a value it has not refreshed with the time of the call makes the windows
+#     alternate between nothing and twice the rate: a copy near the link's rate then peaks above it.
+# FAIL where either does not hold or GPU 0 has no peak at 10ms; SKIP a direction (all: the check)
+# where the receiver logged that the driver answers NOT_SUPPORTED for 197/198: it serves no peak.
+check_gpu_bursts() {
+  case " $SOURCES " in *" nvml "*) ;; *) detail "DEVICE_CHECK_SOURCES ($SOURCES) has no nvml: the fast sampler reads NVML's counters only"; return 2 ;; esac
+  ran nvml || return
+  local base p10 p100 f="$OUT/gpu-burst-10ms" n
+  base=$(gpu_burst_run 0) || { detail "the gpu receiver (source nvml) served no gpu_pcie series within ${READY_SECONDS}s (see $OUT/gpu-burst-0.log)"; return 1; }
+  p10=$(gpu_burst_run 10ms) || { detail "nothing served with bursts.period 10ms (see $f.log)"; return 1; }
+  p100=$(gpu_burst_run 100ms) || { detail "nothing served with bursts.period 100ms (see $OUT/gpu-burst-100ms.log)"; return 1; }
+  n=$(wc -l <"$OUT/gpus.txt")
+  detail "collector CPU (gpu receiver alone, source nvml, collection 1s, a scrape a second) over $(cat "$OUT/gpu-burst-0.window") s: ${base} % of a core without the fast sampler, ${p10} % at 10ms (GPU 0 traffic: $LOAD_KIND), ${p100} % at 100ms"
+  awk -v b="$base" -v p="$p10" -v q="$p100" -v n="$n" 'BEGIN {
+      d = p - b; e = q - b; if (d < 0) d = 0; if (e < 0) e = 0
+      printf "  the sampler: %.2f %% of a core at 10ms, about %.1f us a pass over %d GPUs (%.1f us a GPU); %.2f %% at 100ms, about %.1f us a pass\n", d, d * 100, n, d * 100 / n, e, e * 1000
+      print "  (differences of two CPU readings over one window each: a busy machine reads high)"
+    }'
+  grep -h "cannot hold bursts.period" "$f.log" "$OUT/gpu-burst-100ms.log" 2>/dev/null | sed 's/^.*cannot hold/  the collector: cannot hold/' | head -2
+  local bus dev all peaks
+  bus=$(awk '$1 == 0 { print $2 }' "$OUT/gpus.txt")
+  dev=$(label "$(grep '^interconnect_io_bytes_total{component="gpu_pcie"' "$f.prom" | grep "pci_bus_id=\"$bus\"" | head -1)" device)
+  grep -q "^interconnect_io_bytes_total{component=\"gpu_c2c\".*pci_bus_id=\"$bus\"" "$f.prom" &&
+    detail "GPU 0 ($bus) has a C2C link: its host copies cross it, so the PCIe peaks carry little of the traffic"
+  all=$(grep -hc '^gpu_burst_peak_rate_bytes_per_second{' "$f.prom")
+  detail "$all peak series at 10ms, $(grep -c '^gpu_burst_peak_rate_bytes_per_second{.*burst_window="100ms"' "$OUT/gpu-burst-100ms.prom") at 100ms, $(grep -c '^gpu_burst_peak_rate_bytes_per_second{' "$OUT/gpu-burst-0.prom") without the sampler"
+  # The link's maximum.
+  local link gen width lane linkmax=
+  link=$(nvidia-smi -i 0 --query-gpu=pcie.link.gen.max,pcie.link.width.max --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -d ' ')
+  gen=${link%%,*} width=${link#*,}
+  lane=$(pcie_lane_gbs "$gen")
+  if [ -n "$lane" ] && [[ $width =~ ^[0-9]+$ ]]; then
+    linkmax=$(awk -v l="$lane" -v w="$width" 'BEGIN { printf "%.6g", l * w * 1e9 }')
+    detail "GPU 0 ($bus, $dev): link maximum Gen$gen x$width, $lane GB/s a lane: $linkmax B/s"
+  else
+    detail "GPU 0 ($bus): nvidia-smi gives no link maximum (pcie.link.gen.max,pcie.link.width.max: '$link'): the upper bound not checked"
+  fi
+  # What the generator moved.
+  local up='' down='' secs=''
+  if ! read -r up down secs <"$f.load" 2>/dev/null; then
+    detail "the traffic generator wrote nothing (see $f.load.err): peaks against the served average only"; up=
+  elif [ "$up" = "?" ]; then
+    detail "the traffic generator ($LOAD_KIND) does not say what it moved: peaks against the served average only"; up=
+  else
+    detail "traffic driven on GPU 0 ($LOAD_KIND): host->device $up B, device->host $down B in $secs s"
+  fi
+  local dir driven peak b a rc=0 compared=0 said
+  for dir in transmit receive; do
+    driven=; [ -n "$up" ] && { driven=$up; [ $dir = transmit ] && driven=$down; }
+    peak=$(cat "$f.during" "$f.prom" | samples /dev/stdin gpu_burst_peak_rate_bytes_per_second component=gpu_pcie direction=$dir pci_bus_id="$bus" burst_window=10ms |
+      awk '{ if (NR == 1 || $1 > m) m = $1 } END { if (NR) printf "%.17g %d\n", m, NR }')
+    if [ -z "$peak" ]; then
+      said=$(grep -F "The fast sampler cannot read the GPU's PCIe byte counters" "$f.log" | grep -F "\"device\": \"$dev\"" | head -1)
+      if grep -q '"error": "not supported' <<<"$said"; then
+        detail "gpu_pcie $dir: no peak; the receiver says the driver does not support 197/198 for $dev:"
+        detail "  ${said#*The fast sampler}"
+        continue
+      fi
+      detail "gpu_pcie $dir of $bus: no gpu_burst_peak_rate served at 10ms: MISMATCH"
+      grep -h -i "fast sampler\|burst" "$f.log" | head -3 | sed 's/^/    /'
+      rc=1; continue
+    fi
+    compared=1
+    b=$(value "$f.before" interconnect_io_bytes_total component=gpu_pcie direction=$dir pci_bus_id="$bus")
+    a=$(value "$f.prom" interconnect_io_bytes_total component=gpu_pcie direction=$dir pci_bus_id="$bus")
+    if [ -z "$b" ] || [ -z "$a" ]; then detail "gpu_pcie $dir of $bus: interconnect_io not served: MISMATCH"; rc=1; continue; fi
+    awk -v pk="${peak% *}" -v np="${peak#* }" -v b="$b" -v a="$a" -v w="$(cat "$f.window")" -v d="$driven" -v s="$secs" \
+      -v lm="$linkmax" -v lo=$TOL_LOW -v hi=$TOL_HIGH -v dir=$dir '
+      function verdict(ok) { if (!ok) bad = 1; return ok ? "ok" : "MISMATCH" }
+      BEGIN {
+        avg = (a - b) / (w + 1)
+        printf "  gpu_pcie %s: peak %.4g B/s (the highest of %d scrapes)\n", dir, pk, np
+        printf "  gpu_pcie %s: at least %.1f x the served average %.4g B/s (%.4g B in %.1f s + 1 s): %s\n", dir, lo, avg, a - b, w, verdict(pk >= lo * avg)
+        if (d != "" && s > 0) printf "  gpu_pcie %s: at least %.1f x the driven average %.4g B/s (%.4g B in %s s): %s\n", dir, lo, d / s, d, s, verdict(pk >= lo * d / s)
+        if (lm != "") printf "  gpu_pcie %s: at most %.1f x the link maximum %.4g B/s (%.3g of it): %s\n", dir, hi, lm, pk / lm, verdict(pk <= hi * lm)
+        exit bad
+      }' || rc=1
+  done
+  [ $rc -eq 0 ] && [ $compared -eq 0 ] && return 2
+  return $rc
 }
 
 # --- the load run: the cpuuncore (and rnic) receivers across loads of known bytes ------------------
@@ -1522,8 +1679,9 @@ if [ -z "$GPU_SKIP" ]; then
     check "gpu_nvlink_per_link_$src" check_nvlink_per_link "$src"
   done
   check gpu_nic_pcie_path check_nic_paths
+  check gpu_burst_cost check_gpu_bursts
 else
-  for c in gpu_pcie_bytes gpu_c2c_bytes gpu_bus_ids gpu_numa gpu_nvlink_per_link gpu_nic_pcie_path; do check "$c" skipped "$GPU_SKIP"; done
+  for c in gpu_pcie_bytes gpu_c2c_bytes gpu_bus_ids gpu_numa gpu_nvlink_per_link gpu_nic_pcie_path gpu_burst_cost; do check "$c" skipped "$GPU_SKIP"; done
 fi
 check rnic_driver_names host_check "$RDMA_SKIP" check_driver_names
 check rnic_link_vs_lspci host_check "$RDMA_SKIP" check_link_lspci
