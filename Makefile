@@ -173,13 +173,13 @@ QEMU_ARM64 ?= qemu-aarch64-static -L /usr/aarch64-linux-gnu
 #
 # What cannot pass under qemu-user today, each with its reason; the amd64 runs keep all of it.
 # Remove an entry when its reason is gone.
-#  - TestFakeLibDCGM and TestFakeLibNVML (gpu): each re-executes its own test binary (no
-#    binfmt_misc registration for qemu on the CI machines) and loads a fake library (libdcgm.so.4,
-#    libnvidia-ml.so.1) built for the host.
+#  - TestFakeLibDCGM, TestFakeLibNVML and TestBurstsFakeLibNVML (gpu): each re-executes its own
+#    test binary (no binfmt_misc registration for qemu on the CI machines) and loads a fake library
+#    (libdcgm.so.4, libnvidia-ml.so.1) built for the host.
 # (The cpuuncore package, TestConfinedReads, TestRecordThenReplay and
 # TestCasesReplayThroughReceivers left this list with issue #25 N6, the CPU identified from the
 # host's own cpuinfo format, and the sysfs reads' fallback where openat2 answers ENOSYS.)
-ARM64_SKIP_TESTS    := ^(TestFakeLibDCGM|TestFakeLibNVML)$$
+ARM64_SKIP_TESTS    := ^(TestFakeLibDCGM|TestFakeLibNVML|TestBurstsFakeLibNVML)$$
 # Emulated code runs several times slower than native, and beside other load slower still: the
 # diagnosis connector's package passed go test's default 10-minute limit under qemu beside
 # stress-ng (#27). The limit is a deadline for a hung test, not a speed.
