@@ -320,6 +320,7 @@ var metricsServedElsewhere = []struct{ prefix, test string }{
 	{"interconnect_owner", "TestOwnerJoinInPrometheus (Slurm mapping directory, pod-resources)"},
 	{"rnic_burst_", "TestBurstsThroughCollector (the bursty case: recorded sub-interval samples)"},
 	{"cpuuncore_burst_", "TestCollectorServesUncoreBursts (a cpuuncore recording with 10 ms passes)"},
+	{"gpu_burst_", "TestCollectorGPUNVMLBursts (the fake libnvidia-ml's PCIe bursts, and the view's line)"},
 }
 
 // servedElsewhere names the test that serves a query's metric where the query reads one of

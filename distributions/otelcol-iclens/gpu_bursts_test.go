@@ -1,10 +1,15 @@
 package otelcoliclens_test
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/fakenvml"
 )
@@ -17,13 +22,30 @@ import (
 // the timestamps the fake gives its values (nvmlFieldValue_t.timestamp, the clock it computed
 // them at), so no window reads above the burst rate however late a pass runs, and a window whose
 // two reads fall inside one burst reads it exactly: the test waits for an interval with one,
-// counting nothing in its own time.
+// counting nothing in its own time. The lens view draws the peak beside the GPU's average, and
+// this is where the dashboard's "GPU PCIe: peak within the interval" panel is served from
+// (TestCasesInPrometheus).
 func TestCollectorGPUNVMLBursts(t *testing.T) {
 	bin := collectorBinary(t)
-	addr := freeAddr(t)
-	logs := startCollectorWith(t, bin, gpuConfig(t, addr, `
+	addr, view := freeAddr(t), freeAddr(t)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`
+receivers:
+  gpu:
+    collection_interval: 1s
     source: nvml
-    bursts: {period: 10ms}`), []string{"LD_LIBRARY_PATH=" + fakenvml.Build(t), "FAKE_NVML_MODEL=h100",
+    bursts: {period: 10ms}
+exporters:
+  prometheus:
+    endpoint: %s
+  lensview:
+    endpoint: %s
+service:
+  pipelines:
+    metrics: {receivers: [gpu], exporters: [prometheus, lensview]}
+  telemetry: {metrics: {level: none}}
+`, addr, view)), 0o644))
+	logs := startCollectorWith(t, bin, cfg, []string{"LD_LIBRARY_PATH=" + fakenvml.Build(t), "FAKE_NVML_MODEL=h100",
 		"FAKE_NVML_PCIE_BURST=40000:600000:40000"})
 
 	const metric = "gpu_burst_peak_rate_bytes_per_second"
@@ -48,4 +70,15 @@ func TestCollectorGPUNVMLBursts(t *testing.T) {
 	out := logs.String()
 	assert.NotContains(t, out, "The fast sampler cannot")
 	assert.NotContains(t, out, "\terror\t")
+
+	// The view: gpu0's transmit peak line, at the bursts' rate where the average is 2.8 GB/s.
+	var line viewLine
+	for deadline := time.Now().Add(waitServed); ; time.Sleep(200 * time.Millisecond) {
+		var ok bool
+		if line, ok = nodeViewLine(t, view, "GPU0 PCIe[TX] peak/10ms"); ok && len(line.V) > 0 && within(burst, 0.05)(line.V[len(line.V)-1]) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the view has no GPU0 PCIe[TX] peak at the burst rate within %s: %+v", waitServed, line)
+	}
+	assert.Equal(t, "peak", line.Kind)
 }
