@@ -3,7 +3,8 @@
 // test runs as root (.ci/run after `make package`), the package installed with dpkg
 // (install_linux_test.go) and with rpm (rpm_linux_test.go): its files, user and unit, the installed
 // binary running as that user with the installed configuration, an upgrade keeping an edited
-// configuration, and the removal.
+// configuration, and the removal; and the .deb's unit run by a real systemd, booted in a container
+// (systemd_linux_test.go).
 package packaging_test
 
 import (
