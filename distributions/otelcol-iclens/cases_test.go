@@ -191,6 +191,7 @@ func bytesPerSample(t *testing.T, addr, selector string) float64 {
 // cases must show its signature (internal/scenario, each case's Note); TestDiagnosisInPrometheus judges the verdicts on
 // every case.
 func TestCasesInPrometheus(t *testing.T) {
+	t.Parallel() // replayed in real time and waited for in Prometheus: the clock, not the CPU (Makefile E2E_PARALLEL)
 	bin := collectorBinary(t)
 	dir := t.TempDir()
 	prom := startPrometheus(t)

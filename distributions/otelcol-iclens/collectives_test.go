@@ -36,6 +36,7 @@ var e2eNCCLCases = map[string]bool{"nccl_healthy_allreduce": true, "nccl_compute
 // evaluator's own evaluations, not in seconds), keep them to the end, and raise none on the
 // other cases.
 func TestCollectiveVerdictsInPrometheus(t *testing.T) {
+	t.Parallel() // replayed in real time and waited for in Prometheus: the clock, not the CPU (Makefile E2E_PARALLEL)
 	bin := collectorBinary(t)
 	dir := t.TempDir()
 	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))

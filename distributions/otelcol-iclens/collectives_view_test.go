@@ -23,6 +23,7 @@ import (
 // bandwidth is drawn on the node's bandwidth chart beside the links' bytes, and the verdict under
 // the banner names the collective, its bus bandwidth and what explains it.
 func TestLensViewDrawsCollectivesInBrowser(t *testing.T) {
+	t.Parallel() // waits on the clock, not the CPU (Makefile E2E_PARALLEL)
 	bin := collectorBinary(t)
 	browser := chromiumBinary(t)
 	dir := t.TempDir()

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,12 +54,31 @@ const (
 	waitExit = 30 * time.Second
 )
 
+// handedOut holds every address freeAddr has returned in this process.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
+// freeAddr returns a loopback address that was free a moment ago, for a listener of the test's
+// collector. The port is closed again before the collector binds it, so the kernel may offer it
+// to the next caller: an address is never handed out twice, or two tests running side by side
+// (t.Parallel) could be given the same port.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		l.Close()
+		handedOut.Lock()
+		taken := handedOut.addrs[addr]
+		handedOut.addrs[addr] = true
+		handedOut.Unlock()
+		if !taken {
+			return addr
+		}
+	}
 }
 
 // startCollector runs the binary with config and returns its log.

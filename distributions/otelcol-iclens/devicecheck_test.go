@@ -193,6 +193,7 @@ var dgxTopo = [4]string{"PIX", "SYS", "SYS", "PIX"}
 // and a GPU's links add up to its NVLink total (the fake's 16 links at 62.5 MB/s each way, the
 // aggregate 1e9 B/s), every check passes and the script exits 0.
 func TestDeviceCheckPasses(t *testing.T) {
+	t.Parallel() // the device check's windows wait on the clock, not the CPU (Makefile E2E_PARALLEL)
 	out, err := runDeviceCheck(t, topoMatrix(dgxTopo, [2]string{"0", "1"}), 2000, 1000)
 	require.NoError(t, err)
 	for _, c := range []string{"gpu_pcie_bytes_dcgm", "gpu_bus_ids_dcgm", "gpu_numa_dcgm", "gpu_nvlink_per_link_dcgm", "gpu_nic_pcie_path"} {
@@ -219,6 +220,7 @@ func TestDeviceCheckPasses(t *testing.T) {
 // values): the traffic, topology, NUMA, per-link and link-health checks fail, naming the pair,
 // GPU or field, and the script exits 1.
 func TestDeviceCheckFails(t *testing.T) {
+	t.Parallel() // the device check's windows wait on the clock, not the CPU (Makefile E2E_PARALLEL)
 	out, err := runDeviceCheck(t, topoMatrix([4]string{"PIX", "SYS", "PIX", "SYS"}, [2]string{"0", "0"}), 6000, 3000,
 		"FAKE_DCGM_LINKS_SHORT=1", "FAKE_DCGM_NVLINK5=1", "FAKE_DCGMI_WRONG=1")
 	var exit *exec.ExitError
@@ -242,6 +244,7 @@ func TestDeviceCheckFails(t *testing.T) {
 // the host copies cross NVLink-C2C, so gpu_c2c is compared with what was driven and passes, and
 // gpu_pcie SKIPs saying why; GPU 0 of an H100 node (TestDeviceCheckPasses) is the other way round.
 func TestDeviceCheckGraceHopperC2C(t *testing.T) {
+	t.Parallel() // the device check's windows wait on the clock, not the CPU (Makefile E2E_PARALLEL)
 	out, err := runDeviceCheck(t, topoMatrix(dgxTopo, [2]string{"0", "1"}), 2000, 1000, "FAKE_DCGM_GH200=1")
 	require.NoError(t, err)
 	assert.Contains(t, out, "device-check: PASS gpu_c2c_bytes_dcgm\n")
@@ -345,6 +348,7 @@ var mlx5Drivers = map[string]string{"ens1f0np0": "mlx5_core", "ens2f0np0": "mlx5
 // shows (mlx5_1 trained at x8 of x16, so degraded, and mlx5_0 not), the driver and link checks
 // pass, the GPU checks SKIP with the reason and the script exits 0.
 func TestDeviceCheckRDMAAgrees(t *testing.T) {
+	t.Parallel() // the device check's windows wait on the clock, not the CPU (Makefile E2E_PARALLEL)
 	out, err := runHostDeviceCheck(t, true, mlx5Drivers, 8)
 	require.NoError(t, err)
 	assert.Contains(t, out, "device-check: PASS rnic_driver_names\n")
@@ -360,6 +364,7 @@ func TestDeviceCheckRDMAAgrees(t *testing.T) {
 // mlx5_1 trained at x8 where sysfs (and so the collector) says x16: both checks fail, naming the
 // device, and the script exits 1.
 func TestDeviceCheckRDMADisagrees(t *testing.T) {
+	t.Parallel() // the device check's windows wait on the clock, not the CPU (Makefile E2E_PARALLEL)
 	out, err := runHostDeviceCheck(t, false, map[string]string{"ens1f0np0": "bnxt_en", "ens2f0np0": "mlx5_core"}, 8)
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "the script must fail: %v", err)
@@ -431,6 +436,7 @@ const rdmaShowEFA = "0: rdmap79s0: node_type unspecified fw 0.0.0.0 node_guid 0e
 // TestDeviceCheckEFAAndPlanes: the EFA ports' operation bytes stay within their interconnect_io,
 // and `rdma dev show` lists the plane device smi1 as type smi under mlx5_0: both checks pass.
 func TestDeviceCheckEFAAndPlanes(t *testing.T) {
+	t.Parallel() // the device check's windows wait on the clock, not the CPU (Makefile E2E_PARALLEL)
 	out, err := runPlaneDeviceCheck(t, rdmaShowEFA+rdmaShowPlane+" type smi parent mlx5_0\n", "")
 	require.NoError(t, err)
 	assert.Contains(t, out, "device-check: PASS rnic_efa_operation_bytes\n")
@@ -445,6 +451,7 @@ const rdmaShowPlane = "3: smi1: node_type ca fw 40.44.1036 node_guid a088:c203:0
 // port transmitted, and an rdma that lists smi1 without a parent: both checks fail, naming the
 // port and the device.
 func TestDeviceCheckEFAAndPlanesDisagree(t *testing.T) {
+	t.Parallel() // the device check's windows wait on the clock, not the CPU (Makefile E2E_PARALLEL)
 	out, err := runPlaneDeviceCheck(t, rdmaShowEFA+rdmaShowPlane+" type smi\n", "90000000000")
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "the script must fail: %v", err)

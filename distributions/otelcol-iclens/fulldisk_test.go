@@ -71,6 +71,7 @@ func pushProbes(t *testing.T, endpoint string, first int64, n int) int {
 // example's batch processor acknowledged every request before the queue wrote it: about 101,000
 // points were lost to "no space left on device" while the senders got HTTP 200.
 func TestFullQueueDisk(t *testing.T) {
+	t.Parallel() // waits on the clock, not the CPU (Makefile E2E_PARALLEL)
 	if testing.Short() {
 		t.Skip("fills a disk")
 	}
@@ -82,11 +83,11 @@ func TestFullQueueDisk(t *testing.T) {
 	sink := newOTLPSink(t)
 	sink.stop(t) // the backend is away: the queue can only grow
 	telemetry := freeAddr(t)
-	env := []string{"OTLP_ENDPOINT=http://" + sink.addr, "OTLP_TOKEN=test", "HOSTNAME=" + outageHost,
-		"STATE_DIRECTORY=" + state, "ICLENS_TELEMETRY_PORT=" + port(t, telemetry)}
+	env := otlpExampleEnv(t, "OTLP_ENDPOINT=http://"+sink.addr, "OTLP_TOKEN=test", "HOSTNAME="+outageHost,
+		"STATE_DIRECTORY="+state, "ICLENS_TELEMETRY_PORT="+port(t, telemetry))
 	logs := &syncbuf.Buffer{}
 	runCollector(t, prog, args, env, logs)
-	const otlpHTTP = "127.0.0.1:4318" // the example's OTLP receiver
+	otlpHTTP := envValue(env, "ICLENS_OTLP_HTTP_ENDPOINT") // the example's OTLP receiver
 	require.Eventually(t, func() bool { return pushProbes(t, otlpHTTP, -1, 1) == http.StatusOK }, 30*time.Second, 500*time.Millisecond,
 		"the collector's OTLP receiver does not answer")
 

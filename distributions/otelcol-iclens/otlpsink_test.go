@@ -36,7 +36,7 @@ const probeMetric = "iclens.test.probe"
 
 func newOTLPSink(t *testing.T) *otlpSink {
 	s := &otlpSink{addr: freeAddr(t), points: map[string][]float64{}, probes: map[int64]bool{}}
-	s.start(t)
+	s.start(t) // on an address of its own (freeAddr), so that stop and start keep it
 	t.Cleanup(func() {
 		if s.srv != nil {
 			_ = s.srv.Close()

@@ -68,7 +68,7 @@ func TestOTLPOutage(t *testing.T) {
 	t.Parallel() // as TestRemoteWriteOutage
 	sink := newOTLPSink(t)
 	runOutage(t, filepath.Join("..", "..", "examples", "otlp-vendor", "config.yaml"), sink,
-		[]string{"OTLP_ENDPOINT=http://" + sink.addr, "OTLP_TOKEN=test"})
+		otlpExampleEnv(t, "OTLP_ENDPOINT=http://"+sink.addr, "OTLP_TOKEN=test"))
 }
 
 const outageHost = "outage-node1"

@@ -136,6 +136,7 @@ func firstPoint(component string) int {
 // same with the cpuuncore receiver's stack totals (its default granularity), whose owners are the
 // single owners of the GPUs and NICs behind each stack, the switch ports between them not counted.
 func TestTwoJobsReplayedPerOwnerInPrometheus(t *testing.T) {
+	t.Parallel() // replayed in real time and waited for in Prometheus: the clock, not the CPU (Makefile E2E_PARALLEL)
 	bin := collectorBinary(t)
 	const samples, switchAt = 40, 20
 	interval := time.Second

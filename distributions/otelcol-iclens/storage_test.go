@@ -21,6 +21,13 @@ import (
 // file_storage.
 var otlpExample = filepath.Join("..", "..", "examples", "otlp-vendor", "config.yaml")
 
+// otlpExampleEnv is the environment the OTLP example needs in a test: its OTLP receiver on ports of
+// the test's own, so that tests running side by side (t.Parallel) do not share 4317 and 4318.
+func otlpExampleEnv(t *testing.T, env ...string) []string {
+	t.Helper()
+	return append(env, "ICLENS_OTLP_GRPC_ENDPOINT="+freeAddr(t), "ICLENS_OTLP_HTTP_ENDPOINT="+freeAddr(t))
+}
+
 // queueFile is where file_storage keeps otlp_http's metrics queue (contrib filestorage v0.165.1
 // extension.go GetClient: kind_type_name_signal).
 const queueFile = "exporter_otlp_http__metrics"
@@ -69,6 +76,7 @@ func fillQueueOffline(t *testing.T, bin string, args, env []string, state string
 // starts; overwritten at random: "invalid database" naming no file). The collector must start
 // anyway, name the file, keep it aside for inspection, and deliver through a new queue.
 func TestDamagedQueueFile(t *testing.T) {
+	t.Parallel() // waits on the clock, not the CPU (Makefile E2E_PARALLEL)
 	if testing.Short() {
 		t.Skip("runs the collector three times")
 	}
@@ -79,8 +87,8 @@ func TestDamagedQueueFile(t *testing.T) {
 			sink.stop(t) // the backend is away while the queue fills
 			state := t.TempDir()
 			args := []string{"--config", otlpExample, "--config", simulatedNodeOverlay(t)}
-			env := []string{"OTLP_ENDPOINT=http://" + sink.addr, "OTLP_TOKEN=test", "HOSTNAME=" + outageHost,
-				"STATE_DIRECTORY=" + state, "ICLENS_TELEMETRY_PORT=" + port(t, freeAddr(t))}
+			env := otlpExampleEnv(t, "OTLP_ENDPOINT=http://"+sink.addr, "OTLP_TOKEN=test", "HOSTNAME="+outageHost,
+				"STATE_DIRECTORY="+state, "ICLENS_TELEMETRY_PORT="+port(t, freeAddr(t)))
 			// Larger than 64 KiB, so that truncating it loses pages its meta page still counts.
 			path := fillQueueOffline(t, bin, args, env, state, 256<<10)
 			tt.Damage(t, path)
@@ -114,6 +122,7 @@ func TestDamagedQueueFile(t *testing.T) {
 // process, which sees the queue drain, with the outage's whole length. Before the fix each
 // process started afresh: the second said the outage again, the third never said it ended.
 func TestOutageSaidAcrossRestarts(t *testing.T) {
+	t.Parallel() // waits on the clock, not the CPU (Makefile E2E_PARALLEL)
 	if testing.Short() {
 		t.Skip("runs the collector three times")
 	}
@@ -121,8 +130,8 @@ func TestOutageSaidAcrossRestarts(t *testing.T) {
 	sink := newOTLPSink(t)
 	state := t.TempDir()
 	args := []string{"--config", otlpExample, "--config", simulatedNodeOverlay(t)}
-	env := []string{"OTLP_ENDPOINT=http://" + sink.addr, "OTLP_TOKEN=test", "HOSTNAME=" + outageHost,
-		"STATE_DIRECTORY=" + state, "ICLENS_TELEMETRY_PORT=" + port(t, freeAddr(t))}
+	env := otlpExampleEnv(t, "OTLP_ENDPOINT=http://"+sink.addr, "OTLP_TOKEN=test", "HOSTNAME="+outageHost,
+		"STATE_DIRECTORY="+state, "ICLENS_TELEMETRY_PORT="+port(t, freeAddr(t)))
 	const failing, goesOn, recovered = "Exporter sends are failing", "were failing when the collector stopped", "Exporter sends recovered"
 
 	// 1: healthy for a while (delivery_watch learns the queue's healthy level: batched in the
@@ -171,10 +180,19 @@ func TestOutageSaidAcrossRestarts(t *testing.T) {
 
 // telemetryQueue is otlp_http's metrics queue as the collector's telemetry (env's port) says it.
 func telemetryQueue(env []string) float64 {
-	for _, e := range env {
-		if p, ok := strings.CutPrefix(e, "ICLENS_TELEMETRY_PORT="); ok {
-			return telemetrySum("127.0.0.1:"+p, "otelcol_exporter_queue_size", `exporter="otlp_http"`, `data_type="metrics"`)
-		}
+	if p := envValue(env, "ICLENS_TELEMETRY_PORT"); p != "" {
+		return telemetrySum("127.0.0.1:"+p, "otelcol_exporter_queue_size", `exporter="otlp_http"`, `data_type="metrics"`)
 	}
 	return 0
+}
+
+// envValue is key's value in env, the last one where it repeats (as os/exec passes it), or "".
+func envValue(env []string, key string) string {
+	v := ""
+	for _, e := range env {
+		if s, ok := strings.CutPrefix(e, key+"="); ok {
+			v = s
+		}
+	}
+	return v
 }

@@ -353,6 +353,7 @@ func onDevice(verdict, device string) string {
 // gets wrong, the transitions) through the built collector and its diagnosis connector into a
 // real Prometheus evaluating the generated rules, and judges both evaluators (checkVerdicts).
 func TestDiagnosisInPrometheus(t *testing.T) {
+	t.Parallel() // replayed in real time and waited for in Prometheus: the clock, not the CPU (Makefile E2E_PARALLEL)
 	bin := collectorBinary(t)
 	dir := t.TempDir()
 	prom := startPrometheus(t, diagnosisRules(t, dir, time.Second))
