@@ -83,22 +83,11 @@ func replayAndCapture(t *testing.T, file string, livePeak float64, liveBytes int
 	require.NoError(t, err)
 	// The replay's capture is on the replay's clock, its passes with it: each sample's passes lie
 	// in the interval the sample ends.
-	rec, err := recording.Open(out)
-	require.NoError(t, err)
-	samples := rec.Samples()
-	require.NotEmpty(t, samples)
-	passes := 0
-	for i, smp := range samples {
+	passes := capturetest.PassesInTheirSamples(t, out, func(sample json.RawMessage) *recording.SubSamples {
 		var ps recording.PerfSample
-		require.NoError(t, json.Unmarshal(smp.Sample, &ps))
-		for p := range ps.Bursts.Len() {
-			require.Positive(t, i, "passes before the first sample")
-			at := ps.Bursts.Time(p)
-			assert.False(t, at.After(smp.Time), "pass %v after its sample %v", at, smp.Time)
-			assert.True(t, at.After(samples[i-1].Time.Add(-time.Second)), "pass %v long before its sample %v", at, smp.Time)
-			passes++
-		}
-	}
+		require.NoError(t, json.Unmarshal(sample, &ps))
+		return ps.Bursts
+	}, nil)
 	assert.Equal(t, 121, passes)
 	return out
 }

@@ -82,27 +82,19 @@ func replayGPUAndCapture(t *testing.T, file string, live pmetric.Metrics) string
 	}
 	out, err := hub.Sources[replay.id].WriteCapture(filepath.Join(t.TempDir(), "again.jsonl.gz"), "again")
 	require.NoError(t, err)
-	rec, err := recording.Open(out)
-	require.NoError(t, err)
-	samples := rec.Samples()
-	passes := 0
-	for i, smp := range samples {
+	// Each pass carries NVML's own timestamps (ts_us), close to the pass's time.
+	passes := capturetest.PassesInTheirSamples(t, out, func(sample json.RawMessage) *recording.SubSamples {
 		var gs recording.GPUSample
-		require.NoError(t, json.Unmarshal(smp.Sample, &gs))
-		for p := range gs.Bursts.Len() {
-			require.Positive(t, i, "passes before the first sample")
-			pass := gs.Bursts.Time(p)
-			assert.False(t, pass.After(smp.Time), "pass %v after its sample %v", pass, smp.Time)
-			assert.True(t, pass.After(samples[i-1].Time.Add(-time.Second)), "pass %v long before its sample %v", pass, smp.Time)
-			for k := range gs.Bursts.Files {
-				if us, ok := gs.Bursts.Value(p, k); ok && strings.HasSuffix(k, "/ts_us") {
-					d := time.UnixMicro(int64(us)).Sub(pass)
-					assert.True(t, d > -time.Second && d < time.Second, "%s of pass %v is %v off it", k, pass, d)
-				}
+		require.NoError(t, json.Unmarshal(sample, &gs))
+		return gs.Bursts
+	}, func(b *recording.SubSamples, p int) {
+		for k := range b.Files {
+			if us, ok := b.Value(p, k); ok && strings.HasSuffix(k, "/ts_us") {
+				d := time.UnixMicro(int64(us)).Sub(b.Time(p))
+				assert.True(t, d > -time.Second && d < time.Second, "%s of pass %v is %v off it", k, b.Time(p), d)
 			}
-			passes++
 		}
-	}
+	})
 	assert.Equal(t, 121, passes)
 	return out
 }

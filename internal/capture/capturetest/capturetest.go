@@ -4,11 +4,17 @@ package capturetest // import "github.com/otelcol-iclens/otelcol-iclens/internal
 
 import (
 	"context"
+	"encoding/json"
+	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 
 	"github.com/otelcol-iclens/otelcol-iclens/internal/capture"
+	"github.com/otelcol-iclens/otelcol-iclens/internal/recording"
 )
 
 // ID is the extension's id in Host.
@@ -42,4 +48,34 @@ func (h host) GetExtensions() map[component.ID]component.Component { return h.ex
 func NewHost() (*Hub, component.Host) {
 	hub := &Hub{Sources: map[component.ID]capture.Source{}}
 	return hub, host{Host: componenttest.NewNopHost(), exts: map[component.ID]component.Component{ID: hub}}
+}
+
+// PassesInTheirSamples opens the capture at path and checks that each fast-sampler pass lies in
+// the interval of the sample it is recorded in: not after the sample, nor more than a second
+// before the previous one, and none in the first sample (a replay's passes are retimed with its
+// samples). bursts returns a sample's passes from its JSON (the receiver's own payload type);
+// each, when not nil, is called for every pass, for a receiver's own checks. It returns the
+// number of passes.
+func PassesInTheirSamples(t *testing.T, path string, bursts func(sample json.RawMessage) *recording.SubSamples,
+	each func(b *recording.SubSamples, pass int)) int {
+	t.Helper()
+	rec, err := recording.Open(path)
+	require.NoError(t, err)
+	samples := rec.Samples()
+	require.NotEmpty(t, samples, path)
+	passes := 0
+	for i, smp := range samples {
+		b := bursts(smp.Sample)
+		for p := range b.Len() {
+			require.Positive(t, i, "passes before the first sample")
+			at := b.Time(p)
+			assert.False(t, at.After(smp.Time), "pass %v after its sample %v", at, smp.Time)
+			assert.True(t, at.After(samples[i-1].Time.Add(-time.Second)), "pass %v long before its sample %v", at, smp.Time)
+			if each != nil {
+				each(b, p)
+			}
+			passes++
+		}
+	}
+	return passes
 }
