@@ -156,6 +156,23 @@ scrape() {
   fi
 }
 
+# start_collector NAME CONFIG ADDR READY FIRST: runs the collector with CONFIG in the background
+# (its log in $OUT/NAME.log, its PID in COLLECTOR_PID) and waits up to READY_SECONDS for a scrape
+# of ADDR, kept in FIRST, to hold a line matching READY. Returns 1, the collector stopped, where
+# none comes or the collector exits first.
+start_collector() {
+  local name=$1 config=$2 addr=$3 ready=$4 first=$5 waited=0
+  "$COLLECTOR" --config "$config" >"$OUT/$name.log" 2>&1 &
+  COLLECTOR_PID=$!
+  until scrape "$addr" >"$first" 2>/dev/null && grep -q "$ready" "$first"; do
+    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$COLLECTOR_PID" 2>/dev/null; then
+      kill -INT "$COLLECTOR_PID" 2>/dev/null; wait "$COLLECTOR_PID" 2>/dev/null
+      return 1
+    fi
+    sleep 1; waited=$((waited + 1))
+  done
+}
+
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 20000))
 }
@@ -276,16 +293,11 @@ service:
     metrics: {receivers: [gpu, rnic], exporters: [prometheus]}
   telemetry: {metrics: {level: none}}
 EOF
-  "$COLLECTOR" --config "$OUT/$name.yaml" >"$OUT/$name.log" 2>&1 &
-  local pid=$! waited=0
-  until scrape "$addr" 2>/dev/null >"$OUT/$name.before" && grep -q '^interconnect_io_bytes_total{component="gpu_' "$OUT/$name.before"; do
-    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
-      echo "no GPU interconnect series served within ${READY_SECONDS}s (see $OUT/$name.log)" >"$OUT/$name.failed"
-      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-      return
-    fi
-    sleep 1; waited=$((waited + 1))
-  done
+  if ! start_collector "$name" "$OUT/$name.yaml" "$addr" '^interconnect_io_bytes_total{component="gpu_' "$OUT/$name.before"; then
+    echo "no GPU interconnect series served within ${READY_SECONDS}s (see $OUT/$name.log)" >"$OUT/$name.failed"
+    return
+  fi
+  local pid=$COLLECTOR_PID
   # One more collection, so that the first scrape holds a settled total and not a first sample.
   sleep 2
   scrape "$addr" >"$OUT/$name.before" 2>/dev/null
@@ -462,16 +474,11 @@ service:
 YAML
   local ready='^[a-z]'
   [ -z "$RDMA_SKIP" ] && ready='^rnic_port_info{'
-  "$COLLECTOR" --config "$OUT/host.yaml" >"$OUT/host.log" 2>&1 &
-  local pid=$! waited=0
-  until scrape "$addr" 2>/dev/null >"$OUT/host.before" && grep -q "$ready" "$OUT/host.before"; do
-    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
-      echo "no host series served within ${READY_SECONDS}s (see $OUT/host.log)" >"$OUT/host.failed"
-      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-      return
-    fi
-    sleep 1; waited=$((waited + 1))
-  done
+  if ! start_collector host "$OUT/host.yaml" "$addr" "$ready" "$OUT/host.before"; then
+    echo "no host series served within ${READY_SECONDS}s (see $OUT/host.log)" >"$OUT/host.failed"
+    return
+  fi
+  local pid=$COLLECTOR_PID
   sleep 3 # one more collection: the first scrape holds settled totals
   local window=$HOST_SECONDS perf_pid=
   # perf stat counts the PMU events the cpuuncore receiver reads over the same window.
@@ -782,15 +789,8 @@ service:
     metrics: {receivers: [$receiver], exporters: [prometheus]}
   telemetry: {metrics: {level: none}}
 YAML
-  "$COLLECTOR" --config "$OUT/$name.yaml" >"$OUT/$name.log" 2>&1 &
-  local pid=$! waited=0 t0 t1 w0 w1
-  until scrape "$addr" >"$OUT/$name.before" 2>/dev/null && grep -q "$ready" "$OUT/$name.before"; do
-    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
-      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-      return 1
-    fi
-    sleep 1; waited=$((waited + 1))
-  done
+  start_collector "$name" "$OUT/$name.yaml" "$addr" "$ready" "$OUT/$name.before" || return 1
+  local pid=$COLLECTOR_PID t0 t1 w0 w1
   w0=$EPOCHREALTIME t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   if [ -n "$during" ]; then "$during" "$addr" "$secs" "$name"; else sleep "$secs"; fi
   t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat") w1=$EPOCHREALTIME
@@ -1080,16 +1080,11 @@ YAML
     fi
     echo "$MEM_KIND, $how" >"$OUT/load.mem"
   fi
-  "$COLLECTOR" --config "$OUT/load.yaml" >"$OUT/load.log" 2>&1 &
-  local pid=$! waited=0
-  until scrape "$addr" >"$OUT/load.0.prom" 2>/dev/null && grep -q '^interconnect_io_bytes_total{component="cpu_' "$OUT/load.0.prom"; do
-    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
-      echo "the load run's cpuuncore receiver served no cpu_memory or cpu_pcie series within ${READY_SECONDS}s (see $OUT/load.log)" >"$OUT/load.failed"
-      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-      return
-    fi
-    sleep 1; waited=$((waited + 1))
-  done
+  if ! start_collector load "$OUT/load.yaml" "$addr" '^interconnect_io_bytes_total{component="cpu_' "$OUT/load.0.prom"; then
+    echo "the load run's cpuuncore receiver served no cpu_memory or cpu_pcie series within ${READY_SECONDS}s (see $OUT/load.log)" >"$OUT/load.failed"
+    return
+  fi
+  local pid=$COLLECTOR_PID
   sleep 2 # one more collection: the first scrape holds settled totals
   LOAD_ADDR=$addr
   scrape "$addr" >"$OUT/load.0.prom" 2>/dev/null
@@ -1330,16 +1325,11 @@ service:
     metrics: {receivers: [gpu], exporters: [prometheus]}
   telemetry: {metrics: {level: none}}
 YAML
-  "$COLLECTOR" --config "$OUT/amd.yaml" >"$OUT/amd.log" 2>&1 &
-  local pid=$! waited=0
-  until scrape "$addr" >"$OUT/amd.0.prom" 2>/dev/null && grep -q '^interconnect_io_bytes_total{component="gpu_' "$OUT/amd.0.prom"; do
-    if [ $waited -ge $READY_SECONDS ] || ! kill -0 "$pid" 2>/dev/null; then
-      echo "no AMD GPU interconnect series served within ${READY_SECONDS}s (see $OUT/amd.log)" >"$OUT/amd.failed"
-      kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-      return
-    fi
-    sleep 1; waited=$((waited + 1))
-  done
+  if ! start_collector amd "$OUT/amd.yaml" "$addr" '^interconnect_io_bytes_total{component="gpu_' "$OUT/amd.0.prom"; then
+    echo "no AMD GPU interconnect series served within ${READY_SECONDS}s (see $OUT/amd.log)" >"$OUT/amd.failed"
+    return
+  fi
+  local pid=$COLLECTOR_PID
   sleep 2 # one more collection, and a PCIe rate (it needs two tables)
   scrape "$addr" >"$OUT/amd.0.prom" 2>/dev/null
   if [ "$AMD_KIND" != none ]; then
