@@ -43,7 +43,7 @@ func TestStuckDir(t *testing.T) {
 		}
 		got <- string(b)
 	}()
-	require.Eventually(t, func() bool { return s.Waiting() == 1 }, 5*time.Second, 10*time.Millisecond, "the read is stuck")
+	require.Eventually(t, func() bool { return s.Waiting() == 1 }, time.Minute, 10*time.Millisecond, "the read reached the stuck file")
 	select {
 	case v := <-got:
 		t.Fatalf("the stuck read returned %q", v)
@@ -56,8 +56,8 @@ func TestStuckDir(t *testing.T) {
 	select {
 	case v := <-got:
 		assert.Equal(t, "10\n", v)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the read did not return after Release")
+	case <-time.After(time.Minute):
+		t.Fatal("the read did not return within a minute of Release")
 	}
 	assert.Zero(t, s.Waiting())
 }
