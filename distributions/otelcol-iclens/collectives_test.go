@@ -71,16 +71,17 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 	require.NoError(t, err)
 	cfgPath := filepath.Join(dir, "otelcol.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	started := time.Now()
 	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_REMOTE_WRITE_URL=http://" + prom + "/api/v1/write"})
 
-	// Each node evaluated 30 times by both evaluators.
+	// Each node evaluated 30 times by both evaluators, counted since the collector started.
 	const evaluations = 30
-	queries := []string{`count_over_time(diagnosis_verdict_ratio{verdict="idle",device=""}[5m])`, `count_over_time(iclens_diagnosis:rdma_bytes[5m])`}
+	queries := []string{`count_over_time(diagnosis_verdict_ratio{verdict="idle",device=""}%s)`, `count_over_time(iclens_diagnosis:rdma_bytes%s)`}
 	least := func() (string, float64) {
 		// The node with the fewest evaluations in either evaluator, and how many.
 		host, n := "no node", 0.0
 		for _, q := range queries {
-			got := promQuery(t, prom, q)
+			got := promQuery(t, prom, fmt.Sprintf(q, windowSince(prom, started).rng))
 			if len(got) < 2*len(cases) {
 				return fmt.Sprintf("%d of %d nodes", len(got), 2*len(cases)), 0
 			}
@@ -103,11 +104,12 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 	// verdict cannot be raised before the bytes and the collectives it joins both arrive. From
 	// there: the rnic's first rate at its second sample, the gpu's at its third, then hold.
 	const startLimit = 10
-	lookback := "[5m]"
+	// Every query below reads one window, from before the collector started to now.
+	w := windowSince(prom, started)
 	ready := map[string]float64{} // case -> when its last source served its first point (ms)
 	for _, c := range cases {
 		for _, node := range scenario.Nodes {
-			ready[c.Name] = max(ready[c.Name], sourcesReady(t, prom, scenario.HostName(c, node), lookback))
+			ready[c.Name] = max(ready[c.Name], sourcesReady(t, w, scenario.HostName(c, node)))
 		}
 	}
 	var report []string
@@ -116,13 +118,13 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 		{"prometheus", `iclens_diagnosis:rdma_bytes`, `ALERTS{alertstate="firing",verdict=~"collective_.*|straggler|waits_on_peer"}`, ""},
 	} {
 		clock := map[string][]float64{} // host -> evaluation times (ms)
-		for _, s := range promSeriesSamples(t, prom, ev.clock+lookback) {
+		for _, s := range w.series(t, ev.clock) {
 			for _, p := range s.points {
 				clock[s.labels["host_name"]] = append(clock[s.labels["host_name"]], p[0])
 			}
 		}
 		raised := map[string]map[string][]float64{} // host -> verdict@device -> times it held
-		for _, s := range promSeriesSamples(t, prom, ev.verdicts+lookback) {
+		for _, s := range w.series(t, ev.verdicts) {
 			h := s.labels["host_name"]
 			if raised[h] == nil {
 				raised[h] = map[string][]float64{}
@@ -190,9 +192,9 @@ func TestCollectiveVerdictsInPrometheus(t *testing.T) {
 }
 
 // sourcesReady is when the last of one node's receivers (rnic, cpuuncore, gpu, and nccl where
-// the case has collectives) served its first point within lookback, in ms: the replayed points
+// the case has collectives) served its first point in the window, in ms: the replayed points
 // carry their samples' times on each receiver's replay clock, which starts at its first scrape.
-func sourcesReady(t *testing.T, prom, host, lookback string) float64 {
+func sourcesReady(t *testing.T, w promWindow, host string) float64 {
 	t.Helper()
 	ready := 0.0
 	for _, src := range []struct {
@@ -205,7 +207,7 @@ func sourcesReady(t *testing.T, prom, host, lookback string) float64 {
 		{`{__name__=~"nccl_.+",host_name=%q}`, false}, // nccl_compute_only runs no collective
 	} {
 		first := math.Inf(1)
-		for _, s := range promSeriesSamples(t, prom, fmt.Sprintf(src.q, host)+lookback) {
+		for _, s := range w.series(t, fmt.Sprintf(src.q, host)) {
 			if len(s.points) > 0 {
 				first = min(first, s.points[0][0])
 			}

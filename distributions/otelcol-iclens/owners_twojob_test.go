@@ -99,7 +99,7 @@ func twoJobReceivers(dir, host string, interval time.Duration, stacks bool) stri
 func twoJobPoints(t *testing.T, prom, host string) map[string][][2]float64 {
 	t.Helper()
 	out := map[string][][2]float64{}
-	for _, s := range promSeriesSamples(t, prom, fmt.Sprintf(`interconnect_io_bytes_total{host_name=%q}[15m]`, host)) {
+	for _, s := range promSeriesSamples(t, prom, fmt.Sprintf(`interconnect_io_bytes_total{host_name=%q}[15m]`, host), time.Time{}) {
 		k := simulate.TwoJobSeries{Component: s.labels["component"], Direction: s.labels["direction"], Device: s.labels["device"], BusID: s.labels["pci_bus_id"]}.Key()
 		out[k] = s.points
 	}

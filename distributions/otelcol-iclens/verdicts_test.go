@@ -1,12 +1,8 @@
 package otelcoliclens_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -38,28 +34,12 @@ func diagnosisRules(t *testing.T, dir string, interval time.Duration) string {
 	return p
 }
 
-// promSeriesSamples runs an instant query of a range selector and returns each series' raw
-// samples (time in ms, value).
-func promSeriesSamples(t *testing.T, addr, q string) []matrixSeries {
+// promSeriesSamples runs an instant query of a range selector at time at (now where zero) and
+// returns each series' raw samples (time in ms, value).
+func promSeriesSamples(t *testing.T, addr, q string, at time.Time) []matrixSeries {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Values [][2]any          `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	require.NoError(t, json.Unmarshal(body, &r), "%s", body)
-	require.Equal(t, "success", r.Status, "query %s: %s", q, r.Error)
 	var out []matrixSeries
-	for _, s := range r.Data.Result {
+	for _, s := range promAPIQuery(t, addr, q, at) {
 		ms := matrixSeries{labels: s.Metric}
 		for _, v := range s.Values {
 			ts, _ := v[0].(float64)
@@ -70,6 +50,31 @@ func promSeriesSamples(t *testing.T, addr, q string) []matrixSeries {
 		out = append(out, ms)
 	}
 	return out
+}
+
+// promWindow is one fixed span of a test's Prometheus, from a minute before the collector
+// started to one instant: every query through it is evaluated at that instant over that range.
+// A range taken back from each query's own "now" (the "[190s]" this replaced) assumes how soon
+// after the replay the check runs; on a busy machine a check of hundreds of queries takes
+// minutes, its range slides, and the later queries lose the first samples that the earlier ones
+// saw (#27: every transition case judged 41 samples off, beside stress-ng).
+type promWindow struct {
+	addr string
+	at   time.Time
+	rng  string // PromQL range, "[Ns]"
+}
+
+// windowSince is the span from a minute before start to now.
+func windowSince(addr string, start time.Time) promWindow {
+	at := time.Now()
+	return promWindow{addr: addr, at: at, rng: fmt.Sprintf("[%ds]", int(math.Ceil(at.Sub(start).Seconds()))+60)}
+}
+
+// series returns the raw samples of every series of selector sel (no range: the window's) in the
+// window.
+func (w promWindow) series(t *testing.T, sel string) []matrixSeries {
+	t.Helper()
+	return promSeriesSamples(t, w.addr, sel+w.rng, w.at)
 }
 
 type matrixSeries struct {
@@ -123,10 +128,10 @@ func (tl verdictTimeline) atSamples(sampleMs []int64) [][]string {
 // its ratios (the connector its diagnosis.evidence, the rules their recorded series), and every
 // replayed sample moves them (the replay's ripple), so an evaluation that repeats the previous
 // one's ratios read nothing new: the machine was busy, the pipeline late, the scrape not in yet.
-func freshEvaluations(t *testing.T, prom, query string) map[string]map[int64]bool {
+func freshEvaluations(t *testing.T, w promWindow, sel string) map[string]map[int64]bool {
 	t.Helper()
 	sigs := map[string]map[int64][]string{}
-	for _, s := range promSeriesSamples(t, prom, query) {
+	for _, s := range w.series(t, sel) {
 		host := s.labels["host_name"]
 		if sigs[host] == nil {
 			sigs[host] = map[int64][]string{}
@@ -227,14 +232,14 @@ func (tl verdictTimeline) secondsToVerdict(c scenario.Case, n int, sampleMs []in
 	return out
 }
 
-// replayedSamples is how many recorded samples the slowest series of the range selector sel has
-// replayed, read from its points' stamps: a replayed point is stamped with its sample's recorded
+// replayedSamples is how many recorded samples the slowest series of selector sel has replayed in
+// the window, read from its points' stamps: a replayed point is stamped with its sample's recorded
 // time on the receiver's replay clock (recording.ReplayClock), so its sample is its distance from
 // the series' first point in intervals, whether or not the samples between were stored.
-func replayedSamples(t *testing.T, prom, sel string, interval time.Duration) int {
+func replayedSamples(t *testing.T, w promWindow, sel string, interval time.Duration) int {
 	t.Helper()
 	least := -1
-	for _, s := range promSeriesSamples(t, prom, sel) {
+	for _, s := range w.series(t, sel) {
 		if len(s.points) == 0 {
 			continue
 		}
@@ -262,7 +267,7 @@ func replayedSamples(t *testing.T, prom, sel string, interval time.Duration) int
 // point's rate spans two recorded intervals (at a phase's edge, half of each phase's traffic),
 // which real counters read on time would not; those samples and the Grace evaluations after
 // them are exempt.
-func receiverClocks(t *testing.T, prom, host, lookback string, c scenario.Case, samples int, interval time.Duration) ([]int64, []int, float64, map[int]bool) {
+func receiverClocks(t *testing.T, w promWindow, host string, c scenario.Case, samples int, interval time.Duration) ([]int64, []int, float64, map[int]bool) {
 	t.Helper()
 	step := interval.Milliseconds()
 	var clocks [][]int64
@@ -273,7 +278,7 @@ func receiverClocks(t *testing.T, prom, host, lookback string, c scenario.Case, 
 		`gpu_pcie_link_width{host_name=%q}`,
 	} {
 		var ms []int64
-		for _, s := range promSeriesSamples(t, prom, fmt.Sprintf(q, host)+lookback) {
+		for _, s := range w.series(t, fmt.Sprintf(q, host)) {
 			for _, p := range s.points {
 				ms = append(ms, int64(p[0]))
 			}
@@ -366,6 +371,7 @@ func TestDiagnosisInPrometheus(t *testing.T) {
 	require.NoError(t, err)
 	cfgPath := filepath.Join(dir, "otelcol.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	started := time.Now()
 	logs := startCollectorWith(t, bin, cfgPath, []string{"ICLENS_REMOTE_WRITE_URL=http://" + prom + "/api/v1/write"})
 
 	// The replay takes samples+2 intervals; the deadline is three times that and five minutes
@@ -375,14 +381,14 @@ func TestDiagnosisInPrometheus(t *testing.T) {
 	// fewer points than the replay has played.
 	reached := 0
 	done := assert.Eventually(t, func() bool {
-		reached = replayedSamples(t, prom, `interconnect_io_bytes_total{component="rnic",direction="transmit"}[10m]`, time.Second)
+		reached = replayedSamples(t, windowSince(prom, started), `interconnect_io_bytes_total{component="rnic",direction="transmit"}`, time.Second)
 		return reached >= samples+2
 	}, time.Duration(3*samples+300)*time.Second, 2*time.Second, "the replay did not reach the end of the transitions")
 	t.Logf("the slowest node's rnic series has replayed %d samples (%d needed)", reached, samples+2)
 	if !done {
 		t.FailNow()
 	}
-	checkVerdicts(t, prom, logs, samples)
+	checkVerdicts(t, windowSince(prom, started), logs, samples)
 
 	// The diagnosis itself logs no error (36 replaying nodes on two cores: the receivers' and the
 	// exporter's own complaints under that load are TestCasesInPrometheus's to judge).
@@ -396,11 +402,11 @@ func TestDiagnosisInPrometheus(t *testing.T) {
 // checkVerdicts is the diagnosis half of the end-to-end test: on every node of every case, the
 // connector on the built collector (diagnosis_verdict in Prometheus) and the generated rules in
 // the real Prometheus (ALERTS) each name the case's verdicts within 2 collection intervals of each
-// phase's start, clear the previous phase's within 2, raise nothing else, and so agree.
-func checkVerdicts(t *testing.T, prom string, logs *syncbuf.Buffer, samples int) {
-	lookback := fmt.Sprintf("[%ds]", samples+60)
+// phase's start, clear the previous phase's within 2, raise nothing else, and so agree. Every
+// query reads the window w, which holds every point since the collector started.
+func checkVerdicts(t *testing.T, w promWindow, logs *syncbuf.Buffer, samples int) {
 	connector := map[string]verdictTimeline{}
-	for _, s := range promSeriesSamples(t, prom, `diagnosis_verdict_ratio`+lookback) {
+	for _, s := range w.series(t, `diagnosis_verdict_ratio`) {
 		host := s.labels["host_name"]
 		if connector[host] == nil {
 			connector[host] = verdictTimeline{}
@@ -416,14 +422,14 @@ func checkVerdicts(t *testing.T, prom string, logs *syncbuf.Buffer, samples int)
 	// ALERTS holds a sample per evaluation while an alert is firing; the rule evaluations
 	// themselves are the samples of any recorded series.
 	rules := map[string]verdictTimeline{}
-	for _, s := range promSeriesSamples(t, prom, `iclens_diagnosis:rdma_bytes`+lookback) {
+	for _, s := range w.series(t, `iclens_diagnosis:rdma_bytes`) {
 		host := s.labels["host_name"]
 		rules[host] = verdictTimeline{}
 		for _, p := range s.points {
 			rules[host].add(int64(p[0]), "")
 		}
 	}
-	for _, s := range promSeriesSamples(t, prom, `ALERTS{alertstate="firing"}`+lookback) {
+	for _, s := range w.series(t, `ALERTS{alertstate="firing"}`) {
 		host := s.labels["host_name"]
 		if rules[host] == nil {
 			rules[host] = verdictTimeline{}
@@ -435,15 +441,15 @@ func checkVerdicts(t *testing.T, prom string, logs *syncbuf.Buffer, samples int)
 
 	// Which evaluations read a new sample, per evaluator and node.
 	fresh := map[string]map[string]map[int64]bool{
-		"connector":  freshEvaluations(t, prom, `diagnosis_evidence_ratio`+lookback),
-		"prometheus": freshEvaluations(t, prom, `{__name__=~"iclens_diagnosis:.+"}`+lookback),
+		"connector":  freshEvaluations(t, w, `diagnosis_evidence_ratio`),
+		"prometheus": freshEvaluations(t, w, `{__name__=~"iclens_diagnosis:.+"}`),
 	}
 	var report []string
 	for _, c := range scenario.Cases() {
 		for n, node := range scenario.Nodes {
 			host := scenario.HostName(c, node)
 			// The first lap of the looping replay only: a new lap starts the counters over.
-			sampleMs, lead, skew, jitter := receiverClocks(t, prom, host, lookback, c, samples, time.Second)
+			sampleMs, lead, skew, jitter := receiverClocks(t, w, host, c, samples, time.Second)
 			for _, ev := range []struct {
 				name string
 				tl   verdictTimeline
