@@ -22,11 +22,19 @@ import (
 	"github.com/otelcol-iclens/otelcol-iclens/receiver/rnicreceiver"
 )
 
+// recordedInterval is the interval of the recordings the receivers replay here. The replay keeps
+// the recording's pace (recording.Player.Next): a scrape that comes more than an interval late
+// skips samples, so "one recorded interval per scrape" holds only while every scrape comes within
+// an interval. At a minute that is a bound for a hung test, not a speed: at 1 s, the emulated
+// cpuuncore receiver beside stress-ng scraped first more than 2 s after its Start and read 0.73
+// of the model (#27), as a first scrape delayed 2.5 s does here.
+const recordedInterval = time.Minute
+
 // writeRecordings writes a short set of recordings into a temporary directory.
 func writeRecordings(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	paths, err := Write(Options{Dir: dir, Interval: time.Second, Samples: 6,
+	paths, err := Write(Options{Dir: dir, Interval: recordedInterval, Samples: 6,
 		UncoreFixture: filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")})
 	require.NoError(t, err)
 	assert.Len(t, paths, len(scenario.Cases())*2*3)
@@ -39,8 +47,8 @@ func writeRecordings(t *testing.T) string {
 }
 
 // replayScrapes runs one receiver over a recording, the way the collector does, scraping as fast
-// as it can (the replay gives one recorded second per scrape), and returns its first scrapes;
-// ports selects the cpuuncore receiver's per-root-port granularity.
+// as it can (the replay gives one recorded interval, recordedInterval, per scrape), and returns
+// its first scrapes; ports selects the cpuuncore receiver's per-root-port granularity.
 func replayScrapes(t *testing.T, f receiver.Factory, file string, scrapes int, ports bool) []pmetric.Metrics {
 	t.Helper()
 	cfg := f.CreateDefaultConfig()
@@ -71,19 +79,19 @@ func replayScrapes(t *testing.T, f receiver.Factory, file string, scrapes int, p
 }
 
 // replay runs one receiver over a recording and returns the interconnect.io rate (bytes/s) of
-// each component/direction between its first and last scrape.
+// each component/direction between its second and last scrape.
 func replay(t *testing.T, f receiver.Factory, file string, scrapes int) map[string]float64 {
 	t.Helper()
 	all := replayScrapes(t, f, file, scrapes, false)
 
-	// Bytes per recorded second: the difference between the first and the last scrape's values
-	// over the recorded time between them (scrapes-1 intervals of 1 s).
+	// Bytes per recorded second: the difference between the second and the last scrape's values
+	// over the recorded time between them (scrapes-2 intervals).
 	first, last := map[string]int64{}, map[string]int64{}
 	collect(all[1], first) // the first scrape of the gpu receiver only opens its integrals
 	collect(all[scrapes-1], last)
 	out := map[string]float64{}
 	for k, v := range last {
-		out[k] = float64(v-first[k]) / float64(scrapes-2)
+		out[k] = float64(v-first[k]) / (float64(scrapes-2) * recordedInterval.Seconds())
 	}
 	return out
 }
@@ -111,7 +119,7 @@ func TestCasesReplayThroughReceivers(t *testing.T) {
 		rates[c.Name] = all
 		// TestStreamMatchesReceivers: the model's own rendering (Stream, what the diagnosis tests
 		// feed) says what the receivers say, per component and direction.
-		stream := c.Stream(0, 6, 1)
+		stream := c.Stream(0, 6, recordedInterval.Seconds())
 		model := map[string]float64{}
 		for _, k := range []int{1, 5} {
 			for _, p := range stream[k] {
@@ -120,9 +128,9 @@ func TestCasesReplayThroughReceivers(t *testing.T) {
 				}
 				key := p.Attrs["component"] + " " + p.Attrs["direction"]
 				if k == 1 {
-					model[key] -= p.Value / 4
+					model[key] -= p.Value / (4 * recordedInterval.Seconds())
 				} else {
-					model[key] += p.Value / 4
+					model[key] += p.Value / (4 * recordedInterval.Seconds())
 				}
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,11 +45,11 @@ func replaySeries(t *testing.T, f receiver.Factory, file string, scrapes int) []
 func TestTwoJobRecordingsThroughReceivers(t *testing.T) {
 	dir := t.TempDir()
 	const samples = 8
-	paths, err := WriteTwoJob(Options{Dir: dir, Interval: time.Second, Samples: samples,
+	paths, err := WriteTwoJob(Options{Dir: dir, Interval: recordedInterval, Samples: samples,
 		UncoreFixture: filepath.Join("..", "..", "receiver", "cpuuncorereceiver", "testdata", "skx")})
 	require.NoError(t, err)
 	require.Len(t, paths, 3)
-	want := TwoJobCounters(samples, 1)
+	want := TwoJobCounters(samples, recordedInterval.Seconds())
 	factories := map[string]receiver.Factory{"rnic": rnicreceiver.NewFactory(), "cpuuncore": cpuuncorereceiver.NewFactory(), "gpu": gpureceiver.NewFactory()}
 	components := map[string][]string{"rnic": {"rnic", "netdev"}, "cpuuncore": {"cpu_pcie", "cpu_memory"}, "gpu": {"gpu_pcie"}}
 	for name, f := range factories {
