@@ -33,7 +33,7 @@ MODULES := . tools distributions/otelcol-iclens
 TEST_TAGS ?= integration
 
 
-.PHONY: all generate build build-arm64 run demo test test-race test-arm64 lint lint-cross lint-arm64 package-arch bench bench-compare bench-overhead load device-check clean tools package package-arm64
+.PHONY: all generate build build-arm64 run demo test test-race test-arm64 lint lint-cross lint-arm64 package-arch bench bench-compare bench-overhead load device-check ci-stress clean tools package package-arm64
 
 all: lint test build
 
@@ -277,6 +277,12 @@ package-arm64:
 ## and exits 0 on a machine with none of these)
 device-check:
 	ICLENS_COLLECTOR=$(CURDIR)/bin/otelcol-iclens .ci/device-check/device-check.sh
+
+## ci-stress: .ci/run from fresh clones, RUNS (3) times in a row, beside a load on every core
+## (STRESS: stress-ng --cpu 6 --io 2 --vm 2 --vm-bytes 512M), after one unloaded run that warms the
+## Go cache (WARM=no skips it); logs and step times in .ci-stress/ (issue #27). Hours on 2 cores.
+ci-stress:
+	.ci/stress
 
 clean:
 	rm -rf bin dist $(OCB_OUT) $(DEMO_DIR)
