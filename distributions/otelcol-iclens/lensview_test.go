@@ -166,7 +166,7 @@ func TestLensViewInBrowser(t *testing.T) {
 
 	shots := os.Getenv("ICLENS_SCREENSHOTS")
 	if shots == "" {
-		shots, err = os.MkdirTemp("", "lensview-screenshots-")
+		shots, err = os.MkdirTemp(keptTempDir, "lensview-screenshots-")
 		require.NoError(t, err)
 	}
 	require.NoError(t, os.MkdirAll(shots, 0o755))
