@@ -38,6 +38,11 @@ type engine struct {
 	evictions *nodestate.Evictions
 	// warnedSkew: refused points are said once (and counted in telemetry every time).
 	warnedSkew bool
+	// refusals counts the evaluations in a row whose verdicts the next consumer refused (an
+	// exporter's full queue, a backend away). The first is said at Warn and the recovery at Info
+	// with the count, so a backend that stays away costs two lines, not one an interval; the
+	// exporter's own telemetry counts what it could not take. Only the evaluation loop touches it.
+	refusals int
 
 	mu    sync.Mutex
 	nodes map[string]*node
@@ -219,10 +224,24 @@ func (e *engine) evaluateAndSend(now time.Time) {
 	if e.logsOut != nil && ld.LogRecordCount() > 0 {
 		errs = append(errs, e.logsOut.ConsumeLogs(ctx, ld))
 	}
-	if err := errors.Join(errs...); err != nil {
-		e.logger.Warn("diagnosis: the next consumer refused the verdicts", zap.Error(err))
-	}
+	e.sayRefusal(errors.Join(errs...))
 	e.captureRaised(ctx)
+}
+
+// sayRefusal logs what the next consumers made of one evaluation's verdicts (err nil: taken): the
+// first refusal of a run at Warn, the rest at Debug, and the recovery at Info with the count.
+func (e *engine) sayRefusal(err error) {
+	switch {
+	case err != nil && e.refusals == 0:
+		e.refusals = 1
+		e.logger.Warn("diagnosis: the next consumer refused the verdicts (said again when it takes them; the rest of this run at debug)", zap.Error(err))
+	case err != nil:
+		e.refusals++
+		e.logger.Debug("diagnosis: the next consumer refused the verdicts", zap.Error(err), zap.Int("evaluations_refused", e.refusals))
+	case e.refusals > 0:
+		e.logger.Info("diagnosis: the next consumer takes the verdicts again", zap.Int("evaluations_refused", e.refusals))
+		e.refusals = 0
+	}
 }
 
 // evaluate decides every node's verdicts at now and returns them as metrics and log records.

@@ -2,6 +2,7 @@ package diagnosisconnector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/tilinna/clock"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -276,6 +278,53 @@ func TestEvictionSaidAndCounted(t *testing.T) {
 	assert.Equal(t, int64(8), warns[1].ContextMap()["evicted"])
 	assert.Equal(t, int64(9), warns[1].ContextMap()["evicted_total"])
 	metadatatest.AssertEqualConnectorDiagnosisNodesEvicted(t, tt, []metricdata.DataPoint[int64]{{Value: 9}}, metricdatatest.IgnoreTimestamp())
+}
+
+// TestRefusedVerdictsSaidOnce: while the next consumer refuses the verdicts (an exporter's full
+// queue: beside a busy Prometheus the end-to-end test saw one Warn an interval), the first refusal
+// is said at Warn, the rest only at Debug, and the recovery at Info with how many evaluations
+// were refused; a second run of refusals is said again.
+func TestRefusedVerdictsSaidOnce(t *testing.T) {
+	cfg := testConfig()
+	e, _, logs := observedEngine(t, cfg)
+	var refuse error
+	next, err := consumer.NewMetrics(func(context.Context, pmetric.Metrics) error { return refuse })
+	require.NoError(t, err)
+	e.metricsOut = next
+	pts := caseNamed(t, "healthy_allreduce").Stream(0, 1, 1)[0]
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	tick := func(i int) {
+		at := start.Add(time.Duration(i) * cfg.Interval)
+		e.ingest(toMetrics("node1", "", pts, at), at)
+		e.evaluateAndSend(at.Add(10 * time.Millisecond))
+	}
+	said := func() (warn, info int) {
+		return logs.FilterMessageSnippet("refused the verdicts").FilterLevelExact(zap.WarnLevel).Len(),
+			logs.FilterMessageSnippet("takes the verdicts again").FilterLevelExact(zap.InfoLevel).Len()
+	}
+
+	tick(0)
+	warn, info := said()
+	assert.Zero(t, warn+info, "taken: nothing to say")
+	refuse = errors.New("sending queue is full")
+	for i := 1; i <= 5; i++ {
+		tick(i)
+	}
+	warn, info = said()
+	assert.Equal(t, 1, warn, "five refused evaluations, said once")
+	assert.Zero(t, info)
+	refuse = nil
+	tick(6)
+	tick(7)
+	warn, info = said()
+	assert.Equal(t, 1, warn)
+	require.Equal(t, 1, info, "the recovery is said once")
+	back := logs.FilterMessageSnippet("takes the verdicts again").All()[0]
+	assert.Equal(t, int64(5), back.ContextMap()["evaluations_refused"])
+	refuse = errors.New("sending queue is full")
+	tick(8)
+	warn, _ = said()
+	assert.Equal(t, 2, warn, "a new run of refusals is said again")
 }
 
 // TestRefusesPointsFarFromNow: one point stamped 31 years ahead neither becomes its series'

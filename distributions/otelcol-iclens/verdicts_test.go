@@ -391,8 +391,14 @@ func TestDiagnosisInPrometheus(t *testing.T) {
 	checkVerdicts(t, windowSince(prom, started), logs, samples)
 
 	// The diagnosis itself logs no error (36 replaying nodes on two cores: the receivers' and the
-	// exporter's own complaints under that load are TestCasesInPrometheus's to judge).
+	// exporter's own complaints under that load are TestCasesInPrometheus's to judge). That
+	// includes the exporter's full queue, which the connector relays when it refuses the verdicts
+	// (said once a run of refusals, TestRefusedVerdictsSaidOnce): beside stress-ng, Prometheus
+	// ingested slowly enough while checkVerdicts queried it that the queue filled.
 	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "sending queue is full") {
+			continue
+		}
 		if strings.Contains(line, "\terror\t") || strings.Contains(line, "\twarn\t") {
 			assert.NotContains(t, line, `"otelcol.component.id": "diagnosis"`, "the diagnosis connector complained")
 		}
