@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	mathbits "math/bits"
 	"strconv"
 	"strings"
 )
@@ -20,29 +21,23 @@ func (a Attr) String() string {
 	return fmt.Sprintf("type=%d,config=%#x,config1=%#x,config2=%#x", a.Type, a.Config, a.Config1, a.Config2)
 }
 
-// bitRange is an inclusive range of bit positions.
-type bitRange struct{ lo, hi uint8 }
-
 // Field is one format/<name> file: which register and which bits a named field occupies.
 // Fields may be split, e.g. SPR IMC `umask` = `config:8-15,32-55` (uncore_snbep.c
 // spr_uncore_raw_format_group) or Zen 4 DF `event` = `config:0-7,32-37`
-// (arch/x86/events/amd/uncore.c): the value's low bits go to the first range, the next bits to
-// the second, as perf's own pmu.c pmu_format_value does.
+// (arch/x86/events/amd/uncore.c). The bits are a set, as in perf's own util/pmu.c (struct
+// perf_pmu_format: DECLARE_BITMAP(bits, PERF_PMU_FORMAT_BITS)): ranges that overlap name their
+// common bits once, and pmu_format_value gives the value's low bits to the field's lowest bits,
+// whatever order the ranges are written in.
 type Field struct {
 	Name string
 	// Reg is 0 for config, 1 for config1, 2 for config2.
-	Reg    int
-	ranges []bitRange
+	Reg int
+	// bits has bit n set when the field occupies bit n of its register.
+	bits uint64
 }
 
 // Width is the number of value bits the field can hold.
-func (f Field) Width() int {
-	w := 0
-	for _, r := range f.ranges {
-		w += int(r.hi-r.lo) + 1
-	}
-	return w
-}
+func (f Field) Width() int { return mathbits.OnesCount64(f.bits) }
 
 // ParseField parses a format file's content ("config:0-7", "config1:0-3,8", "config:18"). The
 // kernel writes it with a trailing newline (DEFINE_UNCORE_FORMAT_ATTR); white space is ignored.
@@ -76,7 +71,7 @@ func ParseField(name, s string) (Field, error) {
 				return Field{}, fmt.Errorf("format %s: bad range %q in %q", name, part, s)
 			}
 		}
-		f.ranges = append(f.ranges, bitRange{uint8(lo), uint8(hi)})
+		f.bits |= ^uint64(0) >> (63 - hi) &^ (1<<lo - 1)
 	}
 	return f, nil
 }
@@ -94,17 +89,14 @@ func (f Field) Set(a *Attr, v uint64) error {
 	case 2:
 		reg = &a.Config2
 	}
-	for _, r := range f.ranges {
-		n := uint(r.hi-r.lo) + 1
-		var mask uint64 = ^uint64(0)
-		if n < 64 {
-			mask = 1<<n - 1
+	for fb := f.bits; fb != 0; fb &= fb - 1 {
+		b := uint64(1) << mathbits.TrailingZeros64(fb)
+		if v&1 != 0 {
+			*reg |= b
+		} else {
+			*reg &^= b
 		}
-		*reg = *reg&^(mask<<r.lo) | (v&mask)<<r.lo
-		v >>= n % 64
-		if n == 64 {
-			v = 0
-		}
+		v >>= 1
 	}
 	return nil
 }

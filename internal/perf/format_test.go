@@ -77,6 +77,22 @@ func TestFieldRegisters(t *testing.T) {
 	require.NoError(t, f.Set(&a, 1))
 	assert.Equal(t, uint64(1)<<63, a.Config2)
 
+	// perf's util/pmu.c keeps a field's bits as a bitmap: overlapping ranges name their common
+	// bits once, and the value's low bits go to the lowest bits whatever the order written. The
+	// kernel's drivers write neither; a format file that did (a recording, a future driver)
+	// must not make a field wider than its register. The fuzzer found "config:0-30,0-37" read
+	// as 69 bits.
+	f, err = ParseField("overlap", "config:0-30,0-37")
+	require.NoError(t, err)
+	assert.Equal(t, 38, f.Width())
+	for _, order := range []string{"config:0-7,32-35", "config:32-35,0-7"} {
+		f, err = ParseField("event", order)
+		require.NoError(t, err)
+		a = Attr{}
+		require.NoError(t, f.Set(&a, 0x81f))
+		assert.Equal(t, uint64(0x8_0000_001f), a.Config, "%s: got %#x", order, a.Config)
+	}
+
 	for _, bad := range []string{"config0-7", "config3:0-7", "config:7-0", "config:64", "config:a"} {
 		_, err := ParseField("bad", bad)
 		assert.Error(t, err, bad)

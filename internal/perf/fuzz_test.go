@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math/bits"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // testdata/fuzz/<Fuzz...>/ besides the f.Add ones; `make fuzz` runs each for a bounded number of inputs.
 
 func FuzzParseField(f *testing.F) {
-	for _, s := range []string{"config:0-7", "config1:0-63", "config:18", "config:0-7,32-35", "config2:64", "", "config:7-0"} {
+	for _, s := range []string{"config:0-7", "config1:0-63", "config:18", "config:0-7,32-35", "config2:64", "", "config:7-0", "config:0-30,0-37", "config:32-35,0-7"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -22,11 +23,22 @@ func FuzzParseField(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var a Attr
-		if w := fl.Width(); w < 0 || w > 64 {
+		w := fl.Width()
+		if w < 1 || w > 64 {
 			t.Fatalf("ParseField(%q): width %d", s, w)
 		}
-		_ = fl.Set(&a, 1)
+		// The widest value the field holds lands on exactly its w bits of one register; one
+		// bit more does not fit.
+		var a Attr
+		if err := fl.Set(&a, ^uint64(0)>>(64-w)); err != nil {
+			t.Fatalf("ParseField(%q): the %d-bit value does not fit: %v", s, w, err)
+		}
+		if got := bits.OnesCount64(a.Config | a.Config1 | a.Config2); got != w {
+			t.Fatalf("ParseField(%q): %d bits set by a %d-bit field (%v)", s, got, w, a)
+		}
+		if w < 64 && fl.Set(&a, 1<<w) == nil {
+			t.Fatalf("ParseField(%q): a %d-bit value fits a %d-bit field", s, w+1, w)
+		}
 	})
 }
 
